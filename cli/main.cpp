@@ -1,0 +1,90 @@
+// The tlc command line. The only file that includes CLI11 (slow to compile); everything else
+// lives in the driver.
+#include "driver/Driver.h"
+#include "target/Target.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <unistd.h>
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& s : items) out += (out.empty() ? "" : "|") + s;
+    return out;
+}
+
+std::string targetNames() {
+    std::string out;
+    for (const auto& t : tlc::allTargets()) out += (out.empty() ? "" : ", ") + std::string(t.name);
+    return out;
+}
+
+void listTargets() {
+    fmt::print("{:<8} {:<6} {:<8} {:>5} {:>8} {:>5}  {}\n", "target", "lang", "arch", "warp", "smem/blk", "SMs",
+               "description; features");
+    for (const auto& t : tlc::allTargets())
+        fmt::print("{:<8} {:<6} {:<8} {:>5} {:>8} {:>5}  {}; {}\n", t.name, tlc::backendName(t.backend), t.arch,
+                   t.warpSize, t.sharedMemPerBlock, t.smCount, t.description, tlc::featureList(t));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    tlc::DriverOptions options;
+    CLI::App app{"tlc: the tile-language compiler. Turns .tl tile kernels into readable CUDA, HIP or C++.",
+                 "tlc"};
+    app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
+    app.add_option("input", options.input, "Input .tl file, or - for standard input");
+    app.add_option("--target,-t", options.target, "Target: " + targetNames());
+    app.add_option("-o,--output", options.output, "Output file (default: standard output)");
+    app.add_option("-D,--define", options.defines, "Set a compile-time parameter or size: -D NAME=VALUE")
+        ->allow_extra_args(false);
+    app.add_option("--kernel", options.kernel, "Compile only this kernel");
+    app.add_option("--emit", options.emit, "What to produce: " + joined(tlc::emitKinds()))
+        ->capture_default_str();
+    app.add_flag("--syntax-only,--fsyntax-only", options.syntaxOnly, "Check the input; produce nothing");
+    std::string diagFormat = "text";
+    app.add_option("--diagnostics-format", diagFormat, "text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_flag("--Werror", options.warningsAsErrors, "Treat warnings as errors");
+    app.add_flag("--verify", options.verify,
+                 "Check diagnostics against // expected-error {{...}} comments in the input");
+    app.add_option("--error-limit,--ferror-limit", options.errorLimit, "Stop after this many errors (0: no limit)")
+        ->capture_default_str();
+    std::string color = "auto";
+    app.add_option("--color", color, "Colour diagnostics: auto, always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    bool list = false;
+    app.add_flag("--list-targets", list, "List the targets and their features");
+
+    // -Werror and -verify are single-dash long flags, as in clang; CLI11 wants them spelled with two.
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 1; --i) {
+        std::string a = argv[i];
+        if (a == "-Werror" || a == "-verify" || a == "-fsyntax-only" || a.rfind("-ferror-limit", 0) == 0)
+            a = "-" + a;
+        args.push_back(a);
+    }
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : tlc::kExitUsage;
+    }
+    if (list) {
+        listTargets();
+        return 0;
+    }
+    if (options.input.empty()) {
+        std::cerr << "tlc: error: no input file (try --help)\n";
+        return tlc::kExitUsage;
+    }
+    options.jsonDiagnostics = diagFormat == "json";
+    options.color = color == "always" || (color == "auto" && isatty(STDERR_FILENO));
+    return tlc::runDriver(options, std::cout, std::cerr);
+}

@@ -1,0 +1,111 @@
+// The .tl tile language. docs/language.md describes it for users; this file is the
+// authoritative syntax. Only src/parser/ASTBuilder.cpp sees the generated parser.
+grammar TL;
+
+file : kernel* EOF ;
+
+kernel
+    : KERNEL name=ID templateParams? '(' (param (',' param)* ','?)? ')' block
+    ;
+
+// Defaults are restricted to a primary expression so that '>' closes the list
+// unambiguously; write (a * b) for a computed default.
+templateParams : '<' (templateParam (',' templateParam)* ','?)? '>' ;
+templateParam  : name=ID (':' ty=ID)? '=' templateDefault ;
+templateDefault
+    : AUTO                          # AutoDefault
+    | '-'? primary                  # ValueDefault
+    ;
+
+param      : name=ID ':' typeExpr ;
+typeExpr   : dtype=ID ('[' exprList ']' (STRIDES '[' exprList ']')?)? ;
+
+block : '{' stmt* '}' ;
+
+stmt
+    : LET name=ID '=' expr ';'                                      # LetStmt
+    | VAR name=ID (':' ty=ID)? ('=' expr)? ';'                      # VarStmt
+    | target=expr op=('=' | '+=' | '-=' | '*=' | '/=' | '%=' | '&=' | '|=' | '^=' | '<<=' | '>>=') value=expr ';'  # AssignStmt
+    | FOR loopVars IN iter=ID '(' argList? ')' block                 # ForStmt
+    | ifStmt                                                         # IfStatement
+    | GRID '(' argList? ')' AS gridVars block                       # GridStmt
+    | block                                                          # BlockStmt
+    | expr ';'                                                       # ExprStmt
+    | ';'                                                            # EmptyStmt
+    ;
+
+// `if (c)` and `if c` both parse: the parentheses are an ordinary ParenExpr.
+ifStmt : IF cond=expr thenBlock=block (ELSE (elseIf=ifStmt | elseBlock=block))? ;
+
+loopVars : ID | '(' ID (',' ID)* ')' ;
+gridVars : ID | '(' ID (',' ID)* ')' ;
+
+expr
+    : primary                                                 # PrimaryExpr
+    | base=expr '[' indexList ']'                             # IndexExpr
+    | op=('-' | '!' | '~') expr                               # UnaryExpr
+    | expr op=('*' | '/' | '%') expr                          # MulExpr
+    | expr op=('+' | '-') expr                                # AddExpr
+    | expr op=('<<' | '>>') expr                              # ShiftExpr
+    | expr op=('<' | '<=' | '>' | '>=') expr                  # RelExpr
+    | expr op=('==' | '!=') expr                              # EqExpr
+    | expr '&' expr                                           # BitAndExpr
+    | expr '^' expr                                           # BitXorExpr
+    | expr '|' expr                                           # BitOrExpr
+    | expr '&&' expr                                          # AndExpr
+    | expr '||' expr                                          # OrExpr
+    | <assoc = right> expr '?' expr ':' expr                  # TernaryExpr
+    ;
+
+primary
+    : INT                                   # IntLit
+    | FLOAT                                 # FloatLit
+    | (TRUE | FALSE)                        # BoolLit
+    | STRING                                # StringLit
+    | ID                                    # NameRef
+    | '(' expr ')'                          # ParenExpr
+    | '[' exprList? ']'                     # ListExpr
+    | callee=ID '(' argList? ')'            # PrimaryCall
+    ;
+
+exprList  : expr (',' expr)* ','? ;
+argList   : arg (',' arg)* ','? ;
+arg       : (key=ID '=')? expr ;
+
+indexList : index (',' index)* ;
+index
+    : expr                                  # PointIndex
+    | lo=expr? ':' '+' len=expr             # LengthSlice
+    | lo=expr? ':' hi=expr?                 # RangeSlice
+    ;
+
+KERNEL  : 'kernel' ;
+LET     : 'let' ;
+VAR     : 'var' ;
+FOR     : 'for' ;
+IN      : 'in' ;
+IF      : 'if' ;
+ELSE    : 'else' ;
+GRID    : 'grid' ;
+AS      : 'as' ;
+AUTO    : 'auto' ;
+TRUE    : 'true' ;
+FALSE   : 'false' ;
+STRIDES : 'strides' ;
+
+ID      : [a-zA-Z_] [a-zA-Z_0-9]* ;
+FLOAT   : DIGITS '.' DIGITS? EXPONENT? | '.' DIGITS EXPONENT? | DIGITS EXPONENT ;
+INT     : DIGITS | '0' [xX] [0-9a-fA-F_]+ ;
+STRING  : '"' (~["\\\r\n] | '\\' .)* '"' ;
+
+fragment DIGITS   : [0-9] [0-9_]* ;
+fragment EXPONENT : [eE] [+-]? [0-9]+ ;
+
+LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
+BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
+WS            : [ \t\r\n\f]+ -> skip ;
+
+// Catch-alls so that lexing never fails: the AST builder reports these.
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' .)* ;
+UNTERMINATED_COMMENT_START : '/*' ;
+BAD_CHAR : . ;

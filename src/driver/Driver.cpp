@@ -1,0 +1,127 @@
+#include "driver/Driver.h"
+
+#include "ast/AST.h"
+#include "parser/Parser.h"
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+#include "support/LargeStack.h"
+#include "support/Verify.h"
+#include "target/Target.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace tlc {
+
+const std::vector<std::string>& emitKinds() {
+    static const std::vector<std::string> kinds = {"ast", "source"};
+    return kinds;
+}
+
+namespace {
+
+bool readInput(const std::string& path, std::string& text) {
+    if (path == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        return true;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return !in.bad();
+}
+
+void usageError(std::ostream& err, const std::string& message) { err << "tlc: error: " << message << '\n'; }
+
+// Drops every kernel but `name`; false if there is none of that name.
+bool selectKernel(ast::File& file, const std::string& name) {
+    auto& ks = file.kernels;
+    auto it = std::find_if(ks.begin(), ks.end(), [&](const auto& k) { return k->name == name; });
+    if (it == ks.end()) return false;
+    auto keep = std::move(*it);
+    ks.clear();
+    ks.push_back(std::move(keep));
+    return true;
+}
+
+} // namespace
+
+int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
+    if (std::find(emitKinds().begin(), emitKinds().end(), options.emit) == emitKinds().end()) {
+        usageError(err, fmt::format("unknown --emit kind '{}'", options.emit));
+        return kExitUsage;
+    }
+    const Target* target = nullptr;
+    if (!options.target.empty()) {
+        target = findTarget(options.target);
+        if (!target) {
+            usageError(err, fmt::format("unknown target '{}' (see --list-targets)", options.target));
+            return kExitUsage;
+        }
+    } else if (options.emit == "source" && !options.syntaxOnly && !options.verify) {
+        usageError(err, "no --target given (see --list-targets)");
+        return kExitUsage;
+    }
+    SemaOptions semaOptions;
+    semaOptions.target = target;
+    for (const auto& d : options.defines) {
+        size_t eq = d.find('=');
+        if (eq == 0 || eq == std::string::npos || eq + 1 == d.size()) {
+            usageError(err, fmt::format("-D expects NAME=VALUE, got '{}'", d));
+            return kExitUsage;
+        }
+        semaOptions.defines[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+
+    std::string text;
+    if (!readInput(options.input, text)) {
+        usageError(err, fmt::format("cannot read '{}'", options.input));
+        return kExitUsage;
+    }
+    SourceFile source(options.input == "-" ? "<stdin>" : options.input, std::move(text));
+    DiagnosticEngine diags(source);
+    diags.setWarningsAsErrors(options.warningsAsErrors);
+    diags.setErrorLimit(options.errorLimit);
+
+    std::string result;
+    bool kernelMissing = false;
+    runWithLargeStack([&] {
+        std::unique_ptr<ast::File> file = parseFile(source, diags);
+        if (!file) return;
+        if (!options.kernel.empty() && !selectKernel(*file, options.kernel)) {
+            kernelMissing = true;
+            return;
+        }
+        if (!checkFile(*file, diags, semaOptions)) return;
+        if (options.emit == "ast") result = ast::dump(*file);
+    });
+    if (kernelMissing) {
+        usageError(err, fmt::format("no kernel named '{}' in {}", options.kernel, source.name()));
+        return kExitUsage;
+    }
+
+    if (options.verify) {
+        std::ostringstream report;
+        bool ok = verifyDiagnostics(diags, report);
+        err << report.str();
+        return ok ? kExitOk : kExitInputErrors;
+    }
+    if (options.jsonDiagnostics) diags.printJson(err);
+    else diags.printText(err, options.color);
+    if (diags.hasErrors()) return kExitInputErrors;
+    if (options.syntaxOnly) return kExitOk;
+
+    if (options.emit == "ast") {
+        out << result;
+        return kExitOk;
+    }
+    err << "tlc: note: code generation is not implemented yet; the input was checked, nothing was written\n";
+    return kExitOk;
+}
+
+} // namespace tlc

@@ -1,0 +1,33 @@
+// The compiler driver: reads the input, runs the pipeline the options ask for, prints
+// diagnostics, writes outputs atomically. cli/main.cpp turns the command line into Options.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+enum ExitCode { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
+
+struct DriverOptions {
+    std::string input;            // path, or "-" for stdin
+    std::string target;           // empty: front end only (allowed with --emit=ast / --syntax-only)
+    std::string output;           // empty: stdout
+    std::vector<std::string> defines;  // NAME=VALUE
+    std::string kernel;           // only this kernel
+    std::string emit = "source";  // ast | source (more stages as they appear)
+    bool syntaxOnly = false;
+    bool jsonDiagnostics = false;
+    bool warningsAsErrors = false;
+    bool verify = false;
+    bool color = false;
+    unsigned errorLimit = 50;
+};
+
+// The stages --emit accepts, for --help and validation.
+const std::vector<std::string>& emitKinds();
+
+int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err);
+
+} // namespace tlc

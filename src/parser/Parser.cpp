@@ -1,0 +1,242 @@
+// The parsing driver: checks the bytes, lexes, screens the tokens for what would hurt the parser
+// (bad characters, unterminated comments, absurd nesting), parses with ANTLR (fast SLL first,
+// full LL with error recovery only when SLL fails) and hands the tree to the AST builder.
+// Syntax errors are reported through DiagnosticEngine in words, not ANTLR's token dumps.
+#include "parser/Parser.h"
+
+#include "parser/ASTBuilder.h"
+#include "support/Utf8.h"
+
+#include "TLLexer.h"
+#include "TLParser.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tlc {
+
+namespace {
+
+using parser::tokenBegin;
+using parser::tokenEnd;
+
+SourceLoc locationOfOffset(const std::string& text, size_t offset) {
+    SourceLoc loc{1, 1};
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++loc.line;
+            loc.col = 1;
+        } else {
+            ++loc.col;
+        }
+    }
+    return loc;
+}
+
+SourceRange rangeOf(const antlr4::Token* t) { return {tokenBegin(t), tokenEnd(t)}; }
+
+std::string clip(std::string text) {
+    if (text.size() > 32) text = text.substr(0, 32) + "...";
+    return text;
+}
+
+// Names tokens the way a person would: "';'", "identifier 'x'", "end of file".
+std::string describeToken(const antlr4::Token* t) {
+    switch (t->getType()) {
+    case antlr4::Token::EOF: return "end of file";
+    case TLLexer::ID: return "identifier '" + clip(t->getText()) + "'";
+    case TLLexer::INT: return "integer '" + clip(t->getText()) + "'";
+    case TLLexer::FLOAT: return "number '" + clip(t->getText()) + "'";
+    case TLLexer::STRING: return "string " + clip(t->getText());
+    default: return "'" + clip(t->getText()) + "'";
+    }
+}
+
+std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab) {
+    static const std::set<size_t> exprStart = {TLLexer::ID, TLLexer::INT, TLLexer::FLOAT, TLLexer::STRING,
+                                               TLLexer::TRUE, TLLexer::FALSE};
+    std::vector<size_t> tokens;
+    for (ssize_t t : set.toList()) tokens.push_back(static_cast<size_t>(t));
+    bool wantsExpr = std::count_if(tokens.begin(), tokens.end(),
+                                   [](size_t t) { return exprStart.count(t) > 0; }) >= 3;
+    std::vector<std::string> names;
+    if (wantsExpr) names.push_back("an expression");
+    for (size_t t : tokens) {
+        if (wantsExpr && (exprStart.count(t) || vocab.getLiteralName(t) == "'('" ||
+                          vocab.getLiteralName(t) == "'['" || vocab.getLiteralName(t) == "'-'" ||
+                          vocab.getLiteralName(t) == "'!'" || vocab.getLiteralName(t) == "'~'"))
+            continue;
+        if (t == antlr4::Token::EOF) names.push_back("end of file");
+        else if (t == TLLexer::ID) names.push_back("an identifier");
+        else if (t == TLLexer::INT) names.push_back("an integer");
+        else if (t == TLLexer::FLOAT) names.push_back("a number");
+        else if (t == TLLexer::STRING) names.push_back("a string");
+        else if (!vocab.getLiteralName(t).empty()) names.push_back(vocab.getLiteralName(t));
+    }
+    if (names.empty()) return "something else";
+    if (names.size() > 8) {
+        names.resize(8);
+        names.push_back("...");
+    }
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (i > 0) out += (i + 1 == names.size() && names[i] != "...") ? " or " : ", ";
+        out += names[i];
+    }
+    return out;
+}
+
+struct TooManyErrors {};
+
+// ANTLR's default recovery, with messages written for people and a bound on how many it makes.
+class TlErrorStrategy : public antlr4::DefaultErrorStrategy {
+public:
+    TlErrorStrategy(DiagnosticEngine& diags, unsigned maxErrors) : diags_(diags), maxErrors_(maxErrors) {}
+
+protected:
+    void reportNoViableAlternative(antlr4::Parser* p, const antlr4::NoViableAltException& e) override {
+        const antlr4::Token* t = e.getOffendingToken();
+        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(p->getExpectedTokens(), p->getVocabulary()));
+    }
+    void reportInputMismatch(antlr4::Parser* p, const antlr4::InputMismatchException& e) override {
+        const antlr4::Token* t = e.getOffendingToken();
+        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(e.getExpectedTokens(), p->getVocabulary()));
+    }
+    void reportFailedPredicate(antlr4::Parser* p, const antlr4::FailedPredicateException& e) override {
+        const antlr4::Token* t = e.getOffendingToken();
+        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(p->getExpectedTokens(), p->getVocabulary()));
+    }
+    void reportUnwantedToken(antlr4::Parser* p) override {
+        if (inErrorRecoveryMode(p)) return;
+        beginErrorCondition(p);
+        const antlr4::Token* t = p->getCurrentToken();
+        emitRange(DiagId::err_unexpected_token, rangeOf(t), describeToken(t),
+                  describeExpected(getExpectedTokens(p), p->getVocabulary()));
+    }
+    void reportMissingToken(antlr4::Parser* p) override {
+        if (inErrorRecoveryMode(p)) return;
+        beginErrorCondition(p);
+        const antlr4::Token* t = p->getCurrentToken();
+        emitRange(DiagId::err_missing_token, rangeOf(t), describeExpected(getExpectedTokens(p), p->getVocabulary()),
+                  describeToken(t));
+    }
+
+private:
+    template <typename... Args> void emit(DiagId id, const antlr4::Token* t, const Args&... args) {
+        emitRange(id, rangeOf(t), args...);
+    }
+    template <typename... Args> void emitRange(DiagId id, SourceRange r, const Args&... args) {
+        diags_.report(id, r, args...);
+        if (++count_ >= maxErrors_) throw TooManyErrors{};
+    }
+
+    DiagnosticEngine& diags_;
+    unsigned maxErrors_;
+    unsigned count_ = 0;
+};
+
+// Errors that are visible in the token stream alone. Returns false when parsing must not start.
+bool screenTokens(antlr4::CommonTokenStream& tokens, DiagnosticEngine& diags, const ParseLimits& limits) {
+    bool ok = true;
+    unsigned depth = 0;
+    unsigned statementTokens = 0;
+    unsigned reported = 0;
+    for (antlr4::Token* t : tokens.getTokens()) {
+        if (reported >= limits.maxSyntaxErrors) break;
+        switch (t->getType()) {
+        case TLLexer::BAD_CHAR: {
+            std::string text = t->getText();
+            unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+            std::string shown = c < 0x20 || c == 0x7f ? fmt::format("'\\x{:02x}'", c) : "'" + text + "'";
+            diags.report(DiagId::err_invalid_character, rangeOf(t), shown);
+            ok = false;
+            ++reported;
+            break;
+        }
+        case TLLexer::UNTERMINATED_STRING:
+            diags.report(DiagId::err_unterminated_string, rangeOf(t));
+            ok = false;
+            ++reported;
+            break;
+        case TLLexer::UNTERMINATED_COMMENT_START:
+            // Everything after it is comment text: stop looking.
+            diags.report(DiagId::err_unterminated_comment, rangeOf(t));
+            return false;
+        default: break;
+        }
+        if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+        std::string text = t->getText();
+        if (text == "(" || text == "[" || text == "{") {
+            if (++depth > limits.maxNesting) {
+                diags.report(DiagId::err_nesting_too_deep, rangeOf(t), limits.maxNesting);
+                return false;
+            }
+        } else if ((text == ")" || text == "]" || text == "}") && depth > 0) {
+            --depth;
+        }
+        if (text == ";" || text == "{" || text == "}") {
+            statementTokens = 0;
+        } else if (++statementTokens > limits.maxTokensPerStatement) {
+            diags.report(DiagId::err_statement_too_long, rangeOf(t), limits.maxTokensPerStatement);
+            return false;
+        }
+    }
+    return ok;
+}
+
+} // namespace
+
+std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& diags, const ParseLimits& limits) {
+    const std::string& text = file.text();
+    if (text.size() > limits.maxBytes) {
+        diags.report(DiagId::err_input_too_large, SourceRange{SourceLoc{1, 1}}, text.size(), limits.maxBytes);
+        return nullptr;
+    }
+    if (size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
+        diags.report(DiagId::err_invalid_utf8, SourceRange{locationOfOffset(text, bad)});
+        return nullptr;
+    }
+
+    antlr4::ANTLRInputStream input(text);
+    TLLexer lexer(&input);
+    lexer.removeErrorListeners();
+    antlr4::CommonTokenStream tokens(&lexer);
+    tokens.fill();
+    if (!screenTokens(tokens, diags, limits)) return nullptr;
+
+    TLParser parser(&tokens);
+    parser.removeErrorListeners();
+    TLParser::FileContext* tree = nullptr;
+    // Stage 1: SLL prediction, bail at the first error. Almost every valid file parses here.
+    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+    try {
+        tree = parser.file();
+    } catch (const antlr4::ParseCancellationException&) {
+        tree = nullptr;
+    }
+    if (!tree) {
+        // Stage 2: full LL with recovery, so that every syntax error is reported once.
+        tokens.seek(0);
+        parser.reset();
+        parser.setErrorHandler(std::make_shared<TlErrorStrategy>(diags, limits.maxSyntaxErrors));
+        parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+        unsigned errorsBefore = diags.errorCount();
+        try {
+            tree = parser.file();
+        } catch (const TooManyErrors&) {
+            diags.report(DiagId::err_too_many_errors, rangeOf(parser.getCurrentToken()));
+            return nullptr;
+        }
+        if (diags.errorCount() > errorsBefore || !tree) return nullptr;
+    }
+
+    auto ast = parser::buildAST(tree, diags);
+    if (ast->kernels.empty()) {
+        diags.report(DiagId::err_no_kernel, SourceRange{SourceLoc{1, 1}});
+        return nullptr;
+    }
+    return diags.hasErrors() ? nullptr : std::move(ast);
+}
+
+} // namespace tlc

@@ -1,0 +1,120 @@
+#include "sema/Builtins.h"
+
+#include <array>
+
+namespace tlc {
+
+namespace {
+
+using P = BuiltinParam;
+using K = ParamKind;
+
+constexpr P req(std::string_view n, K k) { return {n, k, std::nullopt, false}; }
+constexpr P opt(std::string_view n, K k, ConstValue v) { return {n, k, v, true}; }
+// An optional parameter with no value: absent means "let the compiler decide".
+constexpr P absent(std::string_view n, K k) { return {n, k, std::nullopt, true}; }
+
+constexpr P kAlloc[] = {req("shape", K::Shape), req("dtype", K::DType)};
+constexpr P kAllocVar[] = {req("dtype", K::DType), absent("init", K::Scalar)};
+constexpr P kCopy[] = {req("src", K::Tile), req("dst", K::Tile)};
+constexpr P kGemm[] = {req("A", K::Tile), req("B", K::Tile), req("C", K::Tile),
+                       opt("transpose_A", K::ConstBool, false), opt("transpose_B", K::ConstBool, false),
+                       absent("policy", K::Name), opt("clear_accum", K::ConstBool, false)};
+constexpr P kClear[] = {req("buffer", K::Tile)};
+constexpr P kFill[] = {req("buffer", K::Tile), req("value", K::Scalar)};
+constexpr P kReduce[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(-1)),
+                         opt("clear", K::ConstBool, true)};
+constexpr P kCumsum[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(0)),
+                         opt("reverse", K::ConstBool, false)};
+constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::Tile)};
+constexpr P kUseSwizzle[] = {opt("panel", K::ConstInt, int64_t(10)), opt("enable", K::ConstBool, true)};
+constexpr P kAnnotateLayout[] = {req("buffer", K::Buffer), req("layout", K::Name)};
+// range(stop) / range(start, stop[, step]): positional only.
+constexpr P kRange[] = {req("a", K::Int), absent("b", K::Int), absent("step", K::Int)};
+constexpr P kSerial[] = {req("n", K::Int)};
+constexpr P kUnroll[] = {req("n", K::Int)};
+constexpr P kParallel[] = {req("extent", K::ConstInt)};
+constexpr P kPipelined[] = {req("n", K::Int), absent("stages", K::ConstInt), absent("order", K::IntList),
+                            absent("stage", K::IntList)};
+constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
+                       absent("threads", K::ConstInt)};
+constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
+constexpr P kMinMax[] = {req("a", K::Scalar), req("b", K::Scalar)};
+constexpr P kOne[] = {req("x", K::Scalar)};
+constexpr P kPow[] = {req("x", K::Scalar), req("y", K::Scalar)};
+constexpr P kPrint[] = {req("value", K::Scalar), absent("msg", K::String)};
+constexpr P kAssert[] = {req("cond", K::Bool), absent("msg", K::String)};
+
+constexpr BuiltinInfo kBuiltins[] = {
+    {Builtin::AllocShared, "alloc_shared", BuiltinKind::Alloc, kAlloc},
+    {Builtin::AllocFragment, "alloc_fragment", BuiltinKind::Alloc, kAlloc},
+    {Builtin::AllocLocal, "alloc_local", BuiltinKind::Alloc, kAlloc},
+    {Builtin::AllocVar, "alloc_var", BuiltinKind::Alloc, kAllocVar},
+    {Builtin::Copy, "copy", BuiltinKind::TileOp, kCopy},
+    {Builtin::Gemm, "gemm", BuiltinKind::TileOp, kGemm},
+    {Builtin::Clear, "clear", BuiltinKind::TileOp, kClear},
+    {Builtin::Fill, "fill", BuiltinKind::TileOp, kFill},
+    {Builtin::ReduceMax, "reduce_max", BuiltinKind::TileOp, kReduce},
+    {Builtin::ReduceMin, "reduce_min", BuiltinKind::TileOp, kReduce},
+    {Builtin::ReduceSum, "reduce_sum", BuiltinKind::TileOp, kReduce},
+    {Builtin::ReduceAbsSum, "reduce_abssum", BuiltinKind::TileOp, kReduce},
+    {Builtin::ReduceAbsMax, "reduce_absmax", BuiltinKind::TileOp, kReduce},
+    {Builtin::Cumsum, "cumsum", BuiltinKind::TileOp, kCumsum},
+    {Builtin::AtomicAdd, "atomic_add", BuiltinKind::TileOp, kAtomicAdd},
+    {Builtin::UseSwizzle, "use_swizzle", BuiltinKind::TileOp, kUseSwizzle},
+    {Builtin::AnnotateLayout, "annotate_layout", BuiltinKind::TileOp, kAnnotateLayout},
+    {Builtin::Range, "range", BuiltinKind::LoopIter, kRange, 3, 1},
+    {Builtin::Serial, "serial", BuiltinKind::LoopIter, kSerial},
+    {Builtin::Unroll, "unroll", BuiltinKind::LoopIter, kUnroll},
+    {Builtin::Parallel, "parallel", BuiltinKind::LoopIter, kParallel, 8, 1},
+    {Builtin::Pipelined, "pipelined", BuiltinKind::LoopIter, kPipelined},
+    {Builtin::Grid, "grid", BuiltinKind::Grid, kGrid, 3, 1},
+    {Builtin::Ceildiv, "ceildiv", BuiltinKind::IntHelper, kTwoInts},
+    {Builtin::Floordiv, "floordiv", BuiltinKind::IntHelper, kTwoInts},
+    {Builtin::Floormod, "floormod", BuiltinKind::IntHelper, kTwoInts},
+    {Builtin::Min, "min", BuiltinKind::IntHelper, kMinMax},
+    {Builtin::Max, "max", BuiltinKind::IntHelper, kMinMax},
+    {Builtin::Exp, "exp", BuiltinKind::Math, kOne},
+    {Builtin::Exp2, "exp2", BuiltinKind::Math, kOne},
+    {Builtin::Log, "log", BuiltinKind::Math, kOne},
+    {Builtin::Log2, "log2", BuiltinKind::Math, kOne},
+    {Builtin::Sqrt, "sqrt", BuiltinKind::Math, kOne},
+    {Builtin::Rsqrt, "rsqrt", BuiltinKind::Math, kOne},
+    {Builtin::Abs, "abs", BuiltinKind::Math, kOne},
+    {Builtin::Tanh, "tanh", BuiltinKind::Math, kOne},
+    {Builtin::Sigmoid, "sigmoid", BuiltinKind::Math, kOne},
+    {Builtin::Erf, "erf", BuiltinKind::Math, kOne},
+    {Builtin::Pow, "pow", BuiltinKind::Math, kPow},
+    {Builtin::FastExp, "fast_exp", BuiltinKind::Math, kOne},
+    {Builtin::FastExp2, "fast_exp2", BuiltinKind::Math, kOne},
+    {Builtin::FastLog, "fast_log", BuiltinKind::Math, kOne},
+    {Builtin::FastLog2, "fast_log2", BuiltinKind::Math, kOne},
+    {Builtin::FastTanh, "fast_tanh", BuiltinKind::Math, kOne},
+    {Builtin::Print, "print", BuiltinKind::Debug, kPrint},
+    {Builtin::Assert, "assert", BuiltinKind::Debug, kAssert},
+};
+static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
+
+constexpr std::string_view kPolicies[] = {"square", "full_row", "full_col"};
+constexpr std::string_view kLayouts[] = {"row_major", "col_major", "padded", "swizzle_32B", "swizzle_64B",
+                                         "swizzle_128B"};
+
+} // namespace
+
+std::span<const BuiltinInfo> allBuiltins() { return kBuiltins; }
+
+const BuiltinInfo* findBuiltin(std::string_view name) {
+    for (const auto& b : kBuiltins)
+        if (b.name == name) return &b;
+    return nullptr;
+}
+
+const BuiltinInfo& builtinInfo(Builtin id) { return kBuiltins[size_t(id)]; }
+
+std::span<const std::string_view> allowedNames(Builtin id, std::string_view param) {
+    if (id == Builtin::Gemm && param == "policy") return kPolicies;
+    if (id == Builtin::AnnotateLayout && param == "layout") return kLayouts;
+    return {};
+}
+
+} // namespace tlc

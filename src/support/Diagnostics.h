@@ -1,0 +1,81 @@
+// Diagnostics: every message has an id from Diagnostics.def, a severity and a source range.
+// They are collected while compiling and printed at the end, as text (file:line:col, the
+// source line and a caret under the range) or as JSON.
+#pragma once
+
+#include "support/SourceFile.h"
+
+#include <fmt/format.h>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+enum class Severity { Note, Warning, Error };
+
+enum class DiagId {
+#define DIAG(id, severity, format) id,
+#include "support/Diagnostics.def"
+#undef DIAG
+    Count
+};
+
+struct DiagInfo {
+    const char* name;
+    Severity severity;
+    const char* format;
+};
+const DiagInfo& diagInfo(DiagId id);
+const char* severityName(Severity s);
+
+struct Diagnostic {
+    DiagId id;
+    Severity severity;
+    SourceRange range;
+    std::string message;
+    std::vector<Diagnostic> notes;  // related places ("declared here"), printed after it
+};
+
+class DiagnosticEngine {
+public:
+    explicit DiagnosticEngine(const SourceFile& file) : file_(file) {}
+
+    // Report a diagnostic from the table; arguments fill its format.
+    template <typename... Args>
+    Diagnostic& report(DiagId id, SourceRange range, const Args&... args) {
+        return add(id, range, fmt::format(fmt::runtime(diagInfo(id).format), args...));
+    }
+    // Attach a note ("declared here") to the most recent diagnostic. The message is free text.
+    void note(SourceRange range, std::string message);
+
+    bool hasErrors() const { return errorCount_ > 0; }
+    unsigned errorCount() const { return errorCount_; }
+    unsigned warningCount() const { return warningCount_; }
+    // Stop collecting after this many errors (0 = unlimited); a last error says so.
+    void setErrorLimit(unsigned limit) { errorLimit_ = limit; }
+    bool errorLimitReached() const { return errorLimit_ != 0 && errorCount_ >= errorLimit_; }
+    void setWarningsAsErrors(bool on) { werror_ = on; }
+
+    const SourceFile& file() const { return file_; }
+    const std::vector<Diagnostic>& diagnostics() const { return diags_; }
+
+    void printText(std::ostream& os, bool color = false) const;
+    void printJson(std::ostream& os) const;
+    std::string toJson() const;
+
+private:
+    Diagnostic& add(DiagId id, SourceRange range, std::string message);
+
+    const SourceFile& file_;
+    std::vector<Diagnostic> diags_;
+    Diagnostic discarded_;  // returned once the error limit is reached
+    unsigned errorCount_ = 0;
+    unsigned warningCount_ = 0;
+    unsigned errorLimit_ = 0;
+    bool werror_ = false;
+    bool limitReported_ = false;
+};
+
+} // namespace tlc
