@@ -1,0 +1,45 @@
+// Read-only traversal and rebuilding traversal of the IR, one method per node kind (generated
+// from IRNodes.def). The defaults walk every child; override what a pass cares about.
+#pragma once
+
+#include "ir/Expr.h"
+#include "ir/Stmt.h"
+
+namespace tlc::ir {
+
+class IRVisitor {
+public:
+    virtual ~IRVisitor() = default;
+    void visit(const Expr& e);
+    void visit(const Stmt& s);
+
+protected:
+#define EXPR_NODE(N) virtual void visit##N(const N* node);
+#define STMT_NODE(N) virtual void visit##N(const N* node);
+#include "ir/IRNodes.def"
+};
+
+class IRMutator {
+public:
+    virtual ~IRMutator() = default;
+    Expr mutate(const Expr& e);
+    Stmt mutate(const Stmt& s);
+
+protected:
+    // Buffers are not nodes; passes that replace one buffer with another override this.
+    virtual Buffer mutateBuffer(const Buffer& b) { return b; }
+#define EXPR_NODE(N) virtual Expr mutate##N(const N* node, const Expr& self);
+#define STMT_NODE(N) virtual Stmt mutate##N(const N* node, const Stmt& self);
+#include "ir/IRNodes.def"
+
+    std::vector<Expr> mutateAll(const std::vector<Expr>& es, bool& changed);
+};
+
+// Replaces variables by expressions (by identity).
+Expr substitute(const Expr& e, const std::vector<std::pair<VarPtr, Expr>>& map);
+Stmt substitute(const Stmt& s, const std::vector<std::pair<VarPtr, Expr>>& map);
+
+// True if e mentions v.
+bool uses(const Expr& e, const Var* v);
+
+} // namespace tlc::ir
