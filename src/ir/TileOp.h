@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace tlc {
+class LowerContext;
+}
+
 namespace tlc::ir {
 
 // A rectangular part of a buffer: starts (expressions) and constant extents, one per dimension.
@@ -25,8 +29,6 @@ struct Region {
     bool coversWholeBuffer() const;
 };
 Region wholeBuffer(const Buffer& b);  // b must have a constant shape
-
-class LowerContext;
 
 class TileOp {
 public:

@@ -1,0 +1,222 @@
+#include "layout/Fragment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace tlc::layout {
+
+using namespace tlc::ir;
+
+namespace {
+
+Expr counter(const Expr& base, int64_t stride, int64_t extent, int64_t total) {
+    Expr e = stride == 1 ? base : base / stride;
+    // The modulo is redundant for the outermost counter.
+    if (stride * extent < total) e = e % extent;
+    return e;
+}
+
+std::vector<Term> normalized(std::vector<Term> terms) {
+    terms.erase(std::remove_if(terms.begin(), terms.end(), [](const Term& t) { return t.extent == 1; }), terms.end());
+    std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.scale < b.scale; });
+    return terms;
+}
+
+} // namespace
+
+Fragment::Fragment(std::vector<int64_t> shape, int64_t threads, int64_t locals, std::vector<std::vector<Term>> dims)
+    : shape_(std::move(shape)), threads_(threads), locals_(locals) {
+    if (dims.size() != shape_.size()) throw std::logic_error("fragment: one term list per dimension expected");
+    for (size_t d = 0; d < dims.size(); ++d) {
+        dims_.push_back(normalized(std::move(dims[d])));
+        // Each dimension's terms must be the digits of a mixed-radix number covering its extent.
+        int64_t expect = 1;
+        for (const Term& t : dims_.back()) {
+            if (t.scale != expect) throw std::logic_error("fragment: terms of a dimension are not mixed-radix digits");
+            expect *= t.extent;
+        }
+        if (expect != shape_[d]) throw std::logic_error("fragment: terms do not cover the dimension");
+    }
+}
+
+std::vector<Expr> Fragment::indicesAt(const Expr& tx, const Expr& local) const {
+    std::vector<Expr> out;
+    for (const auto& terms : dims_) {
+        Expr idx;
+        for (const Term& t : terms) {
+            Expr c = t.onThread ? counter(tx, t.stride, t.extent, threads_) : counter(local, t.stride, t.extent, locals_);
+            Expr term = t.scale == 1 ? c : c * t.scale;
+            idx = idx ? idx + term : term;
+        }
+        out.push_back(idx ? idx : intImm(0));
+    }
+    return out;
+}
+
+Expr Fragment::localOf(const std::vector<Expr>& indices) const {
+    Expr local;
+    for (size_t d = 0; d < dims_.size(); ++d) {
+        for (const Term& t : dims_[d]) {
+            if (t.onThread) continue;
+            Expr c = counter(indices[d], t.scale, t.extent, shape_[d]);
+            Expr term = t.stride == 1 ? c : c * t.stride;
+            local = local ? local + term : term;
+        }
+    }
+    return local ? local : intImm(0);
+}
+
+Expr Fragment::ownedBy(const std::vector<Expr>& indices, const Expr& tx) const {
+    Expr cond = boolImm(true);
+    for (size_t d = 0; d < dims_.size(); ++d)
+        for (const Term& t : dims_[d])
+            if (t.onThread)
+                cond = logicalAnd(cond, binary(BinaryOp::Eq, counter(indices[d], t.scale, t.extent, shape_[d]),
+                                               counter(tx, t.stride, t.extent, threads_)));
+    return cond;
+}
+
+namespace {
+// The thread digits (stride, extent) that no dimension uses.
+std::vector<std::pair<int64_t, int64_t>> replicaDigits(const std::vector<std::vector<Term>>& dims, int64_t threads) {
+    std::vector<std::pair<int64_t, int64_t>> used;
+    for (const auto& terms : dims)
+        for (const Term& t : terms)
+            if (t.onThread) used.push_back({t.stride, t.extent});
+    std::sort(used.begin(), used.end());
+    std::vector<std::pair<int64_t, int64_t>> gaps;
+    int64_t s = 1;
+    for (const auto& [stride, extent] : used) {
+        if (stride > s) gaps.push_back({s, stride / s});
+        s = std::max(s, stride * extent);
+    }
+    if (s < threads) gaps.push_back({s, threads / s});
+    return gaps;
+}
+} // namespace
+
+int64_t Fragment::replicas() const {
+    int64_t r = 1;
+    for (const auto& [stride, extent] : replicaDigits(dims_, threads_)) r *= extent;
+    return r;
+}
+
+Expr Fragment::replicaOf(const Expr& tx) const {
+    Expr replica;
+    int64_t weight = 1;
+    for (const auto& [stride, extent] : replicaDigits(dims_, threads_)) {
+        Expr c = counter(tx, stride, extent, threads_);
+        Expr term = weight == 1 ? c : c * weight;
+        replica = replica ? replica + term : term;
+        weight *= extent;
+    }
+    return replica ? replica : intImm(0);
+}
+
+Fragment Fragment::project(const std::vector<size_t>& keep) const {
+    std::vector<int64_t> shape;
+    std::vector<std::vector<Term>> dims;
+    std::vector<int64_t> localStrides;
+    for (size_t d : keep) {
+        shape.push_back(shape_.at(d));
+        dims.push_back(dims_.at(d));
+        for (const Term& t : dims_[d])
+            if (!t.onThread) localStrides.push_back(t.stride);
+    }
+    // Renumber the remaining local counters compactly, keeping their order.
+    std::sort(localStrides.begin(), localStrides.end());
+    std::map<int64_t, int64_t> newStride;
+    int64_t running = 1;
+    for (int64_t old : localStrides) {
+        newStride[old] = running;
+        for (const auto& terms : dims)
+            for (const Term& t : terms)
+                if (!t.onThread && t.stride == old) running *= t.extent;
+    }
+    for (auto& terms : dims)
+        for (Term& t : terms)
+            if (!t.onThread) t.stride = newStride[t.stride];
+    return Fragment(std::move(shape), threads_, running, std::move(dims));
+}
+
+int64_t Fragment::vectorWidth() const {
+    if (dims_.empty() || dims_.back().empty()) return 1;
+    const Term& inner = dims_.back().front();
+    return !inner.onThread && inner.stride == 1 ? inner.extent : 1;
+}
+
+bool Fragment::sameAs(const Fragment& other) const {
+    return shape_ == other.shape_ && threads_ == other.threads_ && locals_ == other.locals_ && dims_ == other.dims_;
+}
+
+bool Fragment::isBijective() const {
+    int64_t elements = std::accumulate(shape_.begin(), shape_.end(), int64_t(1), std::multiplies<>());
+    if (elements * replicas() != threads_ * locals_) return false;
+    std::vector<int64_t> hits(static_cast<size_t>(elements), 0);
+    auto digit = [](int64_t v, int64_t stride, int64_t extent) { return (v / stride) % extent; };
+    for (int64_t tx = 0; tx < threads_; ++tx) {
+        for (int64_t l = 0; l < locals_; ++l) {
+            int64_t flat = 0;
+            for (size_t d = 0; d < dims_.size(); ++d) {
+                int64_t idx = 0;
+                for (const Term& t : dims_[d]) idx += digit(t.onThread ? tx : l, t.stride, t.extent) * t.scale;
+                if (idx >= shape_[d]) return false;
+                flat = flat * shape_[d] + idx;
+            }
+            ++hits[static_cast<size_t>(flat)];
+        }
+    }
+    return std::all_of(hits.begin(), hits.end(), [&](int64_t h) { return h == replicas(); });
+}
+
+std::string Fragment::str() const {
+    std::string out = "[";
+    for (size_t d = 0; d < shape_.size(); ++d) out += (d ? ", " : "") + std::to_string(shape_[d]);
+    out += fmt::format("] over {} threads, {} per thread", threads_, locals_);
+    if (replicas() > 1) out += fmt::format(", {} replicas", replicas());
+    out += ":";
+    for (size_t d = 0; d < dims_.size(); ++d) {
+        std::string expr;
+        for (const Term& t : dims_[d]) {
+            std::string c = fmt::format("{}{}{}", t.onThread ? "tx" : "l", t.stride == 1 ? "" : fmt::format("/{}", t.stride),
+                                        fmt::format("%{}", t.extent));
+            expr += (expr.empty() ? "" : " + ") + (t.scale == 1 ? c : fmt::format("{}*({})", t.scale, c));
+        }
+        out += fmt::format(" i{} = {};", d, expr.empty() ? "0" : expr);
+    }
+    return out;
+}
+
+Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector) {
+    size_t rank = shape.size();
+    std::vector<std::vector<Term>> dims(rank);
+    if (rank == 0) return Fragment({}, threads, 1, {});
+    size_t rowDim = rank >= 2 ? rank - 2 : 0;
+    int64_t rows = shape[rowDim];
+    int64_t tr = std::gcd(rows, threads);
+    int64_t localStride = 1;
+    if (rank == 1) {
+        dims[0] = {{true, 1, tr, 1}, {false, 1, rows / tr, tr}};
+        return Fragment(shape, threads, rows / tr, std::move(dims));
+    }
+    int64_t cols = shape[rank - 1];
+    int64_t vec = maxVector;
+    while (vec > 1 && cols % vec != 0) vec /= 2;
+    int64_t tc = std::gcd(cols / vec, threads / tr);
+    int64_t colRepeats = cols / (vec * tc);
+    dims[rank - 1] = {{false, 1, vec, 1}, {true, tr, tc, vec}, {false, vec, colRepeats, vec * tc}};
+    localStride = vec * colRepeats;
+    dims[rowDim] = {{true, 1, tr, 1}, {false, localStride, rows / tr, tr}};
+    localStride *= rows / tr;
+    for (size_t d = rowDim; d-- > 0;) {
+        dims[d] = {{false, localStride, shape[d], 1}};
+        localStride *= shape[d];
+    }
+    return Fragment(shape, threads, localStride, std::move(dims));
+}
+
+} // namespace tlc::layout

@@ -1,0 +1,78 @@
+// Fragment layouts: how the elements of a register tile are spread over a block's threads.
+//
+// Every index of a fragment is a sum of terms, each term a counter times a scale. A counter is
+// either a thread coordinate, `(tx / stride) % extent`, or a local counter, `(l / stride) %
+// extent` of the per-thread element number l. This one form describes the plain SIMT layouts
+// used here and the tensor-core layouts (mma, wgmma, mfma) alike: an mma accumulator's row is
+// `lane / 4 + 8 * r`, a term on a thread coordinate plus one on a local counter.
+//
+// Thread coordinates that no index uses are replication: those threads hold copies.
+#pragma once
+
+#include "ir/Expr.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlc::layout {
+
+struct Term {
+    bool onThread;   // thread coordinate, else local counter
+    int64_t stride;  // of tx (thread) or of the local element number (local)
+    int64_t extent;  // the counter's range
+    int64_t scale;   // its weight in the index
+    friend bool operator==(const Term&, const Term&) = default;
+};
+
+class Fragment {
+public:
+    Fragment() = default;
+    Fragment(std::vector<int64_t> shape, int64_t threads, int64_t locals, std::vector<std::vector<Term>> dims);
+
+    const std::vector<int64_t>& shape() const { return shape_; }
+    int64_t threads() const { return threads_; }
+    int64_t locals() const { return locals_; }  // elements each thread holds
+    const std::vector<std::vector<Term>>& dims() const { return dims_; }
+    size_t rank() const { return shape_.size(); }
+
+    // The element a thread holds in local slot `local`.
+    std::vector<ir::Expr> indicesAt(const ir::Expr& tx, const ir::Expr& local) const;
+    // The local slot of the element at `indices`, valid in the threads that own it.
+    ir::Expr localOf(const std::vector<ir::Expr>& indices) const;
+    // Whether thread tx holds the element at `indices` (a boolean expression).
+    ir::Expr ownedBy(const std::vector<ir::Expr>& indices, const ir::Expr& tx) const;
+    // The replica number of thread tx (0 for exactly one holder of each element).
+    ir::Expr replicaOf(const ir::Expr& tx) const;
+    int64_t replicas() const;
+
+    // The layout of a fragment holding only dimensions `keep` (a reduction's result, or a
+    // vector indexed by some of a parallel loop's variables).
+    Fragment project(const std::vector<size_t>& keep) const;
+
+    // Elements consecutive along the last dimension in consecutive local slots: the vector
+    // width available for moves between this fragment and memory.
+    int64_t vectorWidth() const;
+
+    // Same placement of every element (replication included).
+    bool sameAs(const Fragment& other) const;
+    // True when each element is held exactly once per replica and no slot is wasted.
+    bool isBijective() const;
+
+    std::string str() const;  // "[128, 32] over 128 threads: dim0 = tx%4 + 4*l/8 ..."
+
+private:
+    std::vector<int64_t> shape_;
+    int64_t threads_ = 1;
+    int64_t locals_ = 1;
+    std::vector<std::vector<Term>> dims_;
+};
+
+// The plain SIMT layout for a fragment of `shape` on `threads` threads: the rows (dimension
+// rank-2, or 0 for vectors) spread over tx % tr, the last dimension over the next thread
+// coordinate in vectors of up to `maxVector` elements, the rest local. Rows are placed by
+// tx % tr whatever the other dimensions are, so that a row vector and every fragment with the
+// same number of rows agree.
+Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector = 4);
+
+} // namespace tlc::layout

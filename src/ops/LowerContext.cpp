@@ -1,0 +1,69 @@
+#include "ops/LowerContext.h"
+
+#include "ir/Simplify.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace tlc {
+
+using namespace ir;
+
+LowerContext::LowerContext(const Target& t, int64_t threadCount, DiagnosticEngine& d)
+    : target(t), threads(threadCount), warpSize(std::min<int64_t>(t.warpSize, threadCount)), diags(d) {
+    threadIndex = makeVar("tx", DType::I32, VarRole::ThreadIndex);
+    names_.insert("tx");
+}
+
+const layout::Fragment& LowerContext::layoutOf(const Buffer& fragment) const {
+    auto it = layouts.find(fragment.get());
+    if (it == layouts.end()) throw std::logic_error("no layout inferred for fragment " + fragment->name);
+    return it->second;
+}
+
+Buffer LowerContext::localBuffer(const Buffer& fragment) {
+    auto it = locals_.find(fragment.get());
+    if (it != locals_.end()) return it->second;
+    Buffer local = makeBuffer(fragment->name, fragment->dtype, MemScope::Local, {intImm(layoutOf(fragment).locals())});
+    locals_[fragment.get()] = local;
+    return local;
+}
+
+Buffer LowerContext::scratch(const std::string& name, DType dtype, int64_t elements) {
+    Buffer b = makeBuffer(freshName(name), dtype, MemScope::Shared, {intImm(elements)});
+    scratch_.push_back(b);
+    return b;
+}
+
+std::string LowerContext::freshName(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; names_.count(name); ++i) name = fmt::format("{}_{}", base, i);
+    names_.insert(name);
+    return name;
+}
+
+VarPtr LowerContext::freshVar(const std::string& base, DType t) { return makeVar(freshName(base), t); }
+
+void LowerContext::requireLaunch(Expr condition, std::string message) {
+    condition = simplify(condition);
+    if (const int64_t* c = asConstInt(condition); c && *c) return;
+    for (const auto& check : launchChecks)
+        if (check.condition && equal(check.condition, condition)) return;
+    launchChecks.push_back({condition, "", 0, std::move(message)});
+}
+
+void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
+    for (auto& check : launchChecks) {
+        if (!check.condition && check.tensor == tensor->name) {
+            check.alignBytes = std::max(check.alignBytes, bytes);
+            return;
+        }
+    }
+    launchChecks.push_back({{}, tensor->name, bytes,
+                            fmt::format("{} must be {}-byte aligned for vectorised access", tensor->name, bytes)});
+}
+
+VarBounds LowerContext::bounds() const { return {{threadIndex.get(), Interval{0, threads - 1}}}; }
+
+} // namespace tlc

@@ -1,0 +1,55 @@
+// What lowering a tile op needs to know: the target, the block's threads, the inferred
+// fragment layouts and the per-thread buffers that hold fragments, plus services (scratch
+// shared memory, fresh names, launch checks, diagnostics).
+#pragma once
+
+#include "ir/Kernel.h"
+#include "ir/Simplify.h"
+#include "layout/Fragment.h"
+#include "support/Diagnostics.h"
+#include "target/Target.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace tlc {
+
+class LowerContext {
+public:
+    LowerContext(const Target& target, int64_t threads, DiagnosticEngine& diags);
+
+    const Target& target;
+    const int64_t threads;    // threads per block as lowered (1 on the cpu)
+    const int64_t warpSize;   // lanes that can exchange registers (1 on the cpu)
+    DiagnosticEngine& diags;
+    ir::VarPtr threadIndex;   // tx
+    ir::Expr tx() const { return ir::Expr(threadIndex); }
+
+    // Fragment layouts chosen by layout inference, by buffer.
+    std::map<const ir::BufferNode*, layout::Fragment> layouts;
+    const layout::Fragment& layoutOf(const ir::Buffer& fragment) const;
+    // The per-thread array that holds a fragment after lowering.
+    ir::Buffer localBuffer(const ir::Buffer& fragment);
+
+    // Shared memory for an op's internal use (reduction partials, staging); allocated at the
+    // top of the kernel by the lowering pass.
+    ir::Buffer scratch(const std::string& name, DType dtype, int64_t elements);
+    const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
+
+    std::string freshName(const std::string& base);
+    ir::VarPtr freshVar(const std::string& base, DType t = DType::I32);
+
+    std::vector<ir::LaunchCheck> launchChecks;
+    void requireLaunch(ir::Expr condition, std::string message);
+    void requireAlignment(const ir::Buffer& tensor, int bytes);
+
+    ir::VarBounds bounds() const;  // what the simplifier may assume (0 <= tx < threads)
+
+private:
+    std::map<const ir::BufferNode*, ir::Buffer> locals_;
+    std::vector<ir::Buffer> scratch_;
+    std::set<std::string> names_;
+};
+
+} // namespace tlc

@@ -1,0 +1,146 @@
+#include "ops/OpUtil.h"
+
+#include "ir/Simplify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace tlc::ops {
+
+using namespace ir;
+
+std::vector<size_t> tileDims(const Region& r) {
+    std::vector<size_t> dims;
+    for (size_t d = 0; d < r.extents.size(); ++d)
+        if (r.extents[d] != 1) dims.push_back(d);
+    return dims;
+}
+
+std::vector<Expr> regionIndices(const Region& r, const std::vector<Expr>& tileOffsets) {
+    std::vector<Expr> idx = r.starts;
+    std::vector<size_t> dims = tileDims(r);
+    for (size_t k = 0; k < dims.size() && k < tileOffsets.size(); ++k) idx[dims[k]] = idx[dims[k]] + tileOffsets[k];
+    return idx;
+}
+
+Expr inBounds(const Buffer& b, const std::vector<Expr>& indices, int64_t lanes) {
+    Expr cond = boolImm(true);
+    if (b->scope != MemScope::Global) return cond;
+    for (size_t d = 0; d < indices.size(); ++d) {
+        Expr last = d + 1 == indices.size() && lanes > 1 ? indices[d] + (lanes - 1) : indices[d];
+        cond = logicalAnd(cond, last < b->shape[d]);
+    }
+    return simplify(cond);
+}
+
+int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType moveType) {
+    const Buffer& b = r.buffer;
+    int64_t bytes = std::max(1, dtypeBits(moveType) / 8);
+    int64_t vec = std::max<int64_t>(1, 16 / bytes);
+    if (dtypeBits(moveType) < 8) return 1;  // packed 4-bit types move as bytes elsewhere
+    while (vec > 1 && inner % vec != 0) vec /= 2;
+    size_t last = b->shape.size() - 1;
+    if (vec == 1 || r.extents.empty() || r.extents[last] == 1) return 1;
+    if (!asConstInt(b->strides[last]) || *asConstInt(b->strides[last]) != 1) return 1;
+    while (vec > 1 && knownMultiple(r.starts[last]) % vec != 0) vec /= 2;
+    if (b->scope == MemScope::Global && vec > 1) {
+        // Every row must start on a vector boundary, and the last dimension's size must be a
+        // multiple of the vector for whole-vector bounds checks: checked at launch.
+        for (size_t d = 0; d + 1 < b->strides.size(); ++d)
+            if (knownMultiple(b->strides[d]) % vec != 0)
+                ctx.requireLaunch(binary(BinaryOp::Eq, b->strides[d] % vec, intImm(0)),
+                                  fmt::format("the row stride of {} must be a multiple of {} (vectorised access)",
+                                              b->name, vec));
+        if (knownMultiple(b->shape[last]) % vec != 0)
+            ctx.requireLaunch(binary(BinaryOp::Eq, b->shape[last] % vec, intImm(0)),
+                              fmt::format("the last dimension of {} must be a multiple of {} (vectorised access)",
+                                          b->name, vec));
+        ctx.requireAlignment(b, static_cast<int>(vec * bytes));
+    }
+    return vec;
+}
+
+std::vector<std::string> indexNames(size_t rank) {
+    static const char* kNames[] = {"i", "j", "k"};
+    std::vector<std::string> out;
+    for (size_t d = 0; d < rank; ++d) out.push_back(d < 3 && rank <= 3 ? kNames[d] : fmt::format("i{}", d));
+    return out;
+}
+
+Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                     const std::vector<std::string>& names, const OffsetsBody& body) {
+    int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
+    int64_t vectors = total / vec;
+    int64_t T = ctx.threads;
+    int64_t iterations = (vectors + T - 1) / T;
+    VarPtr it = ctx.freshVar("it");
+    Expr q = iterations == 1 ? ctx.tx() : Expr(it) * T + ctx.tx();
+    if (T == 1) q = Expr(it);
+    VarPtr e = ctx.freshVar("e");
+    Expr flat = Expr(e);
+    // Offsets of each dimension, last fastest.
+    std::vector<VarPtr> offsetVars;
+    std::vector<Expr> offsetValues;
+    int64_t inner = 1;
+    for (size_t d = extents.size(); d-- > 0;) {
+        Expr v = inner == 1 ? flat : flat / inner;
+        if (d > 0) v = v % extents[d];
+        inner *= extents[d];
+        offsetVars.insert(offsetVars.begin(), ctx.freshVar(d < names.size() ? names[d] : "o"));
+        offsetValues.insert(offsetValues.begin(), v);
+    }
+    std::vector<Expr> offsets(offsetVars.begin(), offsetVars.end());
+    Stmt inner_ = body(offsets);
+    for (size_t d = offsetVars.size(); d-- > 0;) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
+    inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
+    if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
+    Stmt loop = forLoop(it, intImm(0), intImm(iterations), ForKind::Unroll, inner_);
+    VarBounds bounds = ctx.bounds();
+    return simplify(loop, bounds);
+}
+
+Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, const std::vector<std::string>& names,
+                  const SlotBody& body) {
+    VarPtr lv = ctx.freshVar("l");
+    Expr slot = vec == 1 ? Expr(lv) : Expr(lv) * vec;
+    std::vector<Expr> values = f.indicesAt(ctx.tx(), slot);
+    std::vector<VarPtr> vars;
+    std::vector<Expr> indices;
+    for (size_t d = 0; d < values.size(); ++d) {
+        vars.push_back(ctx.freshVar(d < names.size() ? names[d] : "o"));
+        indices.push_back(Expr(vars.back()));
+    }
+    Stmt inner = body(slot, indices);
+    for (size_t d = vars.size(); d-- > 0;) inner = letStmt(vars[d], values[d], inner);
+    Stmt loop = forLoop(lv, intImm(0), intImm(f.locals() / vec), ForKind::Unroll, inner);
+    return simplify(loop, ctx.bounds());
+}
+
+std::vector<Expr> offsetLast(std::vector<Expr> idx, int64_t delta) {
+    if (delta != 0 && !idx.empty()) idx.back() = idx.back() + delta;
+    return idx;
+}
+
+Stmt moveElements(const Buffer& dst, const std::vector<Expr>& dstIdx, const Buffer& src,
+                  const std::vector<Expr>& srcIdx, int64_t lanes, const Expr& valid) {
+    auto guarded = [&](Stmt move, Stmt zeroFill) {
+        if (!valid || (asConstInt(valid) && *asConstInt(valid))) return move;
+        return ifThenElse(valid, move, zeroFill);
+    };
+    if (lanes > 1 && dst->dtype == src->dtype) {
+        int l = static_cast<int>(lanes);
+        return guarded(store(dst, dstIdx, load(src, srcIdx, l)), store(dst, dstIdx, zero(dst->dtype, l)));
+    }
+    std::vector<Stmt> moves, zeros;
+    for (int64_t v = 0; v < lanes; ++v) {
+        moves.push_back(store(dst, offsetLast(dstIdx, v), cast(dst->dtype, load(src, offsetLast(srcIdx, v)))));
+        zeros.push_back(store(dst, offsetLast(dstIdx, v), zero(dst->dtype)));
+    }
+    return guarded(seq(moves), seq(zeros));
+}
+
+Stmt opComment(const std::string& text, SourceLoc loc) { return comment(text, loc); }
+
+} // namespace tlc::ops

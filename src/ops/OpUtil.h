@@ -1,0 +1,58 @@
+// Building blocks shared by the tile ops' lowerings: mapping tile offsets into regions, bounds
+// predicates for regions that run past a tensor's end, loops that spread a tile's elements
+// over the threads, and loops over the slots of a fragment.
+#pragma once
+
+#include "ir/TileOp.h"
+#include "ops/LowerContext.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tlc::ops {
+
+// The dimensions of a region that are not 1 (the tile's own dimensions).
+std::vector<size_t> tileDims(const ir::Region& r);
+
+// Full-rank indices into the region's buffer for offsets over its tile dimensions.
+std::vector<ir::Expr> regionIndices(const ir::Region& r, const std::vector<ir::Expr>& tileOffsets);
+
+// `indices` lie inside the buffer (only dimensions that can overflow are tested; global
+// buffers only — on-chip buffers are always exactly the tile). True when nothing to test.
+ir::Expr inBounds(const ir::Buffer& b, const std::vector<ir::Expr>& indices, int64_t lanes = 1);
+
+// The widest vector (elements) a move of a tile with innermost extent `inner` can use on this
+// region: the last dimension must be contiguous and the start a known multiple. Symbolic
+// strides become launch checks (recorded in ctx).
+int64_t vectorWidthFor(LowerContext& ctx, const ir::Region& r, int64_t inner, DType moveType);
+
+using OffsetsBody = std::function<ir::Stmt(const std::vector<ir::Expr>& offsets)>;
+// Spreads the elements of a tile of `extents` over the block's threads, `vec` consecutive
+// elements of the last dimension at a time: body gets the tile offsets of a vector's first
+// element. Offsets are bound to named variables (names[i] for dimension i).
+ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                         const std::vector<std::string>& names, const OffsetsBody& body);
+
+using SlotBody = std::function<ir::Stmt(const ir::Expr& slot, const std::vector<ir::Expr>& indices)>;
+// Visits the slots a thread holds of a fragment, `vec` consecutive slots at a time; body gets
+// the first slot and the fragment indices of its element.
+ir::Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, const std::vector<std::string>& names,
+                      const SlotBody& body);
+
+// dst[dstIdx..+lanes] = src[srcIdx..+lanes], converting element types; lanes > 1 becomes one
+// vector move when the types agree. `valid` (may be null) guards the source: where false, zero
+// is written instead.
+ir::Stmt moveElements(const ir::Buffer& dst, const std::vector<ir::Expr>& dstIdx, const ir::Buffer& src,
+                      const std::vector<ir::Expr>& srcIdx, int64_t lanes, const ir::Expr& valid = {});
+
+// Index vector with `delta` added to the last index.
+std::vector<ir::Expr> offsetLast(std::vector<ir::Expr> idx, int64_t delta);
+
+// Loop variable names for a rank: i, j, k, then i3, i4...
+std::vector<std::string> indexNames(size_t rank);
+
+// "// gemm.tl:12: copy(A[...], A_s)" headers for lowered ops.
+ir::Stmt opComment(const std::string& text, SourceLoc loc);
+
+} // namespace tlc::ops

@@ -1,0 +1,79 @@
+#include "ops/copy/Copy.h"
+
+#include "ir/Simplify.h"
+#include "ops/OpUtil.h"
+
+#include <fmt/format.h>
+
+namespace tlc::ops {
+
+using namespace ir;
+
+namespace {
+Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
+    Region out = r;
+    for (auto& s : out.starts) s = fn(s);
+    return out;
+}
+} // namespace
+
+TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
+    return std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn));
+}
+
+std::string CopyOp::str() const { return fmt::format("copy({}, {})", regionString(src_), regionString(dst_)); }
+
+Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
+    bool srcFrag = src_.buffer->scope == MemScope::Fragment;
+    bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
+    std::vector<int64_t> tile = src_.squeezedExtents();
+    Stmt body;
+
+    if (srcFrag && dstFrag) {
+        // Same layout (inference guarantees it): slot by slot, converting.
+        Buffer s = ctx.localBuffer(src_.buffer), d = ctx.localBuffer(dst_.buffer);
+        const auto& f = ctx.layoutOf(src_.buffer);
+        body = fragmentLoop(ctx, f, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+            return store(d, {slot}, cast(d->dtype, load(s, {slot})));
+        });
+    } else if (srcFrag || dstFrag) {
+        // Each thread moves the elements it holds; vectors where the layout keeps elements of
+        // the last dimension in consecutive slots.
+        const Region& frag = srcFrag ? src_ : dst_;
+        const Region& mem = srcFrag ? dst_ : src_;
+        const auto& f = ctx.layoutOf(frag.buffer);
+        Buffer local = ctx.localBuffer(frag.buffer);
+        int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
+        if (src_.buffer->dtype != dst_.buffer->dtype) vec = std::min<int64_t>(vec, 1);
+        body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+            // Fragment indices are the tile offsets over its own non-unit dimensions.
+            std::vector<Expr> tileOffsets;
+            for (size_t d : tileDims(frag)) tileOffsets.push_back(idx[d]);
+            std::vector<Expr> memIdx = regionIndices(mem, tileOffsets);
+            Expr valid = inBounds(mem.buffer, memIdx, vec);
+            if (srcFrag) {
+                Stmt move = moveElements(mem.buffer, memIdx, local, {slot}, vec);
+                // Replicas hold the same values: one of them writes.
+                Expr writer = f.replicas() > 1 ? binary(BinaryOp::Eq, f.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
+                Expr cond = simplify(logicalAnd(writer, valid), ctx.bounds());
+                return asConstInt(cond) && *asConstInt(cond) ? move : ifThenElse(cond, move);
+            }
+            return moveElements(local, {slot}, mem.buffer, memIdx, vec, valid);
+        });
+    } else {
+        // Memory to memory: the tile's elements spread over the threads.
+        int64_t inner = tile.empty() ? 1 : tile.back();
+        int64_t vec = std::min(vectorWidthFor(ctx, src_, inner, src_.buffer->dtype),
+                               vectorWidthFor(ctx, dst_, inner, dst_.buffer->dtype));
+        if (src_.buffer->dtype != dst_.buffer->dtype) vec = 1;
+        body = distributedLoop(ctx, tile, vec, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
+            std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
+            Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, inBounds(src_.buffer, s, vec));
+            Expr writable = inBounds(dst_.buffer, d, vec);
+            return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
+        });
+    }
+    return seq({opComment(str(), loc), body}, loc);
+}
+
+} // namespace tlc::ops

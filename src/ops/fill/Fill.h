@@ -1,0 +1,26 @@
+// fill(buf, value) and clear(buf): set every element of a tile.
+#pragma once
+
+#include "ir/TileOp.h"
+
+namespace tlc::ops {
+
+class FillOp : public ir::TileOp {
+public:
+    FillOp(ir::Region dst, ir::Expr value, bool isClear) : dst_(std::move(dst)), value_(std::move(value)), isClear_(isClear) {}
+    const ir::Region& dst() const { return dst_; }
+
+    std::string name() const override { return isClear_ ? "clear" : "fill"; }
+    std::vector<const ir::Region*> reads() const override { return {}; }
+    std::vector<const ir::Region*> writes() const override { return {&dst_}; }
+    ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
+    std::string str() const override;
+    ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
+
+private:
+    ir::Region dst_;
+    ir::Expr value_;
+    bool isClear_;
+};
+
+} // namespace tlc::ops

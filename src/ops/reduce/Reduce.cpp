@@ -1,0 +1,149 @@
+#include "ops/reduce/Reduce.h"
+
+#include "ir/Simplify.h"
+#include "ops/OpUtil.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace tlc::ops {
+
+using namespace ir;
+
+const char* reduceName(ReduceKind k) {
+    switch (k) {
+    case ReduceKind::Max: return "reduce_max";
+    case ReduceKind::Min: return "reduce_min";
+    case ReduceKind::Sum: return "reduce_sum";
+    case ReduceKind::AbsSum: return "reduce_abssum";
+    case ReduceKind::AbsMax: return "reduce_absmax";
+    }
+    return "reduce";
+}
+
+TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
+    Region s = src_, d = dst_;
+    for (auto& e : s.starts) e = fn(e);
+    for (auto& e : d.starts) e = fn(e);
+    return std::make_shared<ReduceOp>(s, d, kind_, dim_, clear_);
+}
+
+std::string ReduceOp::str() const {
+    return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), regionString(src_), regionString(dst_), dim_,
+                       clear_ ? "" : ", clear = false");
+}
+
+Expr ReduceOp::identity(ReduceKind kind, DType t) {
+    bool fl = isFloat(t);
+    switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::AbsSum:
+    case ReduceKind::AbsMax: return zero(t);
+    case ReduceKind::Max:
+        return fl ? floatImm(-std::numeric_limits<double>::infinity(), t)
+                  : intImm(isSigned(t) ? -(int64_t(1) << (dtypeBits(t) - 1)) : 0, t);
+    case ReduceKind::Min:
+        return fl ? floatImm(std::numeric_limits<double>::infinity(), t)
+                  : intImm(isSigned(t) ? (int64_t(1) << (dtypeBits(t) - 1)) - 1
+                                       : (dtypeBits(t) >= 64 ? INT64_MAX : (int64_t(1) << dtypeBits(t)) - 1), t);
+    }
+    return zero(t);
+}
+
+Expr ReduceOp::combine(ReduceKind kind, const Expr& acc, const Expr& value) {
+    switch (kind) {
+    case ReduceKind::Max:
+    case ReduceKind::AbsMax: return maxExpr(acc, value);
+    case ReduceKind::Min: return minExpr(acc, value);
+    case ReduceKind::Sum:
+    case ReduceKind::AbsSum: return acc + value;
+    }
+    return acc;
+}
+
+namespace {
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+} // namespace
+
+Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
+    const auto& S = ctx.layoutOf(src_.buffer);
+    const auto& D = ctx.layoutOf(dst_.buffer);
+    Buffer src = ctx.localBuffer(src_.buffer), dst = ctx.localBuffer(dst_.buffer);
+    DType acc = dtypeBits(dst->dtype) < 32 && isFloat(dst->dtype) ? DType::F32 : dst->dtype;
+    Buffer part = makeBuffer(ctx.freshName(dst_.buffer->name + "_part"), acc, MemScope::Local, {intImm(D.locals())});
+    std::vector<size_t> keep;
+    for (size_t d = 0; d < S.rank(); ++d)
+        if (d != size_t(dim_)) keep.push_back(d);
+
+    std::vector<Stmt> steps;
+    steps.push_back(opComment(str(), loc));
+    steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+        return store(part, {slot}, identity(kind_, acc));
+    }));
+    // 1. What this thread holds.
+    steps.push_back(fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+        std::vector<Expr> kept;
+        for (size_t d : keep) kept.push_back(idx[d]);
+        Expr target = simplify(D.localOf(kept), ctx.bounds());
+        Expr v = cast(acc, load(src, {slot}));
+        if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
+        return store(part, {target}, combine(kind_, load(part, {target}), v));
+    }));
+    // 2. Across the threads that hold parts of the same row.
+    std::vector<layout::Term> across;
+    for (const auto& t : S.dims()[dim_])
+        if (t.onThread) across.push_back(t);
+    bool inWarp = true;
+    for (const auto& t : across) inWarp &= t.stride * t.extent <= ctx.warpSize && isPowerOfTwo(t.extent);
+    if (!across.empty() && inWarp) {
+        steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+            std::vector<Stmt> shuffles;
+            for (const auto& t : across)
+                for (int64_t offset = t.stride; offset < t.stride * t.extent; offset *= 2)
+                    shuffles.push_back(store(part, {slot}, combine(kind_, load(part, {slot}),
+                                                                   call("shfl_xor", acc, {load(part, {slot}), intImm(offset), intImm(ctx.warpSize)}))));
+            return seq(shuffles);
+        }));
+    } else if (!across.empty()) {
+        int64_t group = 1;
+        Expr g;  // this thread's position among the threads of a row
+        for (const auto& t : across) {
+            Expr c = (ctx.tx() / t.stride) % t.extent;
+            g = g ? g + c * group : c;
+            group *= t.extent;
+        }
+        int64_t rows = 1;
+        for (int64_t e : D.shape()) rows *= e;
+        Buffer buf = ctx.scratch(dst_.buffer->name + "_red", acc, rows * group);
+        auto flatOf = [&](const std::vector<Expr>& idx) {
+            Expr flat = intImm(0);
+            for (size_t d = 0; d < idx.size(); ++d) flat = flat * D.shape()[d] + idx[d];
+            return flat;
+        };
+        steps.push_back(barrier(loc));
+        steps.push_back(fragmentLoop(ctx, D, 1, indexNames(D.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+            return store(buf, {flatOf(idx) * group + g}, load(part, {slot}));
+        }));
+        steps.push_back(barrier(loc));
+        steps.push_back(fragmentLoop(ctx, D, 1, indexNames(D.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+            VarPtr p = ctx.freshVar("p");
+            Stmt gather = store(part, {slot}, combine(kind_, load(part, {slot}), load(buf, {flatOf(idx) * group + Expr(p)})));
+            // Every partial, this thread's own included, is in the scratch buffer.
+            return seq({store(part, {slot}, identity(kind_, acc)),
+                        forLoop(p, intImm(0), intImm(group), ForKind::Serial, gather)});
+        }));
+        steps.push_back(barrier(loc));
+    }
+    // 3. Into the destination.
+    steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+        Expr v = load(part, {slot});
+        if (!clear_) v = combine(kind_, cast(acc, load(dst, {slot})), v);
+        return store(dst, {slot}, cast(dst->dtype, v));
+    }));
+    Stmt body = seq(steps, loc);
+    return allocate(part, simplify(body, ctx.bounds()), loc);
+}
+
+} // namespace tlc::ops

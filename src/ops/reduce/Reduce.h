@@ -1,0 +1,40 @@
+// reduce_max / reduce_min / reduce_sum / reduce_abssum / reduce_absmax(src, dst, dim, clear):
+// reduces a fragment along one dimension into a fragment of the remaining dimensions. Each
+// thread reduces what it holds, then threads combine partials with warp shuffles when the
+// dimension's threads share a warp, through shared memory otherwise.
+#pragma once
+
+#include "ir/TileOp.h"
+
+namespace tlc::ops {
+
+enum class ReduceKind { Max, Min, Sum, AbsSum, AbsMax };
+const char* reduceName(ReduceKind k);
+
+class ReduceOp : public ir::TileOp {
+public:
+    ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear)
+        : src_(std::move(src)), dst_(std::move(dst)), kind_(kind), dim_(dim), clear_(clear) {}
+    const ir::Region& src() const { return src_; }
+    const ir::Region& dst() const { return dst_; }
+    int dim() const { return dim_; }
+
+    std::string name() const override { return reduceName(kind_); }
+    std::vector<const ir::Region*> reads() const override { return {&src_, &dst_}; }
+    std::vector<const ir::Region*> writes() const override { return {&dst_}; }
+    ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
+    std::string str() const override;
+    ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
+
+    // The identity element and the combining function, for reuse by other ops.
+    static ir::Expr identity(ReduceKind kind, DType t);
+    static ir::Expr combine(ReduceKind kind, const ir::Expr& acc, const ir::Expr& value);
+
+private:
+    ir::Region src_, dst_;
+    ReduceKind kind_;
+    int dim_;
+    bool clear_;
+};
+
+} // namespace tlc::ops
