@@ -1,0 +1,28 @@
+# lit configuration of the tlc test suite. The build-specific paths come from the
+# lit.site.cfg.py that CMake writes into <build>/tests/lit/; run lit on that directory:
+#
+#   python3 /usr/lib/llvm-14/build/utils/lit/lit.py -sv build/tests/lit/parse
+#
+# Substitutions:  %tlc  the built compiler      FileCheck  FileCheck-14
+#                 %python  python3               not  (lit's builtin: inverts the exit code)
+import os
+
+import lit.formats
+
+config.name = "tlc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tl", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+if not hasattr(config, "tlc"):
+    lit_config.fatal("tests/lit/lit.cfg.py was loaded without the lit.site.cfg.py that CMake "
+                     "generates; run lit on <build>/tests/lit instead of the source directory")
+
+config.substitutions.append(("%tlc", config.tlc))
+config.substitutions.append(("%python", config.python))
+config.substitutions.append((r"\bFileCheck\b", config.filecheck))
+
+# Tests must not depend on the caller's environment.
+config.environment["LC_ALL"] = "C"
+for var in ("TERM", "NO_COLOR", "CLICOLOR_FORCE"):
+    config.environment.pop(var, None)
