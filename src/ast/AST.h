@@ -103,6 +103,9 @@ struct Call : Expr {
 
     // Filled by sema: the builtin, and its arguments in parameter order with keywords resolved.
     // An entry is null where the argument was omitted and the parameter's default applies.
+    // A call with builtin == -1 that checked cleanly is a cast: its callee names a dtype (or a
+    // dtype compile-time parameter) and its type is the scalar it converts to.
+    // For `parallel`, boundArgs holds the extents in order.
     int builtin = -1;
     std::vector<const Expr*> boundArgs;
 
@@ -299,6 +302,12 @@ struct Kernel {
     std::vector<TemplateParam> templateParams;
     std::vector<Param> params;
     std::unique_ptr<Block> body;
+
+    // Filled by sema. The symbolic sizes (names used as tensor dimensions that are not
+    // compile-time parameters) in order of first appearance in the parameter list; these
+    // become launcher arguments. A size specialised with -D is a constant, not listed here.
+    std::vector<const Decl*> sizeParams;
+    const GridStmt* grid = nullptr;  // the kernel's one launch
 
     // Owned by the kernel so that Decl pointers stay valid as long as the AST does.
     std::vector<std::unique_ptr<Decl>> decls;

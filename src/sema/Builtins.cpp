@@ -26,7 +26,7 @@ constexpr P kReduce[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K:
                          opt("clear", K::ConstBool, true)};
 constexpr P kCumsum[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(0)),
                          opt("reverse", K::ConstBool, false)};
-constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::Tile)};
+constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::TileOrScalar)};
 constexpr P kUseSwizzle[] = {opt("panel", K::ConstInt, int64_t(10)), opt("enable", K::ConstBool, true)};
 constexpr P kAnnotateLayout[] = {req("buffer", K::Buffer), req("layout", K::Name)};
 // range(stop) / range(start, stop[, step]): positional only.

@@ -34,6 +34,7 @@ enum class BuiltinKind { Alloc, TileOp, LoopIter, Grid, IntHelper, Math, Debug }
 // What an argument must be. Sema turns violations into diagnostics.
 enum class ParamKind {
     Tile,        // a buffer, tensor or region of one
+    TileOrScalar,// a tile, or a scalar value (atomic_add's source)
     Buffer,      // a whole on-chip buffer (alloc_*)
     Shape,       // [a, b, ...] of compile-time integers
     DType,       // f16, bf16, ...

@@ -1,0 +1,409 @@
+// Calls: binding arguments to a builtin's parameters (positional, keyword, defaults), the
+// kind each parameter wants, where each builtin may appear, casts, and the result types of
+// the scalar helpers.
+#include "sema/Checker.h"
+
+#include <fmt/format.h>
+
+namespace tlc::sema {
+
+using namespace ast;
+
+namespace {
+
+std::string joinNames(std::span<const std::string_view> names) {
+    std::string out;
+    for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+}
+
+int paramIndex(const BuiltinInfo& info, std::string_view name) {
+    for (size_t i = 0; i < info.params.size(); ++i)
+        if (info.params[i].name == name) return int(i);
+    return -1;
+}
+
+} // namespace
+
+Type KernelChecker::checkCall(Call& c, CallSite site) {
+    const BuiltinInfo* info = findBuiltin(c.callee);
+    if (!info) {
+        if (auto dt = parseDType(c.callee)) return c.type = checkCast(c, *dt);
+        if (Decl* d = scope_.lookup(c.callee); d && d->type.kind == Type::Kind::DTypeValue && d->constant) {
+            d->used = true;
+            return c.type = checkCast(c, std::get<DType>(*d->constant));
+        }
+        diags_.report(DiagId::err_unknown_function, c.calleeRange, c.callee);
+        std::vector<std::string> names;
+        for (const auto& b : allBuiltins()) names.emplace_back(b.name);
+        if (auto best = closestMatch(c.callee, names); !best.empty())
+            diags_.note(c.calleeRange, fmt::format("did you mean '{}'?", best));
+        for (auto& a : c.args) checkValue(*a.value);
+        return c.type = Type::error();
+    }
+    c.builtin = int(info->id);
+    bool placed = checkSite(c, *info, site);
+    bool bound = bindArgs(c, *info);
+    bool argsOk = true;
+    if (info->id == Builtin::Parallel) {
+        for (const Expr* e : c.boundArgs) checkArg(c, *info, info->params[0], const_cast<Expr&>(*e));
+    } else {
+        for (size_t i = 0; i < c.boundArgs.size(); ++i)
+            if (c.boundArgs[i]) checkArg(c, *info, info->params[i], const_cast<Expr&>(*c.boundArgs[i]));
+    }
+    for (const Expr* e : c.boundArgs) argsOk = argsOk && (!e || !e->type.isError());
+    if (!placed || !bound) return c.type = Type::error();
+    if (!argsOk) return c.type = Type::error();
+    return c.type = builtinResult(c, *info, site);
+}
+
+// Where a builtin may appear: allocations only as `let` initialisers, tile operations only
+// as statements inside the grid (not in a parallel loop), iterators only after `for ... in`.
+bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
+    std::string quoted = fmt::format("'{}'", c.callee);
+    switch (info.kind) {
+    case BuiltinKind::Alloc:
+        if (site != CallSite::LetInit) {
+            diags_.report(DiagId::err_alloc_not_bound, c.range, c.callee);
+            return false;
+        }
+        break;
+    case BuiltinKind::TileOp:
+    case BuiltinKind::Debug:
+        if (site != CallSite::Statement) {
+            diags_.report(DiagId::err_void_value, c.range, c.callee);
+            return false;
+        }
+        break;
+    case BuiltinKind::LoopIter:
+        if (site != CallSite::LoopIter) {
+            diags_.report(DiagId::err_iterator_outside_for, c.calleeRange, c.callee);
+            return false;
+        }
+        break;
+    case BuiltinKind::Grid:
+    case BuiltinKind::IntHelper:
+    case BuiltinKind::Math: break;
+    }
+    bool needsGrid = info.kind == BuiltinKind::Alloc || info.kind == BuiltinKind::TileOp ||
+                     info.id == Builtin::Parallel;
+    if (needsGrid && !inGrid_) {
+        diags_.report(DiagId::err_outside_grid, c.calleeRange,
+                      info.id == Builtin::Parallel ? std::string("a 'parallel' loop") : quoted);
+        return false;
+    }
+    bool forbiddenInParallel = info.kind == BuiltinKind::Alloc || info.kind == BuiltinKind::TileOp ||
+                               info.id == Builtin::Pipelined;
+    if (forbiddenInParallel && !parallel_.empty()) {
+        diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, c.callee);
+        return false;
+    }
+    return true;
+}
+
+bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
+    const bool isParallel = info.id == Builtin::Parallel;
+    const size_t maxPositional = info.maxPositional > 0 ? size_t(info.maxPositional) : info.params.size();
+    std::vector<const Expr*> bound(isParallel ? 0 : info.params.size(), nullptr);
+    std::vector<SourceRange> boundAt(info.params.size());
+    bool ok = true;
+    bool seenKeyword = false;
+    size_t positional = 0;
+    size_t totalPositional = 0;
+    for (const auto& a : c.args) totalPositional += a.keyword.empty() ? 1 : 0;
+
+    for (auto& a : c.args) {
+        if (a.keyword.empty()) {
+            if (seenKeyword) {
+                diags_.report(DiagId::err_positional_after_keyword, a.value->range);
+                ok = false;
+                continue;
+            }
+            if (positional >= maxPositional) {
+                if (positional == maxPositional)
+                    diags_.report(DiagId::err_too_many_args, a.value->range, c.callee, maxPositional,
+                                  maxPositional == 1 ? "" : "s", totalPositional);
+                ++positional;
+                ok = false;
+                continue;
+            }
+            if (isParallel) bound.push_back(a.value.get());
+            else {
+                bound[positional] = a.value.get();
+                boundAt[positional] = a.value->range;
+            }
+            ++positional;
+            continue;
+        }
+        seenKeyword = true;
+        // TileLang spells pipelined's `stages` as `num_stages`.
+        std::string_view name = a.keyword;
+        if (info.id == Builtin::Pipelined && name == "num_stages") name = "stages";
+        int index = isParallel ? -1 : paramIndex(info, name);
+        if (index < 0) {
+            std::vector<std::string> names;
+            if (!isParallel)
+                for (const auto& p : info.params) names.emplace_back(p.name);
+            std::string best = closestMatch(a.keyword, names);
+            diags_.report(DiagId::err_unknown_keyword, a.keywordRange, c.callee, a.keyword,
+                          best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
+            ok = false;
+            continue;
+        }
+        if (bound[index]) {
+            diags_.report(DiagId::err_duplicate_arg, a.keywordRange, info.params[index].name, c.callee);
+            diags_.note(boundAt[index], "the first value is here");
+            ok = false;
+            continue;
+        }
+        bound[index] = a.value.get();
+        boundAt[index] = a.keywordRange;
+    }
+
+    if (isParallel) {
+        if (bound.empty()) {
+            diags_.report(DiagId::err_missing_arg, c.range, c.callee, info.params[0].name);
+            ok = false;
+        }
+    } else {
+        for (size_t i = 0; i < info.params.size(); ++i) {
+            if (bound[i] || info.params[i].hasDefault) continue;
+            diags_.report(DiagId::err_missing_arg, c.range, c.callee, info.params[i].name);
+            ok = false;
+        }
+    }
+    c.boundArgs = std::move(bound);
+    return ok;
+}
+
+void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinParam& p, Expr& arg) {
+    std::string param = info.id == Builtin::Parallel ? "extent" : std::string(p.name);
+    auto wrongKind = [&](std::string_view expected) {
+        diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, expected, describe(arg));
+        arg.type = Type::error();
+    };
+    auto dtypeAsValue = [&](std::string_view expected) {
+        diags_.report(DiagId::err_dtype_used_as_value, arg.range, expected, toString(*arg.constant));
+        arg.type = Type::error();
+    };
+
+    switch (p.kind) {
+    case ParamKind::Tile:
+    case ParamKind::TileOrScalar: {
+        Type t = checkOperand(arg);
+        if (t.isError() || t.isTile() || (p.kind == ParamKind::TileOrScalar && t.isScalar())) return;
+        wrongKind(p.kind == ParamKind::Tile ? "a tile (a tensor, a buffer or a region of one)"
+                                            : "a tile or a scalar value");
+        return;
+    }
+    case ParamKind::Buffer: {
+        Type t = checkValue(arg);
+        if (t.isError()) return;
+        if (t.kind == Type::Kind::Tensor && t.scope != MemScope::Global && arg.kind == ExprKind::Name) return;
+        wrongKind("an on-chip buffer");
+        return;
+    }
+    case ParamKind::Shape:
+    case ParamKind::IntList: {
+        bool shape = p.kind == ParamKind::Shape;
+        auto* list = arg.as<List>();
+        if (!list) {
+            Type t = checkValue(arg);
+            if (!t.isError()) wrongKind(shape ? "a shape such as [64, 64]" : "a list of integers such as [0, 1, 2]");
+            return;
+        }
+        checkList(*list);
+        bool ok = !list->elements.empty() || !shape;
+        if (!ok) wrongKind("a shape such as [64, 64]");
+        Shape extents;
+        for (auto& el : list->elements) {
+            if (el->type.isError()) {
+                ok = false;
+                continue;
+            }
+            if (!expectInteger(*el, shape ? "a size" : "an integer")) {
+                ok = false;
+                continue;
+            }
+            ConstInt v = requireConstInt(*el, shape ? "a tile extent" : "a list element", shape);
+            ok = ok && v.ok();
+            extents.push_back(extentOf(*el));
+        }
+        arg.type = ok ? Type::shapeType(std::move(extents)) : Type::error();
+        return;
+    }
+    case ParamKind::DType: {
+        Type t = checkValue(arg);
+        if (t.isError() || t.kind == Type::Kind::DTypeValue) return;
+        diags_.report(DiagId::err_expected_dtype, arg.range, describe(arg));
+        arg.type = Type::error();
+        return;
+    }
+    case ParamKind::ConstInt: {
+        Type t = checkValue(arg);
+        if (t.isError()) return;
+        if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("an integer");
+        if (!t.isScalar() || !isInteger(t.dtype)) return wrongKind("an integer");
+        // Extents, stage counts, thread counts and panel sizes must be positive; dims may not.
+        bool positive = p.name != "dim";
+        std::string what = info.id == Builtin::Parallel ? "an extent of 'parallel'"
+                                                        : fmt::format("'{}' of '{}'", p.name, c.callee);
+        if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();
+        return;
+    }
+    case ParamKind::ConstBool: {
+        Type t = checkValue(arg);
+        if (t.isError()) return;
+        if (!t.isScalar() || t.dtype != DType::Bool) return wrongKind("true or false");
+        if (!arg.constant) {
+            diags_.report(DiagId::err_not_constant, arg.range, fmt::format("'{}' of '{}'", p.name, c.callee));
+            explainNotConstant(arg);
+            arg.type = Type::error();
+        }
+        return;
+    }
+    case ParamKind::Int: {
+        Type t = checkValue(arg);
+        if (t.isError()) return;
+        if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("an integer");
+        if (!t.isScalar() || !isInteger(t.dtype)) wrongKind("an integer");
+        return;
+    }
+    case ParamKind::Scalar:
+    case ParamKind::Bool: {
+        Type t = checkValue(arg);
+        if (t.isError()) return;
+        if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("a value");
+        if (!t.isScalar()) wrongKind(p.kind == ParamKind::Bool ? "a condition" : "a scalar value");
+        return;
+    }
+    case ParamKind::String:
+        if (arg.kind == ExprKind::StringLit) {
+            arg.type = Type::string();
+            return;
+        }
+        if (!checkValue(arg).isError()) wrongKind("a string");
+        return;
+    case ParamKind::Name: {
+        auto allowed = allowedNames(info.id, p.name);
+        auto* name = arg.as<Name>();
+        if (!name) {
+            if (!checkValue(arg).isError()) wrongKind(fmt::format("one of: {}", joinNames(allowed)));
+            return;
+        }
+        // A word from a fixed vocabulary, not a reference: it has no declaration.
+        arg.type = Type::string();
+        for (auto word : allowed)
+            if (word == name->name) return;
+        diags_.report(DiagId::err_invalid_choice, arg.range, name->name, fmt::format("'{}' of '{}'", p.name, c.callee),
+                      joinNames(allowed));
+        arg.type = Type::error();
+        return;
+    }
+    }
+}
+
+Type KernelChecker::checkCast(Call& c, DType to) {
+    bool shapeOk = c.args.size() == 1 && c.args[0].keyword.empty();
+    if (!shapeOk) {
+        diags_.report(DiagId::err_cast_args, c.range, dtypeName(to));
+        for (auto& a : c.args) checkValue(*a.value);
+        return Type::error();
+    }
+    Expr& arg = *c.args[0].value;
+    checkValue(arg);
+    if (!expectScalar(arg, "a value")) return Type::error();
+    if (arg.constant) {
+        FoldResult r = foldCast(*arg.constant, to);
+        reportFoldError(r, c);
+        if (r.error) return Type::error();
+        c.constant = r.value;
+    }
+    return Type::scalar(to);
+}
+
+const Expr* KernelChecker::boundArg(const Call& c, std::string_view param) const {
+    if (c.builtin < 0) return nullptr;
+    int i = paramIndex(builtinInfo(Builtin(c.builtin)), param);
+    return i >= 0 && size_t(i) < c.boundArgs.size() ? c.boundArgs[i] : nullptr;
+}
+
+std::optional<bool> KernelChecker::constBoolArg(const Call& c, std::string_view param) const {
+    if (const Expr* e = boundArg(c, param)) {
+        if (e->constant)
+            if (auto* b = std::get_if<bool>(&*e->constant)) return *b;
+        return std::nullopt;
+    }
+    const auto& info = builtinInfo(Builtin(c.builtin));
+    const auto& def = info.params[paramIndex(info, param)].defaultValue;
+    if (def)
+        if (auto* b = std::get_if<bool>(&*def)) return *b;
+    return std::nullopt;
+}
+
+std::optional<int64_t> KernelChecker::constIntArg(const Call& c, std::string_view param) const {
+    if (const Expr* e = boundArg(c, param)) return e->constant ? asInt(*e->constant) : std::nullopt;
+    const auto& info = builtinInfo(Builtin(c.builtin));
+    const auto& def = info.params[paramIndex(info, param)].defaultValue;
+    return def ? asInt(*def) : std::nullopt;
+}
+
+Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite site) {
+    const auto& args = c.boundArgs;
+    switch (info.kind) {
+    case BuiltinKind::Alloc: {
+        DType dtype = std::get<DType>(*boundArg(c, "dtype")->constant);
+        if (info.id == Builtin::AllocVar) return Type::scalar(dtype);
+        MemScope scope = info.id == Builtin::AllocShared   ? MemScope::Shared
+                         : info.id == Builtin::AllocFragment ? MemScope::Fragment
+                                                             : MemScope::Local;
+        return Type::tensor(scope, dtype, boundArg(c, "shape")->type.shape);
+    }
+    case BuiltinKind::TileOp: checkTileOp(c, info.id); return Type::voidType();
+    case BuiltinKind::Debug: return Type::voidType();
+    case BuiltinKind::LoopIter:
+        if (info.id == Builtin::Range)
+            if (const Expr* step = boundArg(c, "step"); step && step->constant && *asInt(*step->constant) == 0)
+                diags_.report(DiagId::err_zero_step, step->range);
+        return Type::voidType();
+    case BuiltinKind::Grid: {
+        const Expr* threads = boundArg(c, "threads");
+        const Target* target = options_.target;
+        if (threads && threads->constant && target && *asInt(*threads->constant) > target->maxThreadsPerBlock)
+            diags_.report(DiagId::err_threads_exceed_target, threads->range, *asInt(*threads->constant),
+                          target->maxThreadsPerBlock, target->name);
+        return Type::voidType();
+    }
+    case BuiltinKind::IntHelper: {
+        const Expr& a = *args[0];
+        const Expr& b = *args[1];
+        bool minMax = info.id == Builtin::Min || info.id == Builtin::Max;
+        if (!minMax && (!isInteger(a.type.dtype) || !isInteger(b.type.dtype))) {
+            const Expr& bad = isInteger(a.type.dtype) ? b : a;
+            diags_.report(DiagId::err_arg_kind, bad.range, &bad == &a ? "a" : "b", c.callee, "an integer",
+                          describe(bad));
+            return Type::error();
+        }
+        DType result = promote(a.type.dtype, b.type.dtype);
+        if (result == DType::Bool) result = DType::I32;
+        if (a.constant && b.constant) {
+            FoldResult r = foldIntHelper(info.id, *a.constant, *b.constant, result);
+            reportFoldError(r, c);
+            if (r.error) return Type::error();
+            c.constant = r.value;
+        }
+        return Type::scalar(result);
+    }
+    case BuiltinKind::Math: {
+        DType result = args[0]->type.dtype;
+        if (info.id == Builtin::Pow) result = promote(result, args[1]->type.dtype);
+        bool keepsIntegers = info.id == Builtin::Abs && isInteger(result);
+        if (!isFloat(result) && !keepsIntegers) result = DType::F32;
+        return Type::scalar(result);
+    }
+    }
+    (void)site;
+    return Type::error();
+}
+
+} // namespace tlc::sema

@@ -1,0 +1,266 @@
+// The tile operations: shapes of operands (regions take their extents from the other
+// operand, rank mismatches resolve by dropping unit dimensions), memory scopes, gemm's
+// dimensions and dtypes, reduction dimensions, and what the target can do.
+#include "sema/Checker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tlc::sema {
+
+using namespace ast;
+
+namespace {
+
+Shape withoutUnitDims(const Shape& s) {
+    Shape out;
+    for (const Extent& e : s)
+        if (!(e.isConstant() && *e.value == 1)) out.push_back(e);
+    return out;
+}
+
+bool sameUpToUnitDims(const Shape& a, const Shape& b) { return withoutUnitDims(a) == withoutUnitDims(b); }
+
+bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
+
+bool gemmSupported(DType a, DType b, DType c) {
+    if (isFp8(a) && isFp8(b)) return c == DType::F32;
+    if (a != b) return false;
+    switch (a) {
+    case DType::F16: return c == DType::F32 || c == DType::F16;
+    case DType::BF16: return c == DType::F32;
+    case DType::I8: return c == DType::I32;
+    case DType::F32: return c == DType::F32;  // the SIMT fallback
+    default: return false;
+    }
+}
+
+// A gemm operand as a matrix: 2-D after dropping unit dimensions if it has more.
+std::optional<Shape> asMatrix(const Shape& s) {
+    if (s.size() == 2) return s;
+    Shape squeezed = withoutUnitDims(s);
+    if (squeezed.size() == 2) return squeezed;
+    return std::nullopt;
+}
+
+} // namespace
+
+void KernelChecker::checkTileOp(Call& c, Builtin id) {
+    switch (id) {
+    case Builtin::Copy:
+        checkCopyLike(c, const_cast<Expr&>(*c.boundArgs[0]), const_cast<Expr&>(*c.boundArgs[1]));
+        break;
+    case Builtin::Gemm: checkGemm(c); break;
+    case Builtin::Clear:
+    case Builtin::Fill: checkFillClear(c); break;
+    case Builtin::ReduceMax:
+    case Builtin::ReduceMin:
+    case Builtin::ReduceSum:
+    case Builtin::ReduceAbsSum:
+    case Builtin::ReduceAbsMax: checkReduce(c, id); break;
+    case Builtin::Cumsum: checkCumsum(c); break;
+    case Builtin::AtomicAdd: checkAtomicAdd(c); break;
+    default: break;  // use_swizzle, annotate_layout: their arguments say everything
+    }
+}
+
+std::optional<Shape> KernelChecker::knownShape(Expr& operand, std::string_view opName) {
+    const Type& t = operand.type;
+    if (t.kind == Type::Kind::Tensor || !t.extentsFromOtherOperand || !t.shape.empty()) return t.shape;
+    diags_.report(DiagId::err_region_extent_unknown, operand.range, structuralText(operand),
+                  fmt::format("'{}' has no other operand to take it from; give the extents with slices "
+                              "such as 'X[i : i + 64, j : +32]'",
+                              opName));
+    return std::nullopt;
+}
+
+// TileLang's rule for `A[i, j]` as an operand: the region has the other operand's extents.
+// When the ranks differ, unit dimensions make up the difference: a region of higher rank
+// gets leading extents of 1; an operand of higher rank must have enough unit dimensions.
+void KernelChecker::resolveRegionFrom(Expr& region, const Shape& other, Call& c, const Expr& otherExpr) {
+    size_t rank = region.as<Index>()->subscripts.size();
+    Shape out;
+    if (other.size() <= rank) {
+        out.assign(rank - other.size(), Extent::constant(1));
+        out.insert(out.end(), other.begin(), other.end());
+    } else {
+        out = other;
+        auto isUnit = [](const Extent& e) { return e.isConstant() && *e.value == 1; };
+        while (out.size() > rank && isUnit(out.front())) out.erase(out.begin());
+        for (auto it = out.begin(); out.size() > rank && it != out.end();) it = isUnit(*it) ? out.erase(it) : it + 1;
+        if (out.size() > rank) {
+            diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
+                          fmt::format("a rank-{} region of '{}'", rank, structuralText(*region.as<Index>()->base)),
+                          fmt::format("{} ({})", shapeString(other), describe(otherExpr)));
+            return;
+        }
+    }
+    region.type.shape = std::move(out);
+}
+
+void KernelChecker::checkCopyLike(Call& c, Expr& src, Expr& dst) {
+    const Type& s = src.type;
+    const Type& d = dst.type;
+    bool srcPoints = s.kind == Type::Kind::Region && s.extentsFromOtherOperand;
+    bool dstPoints = d.kind == Type::Kind::Region && d.extentsFromOtherOperand;
+    if (srcPoints && dstPoints) {
+        diags_.report(DiagId::err_region_extent_unknown, src.range, structuralText(src),
+                      fmt::format("both operands of '{}' are single points; give one of them slices", c.callee));
+        return;
+    }
+    if (srcPoints) return resolveRegionFrom(src, d.shape, c, dst);
+    if (dstPoints) return resolveRegionFrom(dst, s.shape, c, src);
+    if (sameUpToUnitDims(s.shape, d.shape)) return;
+    diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
+                  fmt::format("{} ({})", shapeString(s.shape), describe(src)),
+                  fmt::format("{} ({})", shapeString(d.shape), describe(dst)));
+    noteDeclared(src);
+    noteDeclared(dst);
+}
+
+bool KernelChecker::requireScope(Expr& operand, std::string_view role, std::string_view opName,
+                                 std::initializer_list<MemScope> allowed, std::string_view expected) {
+    if (std::find(allowed.begin(), allowed.end(), operand.type.scope) != allowed.end()) return true;
+    diags_.report(DiagId::err_operand_scope, operand.range, role, opName, expected, describe(operand));
+    noteDeclared(operand);
+    return false;
+}
+
+void KernelChecker::checkGemm(Call& c) {
+    Expr& a = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& b = const_cast<Expr&>(*c.boundArgs[1]);
+    Expr& acc = const_cast<Expr&>(*c.boundArgs[2]);
+    auto sa = knownShape(a, "gemm");
+    auto sb = knownShape(b, "gemm");
+    auto sc = knownShape(acc, "gemm");
+    if (!sa || !sb || !sc) return;
+    bool ok = requireScope(a, "operand A", "gemm", {MemScope::Shared, MemScope::Fragment},
+                           "in shared memory or a fragment");
+    ok = requireScope(b, "operand B", "gemm", {MemScope::Shared, MemScope::Fragment},
+                      "in shared memory or a fragment") && ok;
+    if (acc.type.scope != MemScope::Fragment) {
+        diags_.report(DiagId::err_gemm_accumulator_not_fragment, acc.range, describe(acc));
+        noteDeclared(acc);
+        ok = false;
+    }
+    struct Operand { const char* name; Expr* expr; const Shape* shape; };
+    std::optional<Shape> matrices[3];
+    Operand operands[3] = {{"A", &a, &*sa}, {"B", &b, &*sb}, {"C", &acc, &*sc}};
+    for (int i = 0; i < 3; ++i) {
+        matrices[i] = asMatrix(*operands[i].shape);
+        if (!matrices[i]) {
+            diags_.report(DiagId::err_gemm_rank, operands[i].expr->range, operands[i].name,
+                          fmt::format("{} ({})", shapeString(*operands[i].shape), describe(*operands[i].expr)));
+            ok = false;
+        }
+    }
+    if (!ok) return;
+    bool transA = constBoolArg(c, "transpose_A").value_or(false);
+    bool transB = constBoolArg(c, "transpose_B").value_or(false);
+    const Shape& ma = *matrices[0];
+    const Shape& mb = *matrices[1];
+    Extent m = transA ? ma[1] : ma[0], ka = transA ? ma[0] : ma[1];
+    Extent kb = transB ? mb[1] : mb[0], n = transB ? mb[0] : mb[1];
+    if (!(ka == kb)) {
+        diags_.report(DiagId::err_gemm_inner_dim_mismatch, c.calleeRange, ka.str(), kb.str());
+        noteDeclared(a);
+        noteDeclared(b);
+        return;
+    }
+    Shape product = {m, n};
+    if (!(*matrices[2] == product)) {
+        diags_.report(DiagId::err_gemm_shape_mismatch, acc.range, shapeString(*matrices[2]), shapeString(product));
+        noteDeclared(acc);
+        return;
+    }
+    DType da = a.type.dtype, db = b.type.dtype, dc = acc.type.dtype;
+    if (!gemmSupported(da, db, dc)) {
+        diags_.report(DiagId::err_gemm_dtype_unsupported, c.calleeRange, dtypeName(da), dtypeName(db), dtypeName(dc));
+        return;
+    }
+    const Target* target = options_.target;
+    if (target && isFp8(da)) {
+        bool can = target->backend == Backend::Cuda ? target->has(Feature::MmaFp8) || target->has(Feature::Wgmma)
+                   : target->backend == Backend::Hip ? target->has(Feature::MfmaFp8)
+                                                     : true;
+        if (!can) diags_.report(DiagId::err_target_unsupported, c.calleeRange, "'gemm' on fp8 operands", target->name);
+    }
+}
+
+void KernelChecker::checkReduce(Call& c, Builtin id) {
+    Expr& src = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& dst = const_cast<Expr&>(*c.boundArgs[1]);
+    auto ss = knownShape(src, c.callee);
+    auto ds = knownShape(dst, c.callee);
+    if (!ss || !ds) return;
+    const std::initializer_list<MemScope> onChip = {MemScope::Fragment, MemScope::Shared};
+    bool ok = requireScope(src, "the source", c.callee, onChip, "a fragment or shared buffer");
+    ok = requireScope(dst, "the destination", c.callee, onChip, "a fragment or shared buffer") && ok;
+    if (!ok) return;
+    auto dim = constIntArg(c, "dim");
+    if (!dim) return;  // deferred to an `auto` parameter
+    int64_t rank = int64_t(ss->size());
+    int64_t d = *dim < 0 ? *dim + rank : *dim;
+    if (d < 0 || d >= rank) {
+        const Expr* dimArg = boundArg(c, "dim");
+        diags_.report(DiagId::err_reduce_dim_out_of_range, dimArg ? dimArg->range : c.range, *dim,
+                      structuralText(src), rank);
+        return;
+    }
+    Shape expected = *ss;
+    expected.erase(expected.begin() + d);
+    if (expected.empty()) expected.push_back(Extent::constant(1));
+    if (!sameUpToUnitDims(expected, *ds)) {
+        diags_.report(DiagId::err_reduce_shape_mismatch, dst.range, c.callee, shapeString(*ds), shapeString(expected), d);
+        noteDeclared(dst);
+    }
+    (void)id;
+}
+
+void KernelChecker::checkCumsum(Call& c) {
+    Expr& src = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& dst = const_cast<Expr&>(*c.boundArgs[1]);
+    auto ss = knownShape(src, c.callee);
+    auto ds = knownShape(dst, c.callee);
+    if (!ss || !ds) return;
+    const std::initializer_list<MemScope> onChip = {MemScope::Fragment, MemScope::Shared};
+    bool ok = requireScope(src, "the source", c.callee, onChip, "a fragment or shared buffer");
+    ok = requireScope(dst, "the destination", c.callee, onChip, "a fragment or shared buffer") && ok;
+    if (!ok) return;
+    if (auto dim = constIntArg(c, "dim")) {
+        int64_t rank = int64_t(ss->size());
+        if (*dim < -rank || *dim >= rank) {
+            const Expr* dimArg = boundArg(c, "dim");
+            diags_.report(DiagId::err_reduce_dim_out_of_range, dimArg ? dimArg->range : c.range, *dim,
+                          structuralText(src), rank);
+            return;
+        }
+    }
+    if (!sameUpToUnitDims(*ss, *ds))
+        diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
+                      fmt::format("{} ({})", shapeString(*ss), describe(src)),
+                      fmt::format("{} ({})", shapeString(*ds), describe(dst)));
+}
+
+void KernelChecker::checkAtomicAdd(Call& c) {
+    Expr& dst = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& src = const_cast<Expr&>(*c.boundArgs[1]);
+    if (!requireScope(dst, "the destination", c.callee, {MemScope::Global, MemScope::Shared},
+                      "a global tensor or a shared buffer"))
+        return;
+    if (src.type.isScalar()) {
+        // A scalar adds into one element: a point region has extent 1 everywhere.
+        if (dst.type.kind == Type::Kind::Region && dst.type.extentsFromOtherOperand)
+            dst.type.shape.assign(dst.as<Index>()->subscripts.size(), Extent::constant(1));
+        return;
+    }
+    checkCopyLike(c, src, dst);
+}
+
+void KernelChecker::checkFillClear(Call& c) {
+    Expr& buffer = const_cast<Expr&>(*c.boundArgs[0]);
+    knownShape(buffer, c.callee);
+}
+
+} // namespace tlc::sema

@@ -1,0 +1,164 @@
+// The checker of one kernel. Its member functions are spread over several files by topic:
+//   CheckKernel.cpp   compile-time parameters, -D, tensor parameters and sizes, kernel-wide rules
+//   CheckStmt.cpp     statements, scopes, loops, the grid, assignments
+//   CheckExpr.cpp     names, operators, element access and regions, folding, symbolic extents
+//   CheckCall.cpp     builtin calls: argument binding, argument kinds, casts, math
+//   CheckTileOps.cpp  copy, gemm, reductions and the other tile operations
+// Internal to src/sema; the interface is checkFile() in Sema.h.
+#pragma once
+
+#include "sema/Affine.h"
+#include "sema/Builtins.h"
+#include "sema/ConstFold.h"
+#include "sema/Scope.h"
+#include "sema/Sema.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tlc::sema {
+
+// -D NAME=VALUE across the kernels of a file: which were parsed and which named something.
+struct DefineTable {
+    struct Entry {
+        std::string text;
+        std::optional<ConstValue> value;  // nullopt: the value did not parse (already reported)
+        bool used = false;
+    };
+    std::map<std::string, Entry> entries;
+    Entry* find(const std::string& name) {
+        auto it = entries.find(name);
+        return it == entries.end() ? nullptr : &it->second;
+    }
+};
+
+// A compile-time integer that is required: known, deferred (depends on an `auto` parameter,
+// filled in by tile inference later), or missing (an error has been reported).
+struct ConstInt {
+    enum class Status { Known, Deferred, Missing } status = Status::Missing;
+    int64_t value = 0;
+    bool known() const { return status == Status::Known; }
+    bool ok() const { return status != Status::Missing; }
+};
+
+// Where a call appears; decides which builtins are allowed there.
+enum class CallSite { Statement, Value, LetInit, LoopIter, Launch };
+
+class KernelChecker {
+public:
+    KernelChecker(ast::Kernel& kernel, DiagnosticEngine& diags, const SemaOptions& options, DefineTable& defines)
+        : kernel_(kernel), diags_(diags), options_(options), defines_(defines) {}
+    void run();
+
+    // ---- kernel level (CheckKernel.cpp) ----
+    void declareTemplateParams();
+    void applyDefine(ast::TemplateParam& tp, ast::Decl& decl);
+    void declareParams();
+    void checkTensorDim(ast::Expr& dim, const std::set<std::string>& paramNames);
+    void finishKernel();
+    // Adds a declaration to the current scope; reports redefinitions and reserved names.
+    ast::Decl* declare(ast::Decl d);
+    void reportUnused(const std::vector<ast::Decl*>& frame);
+    // A dtype written as a name in a type position (`X: f16[...]`, `var x: dt`).
+    std::optional<DType> resolveDTypeName(const std::string& name, SourceRange range);
+
+    // ---- statements (CheckStmt.cpp) ----
+    void checkBlock(ast::Block& block);
+    void checkStmt(ast::Stmt& stmt);
+    void checkLet(ast::LetStmt& s);
+    void checkVar(ast::VarStmt& s);
+    void checkAssign(ast::AssignStmt& s);
+    void checkExprStmt(ast::ExprStmt& s);
+    void checkFor(ast::ForStmt& s);
+    void checkIf(ast::IfStmt& s);
+    void checkGrid(ast::GridStmt& s);
+    void checkGlobalStore(const ast::Index& target, const ast::Decl* tensor);
+
+    // ---- expressions (CheckExpr.cpp) ----
+    Type checkValue(ast::Expr& e);    // a value: `A[i, j]` with points is an element
+    Type checkOperand(ast::Expr& e);  // a tile operand: `A[i, j]` is a region
+    Type checkExpr(ast::Expr& e, bool operand);
+    Type checkName(ast::Name& n);
+    Type checkUnary(ast::Unary& u);
+    Type checkBinary(ast::Binary& b);
+    Type checkTernary(ast::Ternary& t);
+    Type checkIndex(ast::Index& ix, bool operand);
+    Type checkList(ast::List& l);
+    // Checks that `e` (already checked) is a value of the wanted sort; reports otherwise.
+    bool expectInteger(ast::Expr& e, std::string_view what);
+    bool expectScalar(ast::Expr& e, std::string_view what);
+    bool expectBoolConvertible(ast::Expr& e);
+    ConstInt requireConstInt(ast::Expr& e, std::string_view what, bool positive);
+    void reportFoldError(const FoldResult& r, const ast::Expr& e);
+    void explainNotConstant(const ast::Expr& e);
+    bool isCompileTime(const ast::Expr& e) const;
+    Extent extentOf(const ast::Expr& e) const;
+    std::optional<Affine> affineOf(const ast::Expr& e) const;
+    std::string canonical(const ast::Expr& e) const;
+    std::string structuralText(const ast::Expr& e) const;
+    void collectDeps(const ast::Expr& e, std::set<const ast::Decl*>& out) const;
+    // "global tensor 'A'", "region of shared buffer 'A_s'", "i32" for messages.
+    std::string describe(const ast::Expr& e) const;
+    const ast::Decl* rootDecl(const ast::Expr& e) const;  // the tensor a name or region refers to
+    void noteDeclared(const ast::Expr& e);
+
+    // ---- calls (CheckCall.cpp) ----
+    Type checkCall(ast::Call& c, CallSite site);
+    bool bindArgs(ast::Call& c, const BuiltinInfo& info);
+    void checkArg(ast::Call& c, const BuiltinInfo& info, const BuiltinParam& p, ast::Expr& arg);
+    Type checkCast(ast::Call& c, DType to);
+    Type builtinResult(ast::Call& c, const BuiltinInfo& info, CallSite site);
+    bool checkSite(ast::Call& c, const BuiltinInfo& info, CallSite site);
+    const ast::Expr* boundArg(const ast::Call& c, std::string_view param) const;
+    std::optional<bool> constBoolArg(const ast::Call& c, std::string_view param) const;
+    std::optional<int64_t> constIntArg(const ast::Call& c, std::string_view param) const;
+
+    // ---- tile operations (CheckTileOps.cpp) ----
+    void checkTileOp(ast::Call& c, Builtin id);
+    void checkCopyLike(ast::Call& c, ast::Expr& src, ast::Expr& dst);
+    void checkGemm(ast::Call& c);
+    void checkReduce(ast::Call& c, Builtin id);
+    void checkCumsum(ast::Call& c);
+    void checkAtomicAdd(ast::Call& c);
+    void checkFillClear(ast::Call& c);
+    // The extents of an operand, or nullopt (reported) for an all-point region with nothing
+    // to take its extents from.
+    std::optional<Shape> knownShape(ast::Expr& operand, std::string_view opName);
+    void resolveRegionFrom(ast::Expr& region, const Shape& other, ast::Call& c, const ast::Expr& otherExpr);
+    bool requireScope(ast::Expr& operand, std::string_view role, std::string_view opName,
+                      std::initializer_list<MemScope> allowed, std::string_view expected);
+
+    ast::Kernel& kernel_;
+    DiagnosticEngine& diags_;
+    const SemaOptions& options_;
+    DefineTable& defines_;
+    Scope scope_;
+
+    // Context of the statement being checked.
+    bool inGrid_ = false;
+    std::vector<std::string> nesting_;                    // "a 'for' loop", ...: where the grid may not be
+    std::vector<std::vector<const ast::Decl*>> parallel_; // variables of the enclosing parallel loops
+    int gridCount_ = 0;
+    const ast::GridStmt* firstGrid_ = nullptr;
+
+    // Facts about declarations that the AST does not hold.
+    std::map<const ast::Decl*, std::set<const ast::Decl*>> deps_;  // let/var -> the names its value used
+    std::set<const ast::Decl*> compileTimeDecls_;                   // lets over `auto` parameters
+    std::set<const ast::Decl*> buffers_;                             // lets bound to alloc_*
+    struct SharedAlloc { const ast::LetStmt* let; std::optional<int64_t> bytes; };
+    std::vector<SharedAlloc> sharedAllocs_;
+    // While checking tensor dimensions: parameter names, which may not be used as sizes.
+    const std::set<std::string>* dimParamNames_ = nullptr;
+};
+
+// Calls `f` for every name in `e` that is used as a value (not callees, not keywords).
+// The result dtype of `a op b` on scalars, or nullopt when the operator does not apply
+// (shifts and bit operations on floats).
+std::optional<DType> binaryResultType(ast::BinaryOp op, DType a, DType b);
+
+void visitNames(const ast::Expr& e, const std::function<void(const ast::Name&)>& f);
+
+} // namespace tlc::sema
