@@ -92,6 +92,7 @@ struct For : StmtNode {
     VarPtr var;
     Expr min, extent;
     Expr step;  // 1 for every loop but `range(a, b, step)`
+    // The loop runs var = min, min + step, ... while var < min + extent.
     ForKind forKind;
     Stmt body;
     PipelineInfo pipeline;

@@ -1,0 +1,571 @@
+#include "irgen/IRGen.h"
+
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ops/atomic_add/AtomicAdd.h"
+#include "ops/copy/Copy.h"
+#include "ops/cumsum/Cumsum.h"
+#include "ops/fill/Fill.h"
+#include "ops/gemm/Gemm.h"
+#include "ops/reduce/Reduce.h"
+#include "sema/Builtins.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace tlc {
+
+using namespace ir;
+namespace A = ast;
+
+namespace {
+
+// Thrown for the few things sema accepts that IR building does not handle yet; reported once.
+struct Unsupported {
+    SourceRange where;
+    std::string what, why;
+};
+
+// 16-bit and 8-bit floats compute in f32.
+DType mathType(DType t) { return isFloat(t) && dtypeBits(t) < 32 ? DType::F32 : t; }
+
+Expr asMath(Expr e) { return cast(mathType(e.dtype()), std::move(e)); }
+
+class KernelBuilder {
+public:
+    KernelBuilder(const A::Kernel& k, const SourceFile& file) : ast_(k), file_(file) {}
+
+    Kernel build() {
+        Kernel k;
+        k.name = ast_.name;
+        k.sourceName = file_.name();
+        k.loc = ast_.range.begin;
+        for (const auto& tp : ast_.templateParams) {
+            if (!tp.decl || !tp.decl->constant) throw Unsupported{tp.range, "auto", tp.name};
+            k.templateValues.push_back({tp.name, toString(*tp.decl->constant)});
+        }
+        for (const auto* size : ast_.sizeParams) {
+            VarPtr v = makeVar(size->name);
+            values_[size] = Expr(v);
+            sizeVars_.push_back(v);
+        }
+        for (const auto& p : ast_.params) {
+            KernelParam kp;
+            kp.name = p.name;
+            kp.dtype = p.decl->type.dtype;
+            if (p.type.isTensor()) {
+                kp.kind = KernelParam::Kind::Tensor;
+                std::vector<Expr> shape, strides;
+                for (const auto& d : p.type.dims) shape.push_back(intValue(*d));
+                for (const auto& s : p.type.strides) strides.push_back(intValue(*s));
+                kp.buffer = makeBuffer(p.name, kp.dtype, MemScope::Global, shape, strides);
+                buffers_[p.decl] = kp.buffer;
+            } else {
+                kp.kind = KernelParam::Kind::Scalar;
+                kp.var = makeVar(p.name, kp.dtype);
+                values_[p.decl] = Expr(kp.var);
+            }
+            k.params.push_back(kp);
+        }
+        for (const auto& v : sizeVars_) k.params.push_back({KernelParam::Kind::Size, v->name, DType::I32, nullptr, v});
+
+        const A::GridStmt* grid = ast_.grid;
+        if (!grid) throw Unsupported{ast_.nameRange, "a kernel without grid(...)", "nothing would run"};
+        // Statements before the grid are scalar lets; they are evaluated inside the kernel too.
+        std::vector<const A::Stmt*> prefix;
+        for (const auto& s : ast_.body->stmts) {
+            if (s.get() == grid) break;
+            prefix.push_back(s.get());
+        }
+        const A::Call& launch = *grid->launch;
+        for (size_t i = 0; i < 3; ++i)
+            if (launch.boundArgs.size() > i && launch.boundArgs[i]) k.gridExtents.push_back(hostValue(*launch.boundArgs[i], prefix));
+        const A::Expr* threads = launch.boundArgs.size() > 3 ? launch.boundArgs[3] : nullptr;
+        k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 128;
+
+        // Block indices: raw (blockIdx) variables, bound to the user's names at the top of the body.
+        static const VarRole roles[] = {VarRole::BlockIndexX, VarRole::BlockIndexY, VarRole::BlockIndexZ};
+        std::vector<std::pair<VarPtr, Expr>> blockLets;
+        for (size_t i = 0; i < grid->vars.size(); ++i) {
+            VarPtr raw = makeVar(std::string("block_") + char('x' + i), DType::I32, roles[i]);
+            k.blockVars.push_back(raw);
+            VarPtr user = makeVar(grid->vars[i].name);
+            values_[grid->vars[i].decl] = Expr(user);
+            blockLets.push_back({user, Expr(raw)});
+        }
+        gridExtents_ = k.gridExtents;
+        rawBlocks_ = k.blockVars;
+
+        std::vector<const A::Stmt*> body;
+        for (const auto& s : grid->body->stmts) body.push_back(s.get());
+        // The prefix lets wrap the grid body, in order.
+        std::vector<const A::Stmt*> all = prefix;
+        all.insert(all.end(), body.begin(), body.end());
+        Stmt inner = stmts(all, 0);
+        if (swizzlePanel_ > 0 && blockLets.size() >= 2) applySwizzle(blockLets);
+        for (size_t i = blockLets.size(); i-- > 0;) inner = letStmt(blockLets[i].first, blockLets[i].second, inner, grid->range.begin);
+        k.body = inner;
+        return k;
+    }
+
+private:
+    const A::Kernel& ast_;
+    const SourceFile& file_;
+    std::map<const A::Decl*, Expr> values_;
+    std::map<const A::Decl*, Buffer> buffers_;
+    std::vector<VarPtr> sizeVars_;
+    std::vector<Expr> gridExtents_;
+    std::vector<VarPtr> rawBlocks_;
+    int64_t swizzlePanel_ = 0;
+
+    // Block rasterisation for L2 reuse: blocks walk panels of `panel` rows column by column.
+    void applySwizzle(std::vector<std::pair<VarPtr, Expr>>& lets) {
+        Expr gx = gridExtents_[0], gy = gridExtents_[1];
+        Expr bx = Expr(rawBlocks_[0]), by = Expr(rawBlocks_[1]);
+        int64_t p = swizzlePanel_;
+        Expr linear = by * gx + bx;
+        Expr panel = linear / (gx * p);
+        Expr within = linear % (gx * p);
+        Expr rows = minExpr(intImm(p), gy - panel * p);
+        lets[0].second = within / rows;
+        lets[1].second = panel * p + within % rows;
+    }
+
+    [[noreturn]] void unsupported(const A::Expr& e, std::string what, std::string why) {
+        throw Unsupported{e.range, std::move(what), std::move(why)};
+    }
+
+    // ---- expressions -----------------------------------------------------------------------
+
+    Expr constantOf(const A::Expr& e) {
+        const ConstValue& c = *e.constant;
+        DType t = e.type.isScalar() ? e.type.dtype : DType::I32;
+        if (auto* i = std::get_if<int64_t>(&c)) return isFloat(t) ? floatImm(double(*i), t) : intImm(*i, t == DType::Bool ? DType::I32 : t);
+        if (auto* d = std::get_if<double>(&c)) {
+            std::string spelling;
+            if (const auto* f = e.as<A::FloatLit>()) spelling = f->spelling;
+            return floatImm(*d, isFloat(t) ? t : DType::F32, spelling);
+        }
+        if (auto* b = std::get_if<bool>(&c)) return boolImm(*b);
+        unsupported(e, "a dtype", "it is not a value");
+    }
+
+    Expr intValue(const A::Expr& e) { return cast(DType::I32, value(e)); }
+
+    // A grid extent: lets before the grid are substituted, since the launcher computes it.
+    Expr hostValue(const A::Expr& e, const std::vector<const A::Stmt*>& prefix) {
+        Expr v = value(e);
+        return simplify(v);
+    }
+
+    Expr value(const A::Expr& e) {
+        if (e.constant && !std::holds_alternative<DType>(*e.constant)) return constantOf(e);
+        switch (e.kind) {
+        case A::ExprKind::Name: return nameValue(*e.as<A::Name>());
+        case A::ExprKind::Unary: {
+            const auto& u = *e.as<A::Unary>();
+            Expr v = asMath(value(*u.operand));
+            switch (u.op) {
+            case A::UnaryOp::Neg: return unary(UnaryOp::Neg, v);
+            case A::UnaryOp::Not: return unary(UnaryOp::Not, truth(v));
+            case A::UnaryOp::BitNot: return unary(UnaryOp::BitNot, v);
+            }
+            break;
+        }
+        case A::ExprKind::Binary: return binaryValue(*e.as<A::Binary>());
+        case A::ExprKind::Ternary: {
+            const auto& t = *e.as<A::Ternary>();
+            return select(truth(value(*t.cond)), asMath(value(*t.thenExpr)), asMath(value(*t.elseExpr)));
+        }
+        case A::ExprKind::Index: {
+            const auto& ix = *e.as<A::Index>();
+            Buffer b = bufferOf(*ix.base);
+            std::vector<Expr> idx;
+            for (const auto& s : ix.subscripts) idx.push_back(intValue(*s.point));
+            return load(b, idx);
+        }
+        case A::ExprKind::Call: return callValue(*e.as<A::Call>());
+        default: break;
+        }
+        unsupported(e, "this expression", "it has no value");
+    }
+
+    Expr truth(const Expr& v) { return v.dtype() == DType::Bool ? v : binary(BinaryOp::Ne, v, zero(v.dtype())); }
+
+    Expr nameValue(const A::Name& n) {
+        if (!n.decl) {
+            if (n.name == "inf") return floatImm(INFINITY, DType::F32);
+            unsupported(n, "'" + n.name + "'", "it is not a value");
+        }
+        if (auto it = values_.find(n.decl); it != values_.end()) return it->second;
+        if (auto it = buffers_.find(n.decl); it != buffers_.end()) {
+            if (it->second->shape.empty()) return load(it->second, {});
+            unsupported(n, "'" + n.name + "'", "a buffer is not a value");
+        }
+        if (n.decl->constant) {
+            if (n.decl->kind == A::Decl::Kind::TemplateParam && !n.decl->constant) throw Unsupported{n.range, "auto", n.name};
+            A::Name copy(n.range, n.name);
+            copy.type = n.decl->type;
+            copy.constant = n.decl->constant;
+            return constantOf(copy);
+        }
+        if (n.decl->kind == A::Decl::Kind::TemplateParam) throw Unsupported{n.range, "auto", n.name};
+        unsupported(n, "'" + n.name + "'", "it is not bound here");
+    }
+
+    Expr binaryValue(const A::Binary& b) {
+        Expr x = asMath(value(*b.lhs)), y = asMath(value(*b.rhs));
+        switch (b.op) {
+        case A::BinaryOp::Mul: return x * y;
+        case A::BinaryOp::Div: return x / y;
+        case A::BinaryOp::Mod: return x % y;
+        case A::BinaryOp::Add: return x + y;
+        case A::BinaryOp::Sub: return x - y;
+        case A::BinaryOp::Shl: return binary(BinaryOp::Shl, x, y);
+        case A::BinaryOp::Shr: return binary(BinaryOp::Shr, x, y);
+        case A::BinaryOp::Lt: return binary(BinaryOp::Lt, x, y);
+        case A::BinaryOp::Le: return binary(BinaryOp::Le, x, y);
+        case A::BinaryOp::Gt: return binary(BinaryOp::Gt, x, y);
+        case A::BinaryOp::Ge: return binary(BinaryOp::Ge, x, y);
+        case A::BinaryOp::Eq: return binary(BinaryOp::Eq, x, y);
+        case A::BinaryOp::Ne: return binary(BinaryOp::Ne, x, y);
+        case A::BinaryOp::BitAnd: return binary(BinaryOp::BitAnd, x, y);
+        case A::BinaryOp::BitXor: return binary(BinaryOp::BitXor, x, y);
+        case A::BinaryOp::BitOr: return binary(BinaryOp::BitOr, x, y);
+        case A::BinaryOp::And: return binary(BinaryOp::And, truth(x), truth(y));
+        case A::BinaryOp::Or: return binary(BinaryOp::Or, truth(x), truth(y));
+        }
+        return x;
+    }
+
+    Expr callValue(const A::Call& c) {
+        if (c.builtin < 0) {  // a cast: f16(x)
+            return cast(c.type.dtype, value(*c.args.at(0).value));
+        }
+        Builtin id = static_cast<Builtin>(c.builtin);
+        auto arg = [&](size_t i) { return value(*c.boundArgs.at(i)); };
+        switch (id) {
+        case Builtin::Ceildiv: {
+            Expr a = arg(0), b = arg(1);
+            return (a + b - intImm(1, b.dtype())) / b;
+        }
+        case Builtin::Floordiv: return call("floordiv", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
+        case Builtin::Floormod: return call("floormod", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
+        case Builtin::Min: return minExpr(asMath(arg(0)), asMath(arg(1)));
+        case Builtin::Max: return maxExpr(asMath(arg(0)), asMath(arg(1)));
+        default: break;
+        }
+        const BuiltinInfo& info = builtinInfo(id);
+        if (info.kind == BuiltinKind::Math) {
+            std::vector<Expr> args;
+            for (size_t i = 0; i < c.boundArgs.size(); ++i) {
+                Expr a = arg(i);
+                args.push_back(cast(isFloat(a.dtype()) ? mathType(a.dtype()) : DType::F32, a));
+            }
+            DType t = args[0].dtype();
+            if (id == Builtin::Abs && !isFloat(value(*c.boundArgs[0]).dtype())) {
+                Expr a = arg(0);
+                return call("abs", a.dtype(), {a});
+            }
+            return call(std::string(info.name), t, args);
+        }
+        unsupported(c, "'" + c.callee + "'", "it is not a value");
+    }
+
+    // ---- buffers and regions ---------------------------------------------------------------
+
+    Buffer bufferOf(const A::Expr& e) {
+        const auto* n = e.as<A::Name>();
+        if (n && n->decl) {
+            if (auto it = buffers_.find(n->decl); it != buffers_.end()) return it->second;
+        }
+        unsupported(e, "this operand", "it is not a buffer");
+    }
+
+    Region region(const A::Expr& e) {
+        Region r;
+        if (const auto* ix = e.as<A::Index>()) {
+            r.buffer = bufferOf(*ix->base);
+            for (const auto& s : ix->subscripts) {
+                switch (s.form) {
+                case A::Subscript::Form::Point: r.starts.push_back(intValue(*s.point)); break;
+                case A::Subscript::Form::Range:
+                case A::Subscript::Form::Length: r.starts.push_back(s.lo ? intValue(*s.lo) : intImm(0)); break;
+                }
+            }
+        } else {
+            r.buffer = bufferOf(e);
+            r.starts.assign(r.buffer->shape.size(), intImm(0));
+        }
+        for (const auto& ext : e.type.shape) {
+            if (!ext.isConstant()) unsupported(e, "a tile of symbolic extent " + ext.symbol, "tile extents must be constants");
+            r.extents.push_back(*ext.value);
+        }
+        if (r.extents.size() != r.starts.size())
+            unsupported(e, "this region", fmt::format("its {} extents do not match its rank {}", r.extents.size(), r.starts.size()));
+        return r;
+    }
+
+    // ---- statements ------------------------------------------------------------------------
+
+    Stmt stmts(const std::vector<const A::Stmt*>& list, size_t from) {
+        std::vector<Stmt> out;
+        for (size_t i = from; i < list.size(); ++i) {
+            const A::Stmt& s = *list[i];
+            SourceLoc loc = s.range.begin;
+            if (const auto* let = s.as<A::LetStmt>()) {
+                if (auto bound = bindLet(*let, list, i + 1)) {
+                    out.push_back(*bound);
+                    return seq(out);
+                }
+                continue;
+            }
+            if (const auto* var = s.as<A::VarStmt>()) {
+                DType t = var->decl->type.dtype;
+                Buffer b = makeBuffer(var->name, t, MemScope::Local, {});
+                buffers_[var->decl] = b;
+                Expr init = var->init ? cast(t, value(*var->init)) : zero(t);
+                out.push_back(allocate(b, stmts(list, i + 1), loc, init));
+                return seq(out);
+            }
+            out.push_back(stmt(s));
+        }
+        return seq(out);
+    }
+
+    // A let binds a buffer (alloc_*), a constant (nothing to emit) or a value (a LetStmt).
+    std::optional<Stmt> bindLet(const A::LetStmt& let, const std::vector<const A::Stmt*>& list, size_t rest) {
+        SourceLoc loc = let.range.begin;
+        const A::Decl* decl = let.decl;
+        if (const auto* c = let.value->as<A::Call>(); c && c->builtin >= 0) {
+            Builtin id = static_cast<Builtin>(c->builtin);
+            if (id == Builtin::AllocShared || id == Builtin::AllocFragment || id == Builtin::AllocLocal) {
+                const Type& t = decl->type;
+                std::vector<Expr> shape;
+                for (const auto& ext : t.shape) {
+                    if (!ext.isConstant()) unsupported(*let.value, "a buffer of symbolic shape", "buffer extents must be constants");
+                    shape.push_back(intImm(*ext.value));
+                }
+                Buffer b = makeBuffer(let.name, t.dtype, t.scope, shape);
+                buffers_[decl] = b;
+                return allocate(b, stmts(list, rest), loc);
+            }
+            if (id == Builtin::AllocVar) {
+                DType t = decl->type.dtype;
+                Buffer b = makeBuffer(let.name, t, MemScope::Local, {});
+                buffers_[decl] = b;
+                const A::Expr* init = c->boundArgs.size() > 1 ? c->boundArgs[1] : nullptr;
+                return allocate(b, stmts(list, rest), loc, init ? cast(t, value(*init)) : zero(t));
+            }
+        }
+        if (decl->constant) return std::nullopt;  // uses read the folded value
+        VarPtr v = makeVar(let.name, mathType(decl->type.dtype));
+        Expr val = asMath(value(*let.value));
+        values_[decl] = Expr(v);
+        return letStmt(v, val, stmts(list, rest), loc);
+    }
+
+    Stmt stmt(const A::Stmt& s) {
+        SourceLoc loc = s.range.begin;
+        switch (s.kind) {
+        case A::StmtKind::Block: {
+            std::vector<const A::Stmt*> list;
+            for (const auto& c : s.as<A::Block>()->stmts) list.push_back(c.get());
+            return stmts(list, 0);
+        }
+        case A::StmtKind::Assign: return assign(*s.as<A::AssignStmt>());
+        case A::StmtKind::ExprStmt: return exprStmt(*s.as<A::ExprStmt>()->expr, loc);
+        case A::StmtKind::For: return forStmt(*s.as<A::ForStmt>());
+        case A::StmtKind::If: {
+            const auto& i = *s.as<A::IfStmt>();
+            Stmt thenCase = stmt(*i.thenBlock);
+            Stmt elseCase = i.elseStmt ? stmt(*i.elseStmt) : Stmt();
+            return ifThenElse(truth(value(*i.cond)), thenCase, elseCase, loc);
+        }
+        case A::StmtKind::Grid: throw Unsupported{s.range, "a nested grid", "one grid per kernel"};
+        default: break;
+        }
+        throw Unsupported{s.range, "this statement", "it is not supported inside the grid"};
+    }
+
+    Stmt assign(const A::AssignStmt& a) {
+        SourceLoc loc = a.range.begin;
+        Buffer b;
+        std::vector<Expr> idx;
+        if (const auto* ix = a.target->as<A::Index>()) {
+            b = bufferOf(*ix->base);
+            for (const auto& s : ix->subscripts) idx.push_back(intValue(*s.point));
+        } else {
+            b = bufferOf(*a.target);
+        }
+        Expr v = value(*a.value);
+        if (a.op) {
+            Expr old = asMath(load(b, idx));
+            v = asMath(v);
+            switch (*a.op) {
+            case A::BinaryOp::Add: v = old + v; break;
+            case A::BinaryOp::Sub: v = old - v; break;
+            case A::BinaryOp::Mul: v = old * v; break;
+            case A::BinaryOp::Div: v = old / v; break;
+            case A::BinaryOp::Mod: v = old % v; break;
+            case A::BinaryOp::BitAnd: v = binary(BinaryOp::BitAnd, old, v); break;
+            case A::BinaryOp::BitOr: v = binary(BinaryOp::BitOr, old, v); break;
+            case A::BinaryOp::BitXor: v = binary(BinaryOp::BitXor, old, v); break;
+            case A::BinaryOp::Shl: v = binary(BinaryOp::Shl, old, v); break;
+            case A::BinaryOp::Shr: v = binary(BinaryOp::Shr, old, v); break;
+            default: break;
+            }
+        }
+        return store(b, idx, cast(b->dtype, v), loc);
+    }
+
+    Stmt forStmt(const A::ForStmt& f) {
+        SourceLoc loc = f.range.begin;
+        const A::Call& it = *f.iter;
+        Builtin id = static_cast<Builtin>(it.builtin);
+        auto arg = [&](size_t i) -> const A::Expr* { return i < it.boundArgs.size() ? it.boundArgs[i] : nullptr; };
+        if (id == Builtin::Parallel) {
+            std::vector<VarPtr> vars;
+            for (const auto& v : f.vars) {
+                vars.push_back(makeVar(v.name));
+                values_[v.decl] = Expr(vars.back());
+            }
+            Stmt body = stmt(*f.body);
+            for (size_t d = vars.size(); d-- > 0;)
+                body = forLoop(vars[d], intImm(0), intValue(*it.boundArgs.at(d)), ForKind::Parallel, body, loc);
+            return body;
+        }
+        VarPtr v = makeVar(f.vars.at(0).name);
+        values_[f.vars[0].decl] = Expr(v);
+        Stmt body = stmt(*f.body);
+        switch (id) {
+        case Builtin::Range: {
+            if (!arg(1)) return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Serial, body, loc);
+            Expr lo = intValue(*arg(0)), hi = intValue(*arg(1));
+            Expr step = arg(2) ? intValue(*arg(2)) : intImm(1);
+            return forLoop(v, lo, simplify(hi - lo), ForKind::Serial, body, loc, {}, step);
+        }
+        case Builtin::Serial: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Serial, body, loc);
+        case Builtin::Unroll: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Unroll, body, loc);
+        case Builtin::Pipelined: {
+            PipelineInfo p;
+            if (arg(1) && arg(1)->constant) p.stages = int(std::get<int64_t>(*arg(1)->constant));
+            auto intList = [](const A::Expr* e) {
+                std::vector<int> out;
+                if (const auto* l = e ? e->as<A::List>() : nullptr)
+                    for (const auto& x : l->elements)
+                        if (x->constant) out.push_back(int(std::get<int64_t>(*x->constant)));
+                return out;
+            };
+            p.order = intList(arg(2));
+            p.stage = intList(arg(3));
+            return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
+        }
+        default: break;
+        }
+        throw Unsupported{it.range, "'" + it.callee + "' loops", "unknown loop kind"};
+    }
+
+    static bool boolArg(const A::Expr* e, bool fallback) {
+        if (!e || !e->constant) return fallback;
+        if (auto* b = std::get_if<bool>(&*e->constant)) return *b;
+        if (auto* i = std::get_if<int64_t>(&*e->constant)) return *i != 0;
+        return fallback;
+    }
+
+    static int64_t intArg(const A::Expr* e, int64_t fallback) {
+        if (!e || !e->constant) return fallback;
+        if (auto* i = std::get_if<int64_t>(&*e->constant)) return *i;
+        return fallback;
+    }
+
+    Stmt exprStmt(const A::Expr& e, SourceLoc loc) {
+        const auto* c = e.as<A::Call>();
+        if (!c || c->builtin < 0) return evaluate(value(e), loc);
+        Builtin id = static_cast<Builtin>(c->builtin);
+        auto arg = [&](size_t i) -> const A::Expr* { return i < c->boundArgs.size() ? c->boundArgs[i] : nullptr; };
+        switch (id) {
+        case Builtin::Copy: return tileOp(std::make_shared<ops::CopyOp>(region(*arg(0)), region(*arg(1))), loc);
+        case Builtin::Gemm: {
+            ops::GemmPolicy policy = ops::GemmPolicy::Square;
+            if (const auto* p = arg(5) ? arg(5)->as<A::Name>() : nullptr)
+                policy = p->name == "full_row" ? ops::GemmPolicy::FullRow
+                         : p->name == "full_col" ? ops::GemmPolicy::FullCol
+                                                 : ops::GemmPolicy::Square;
+            return tileOp(std::make_shared<ops::GemmOp>(region(*arg(0)), region(*arg(1)), region(*arg(2)),
+                                                        boolArg(arg(3), false), boolArg(arg(4), false), policy,
+                                                        boolArg(arg(6), false)),
+                          loc);
+        }
+        case Builtin::Clear: {
+            Region r = region(*arg(0));
+            return tileOp(std::make_shared<ops::FillOp>(r, zero(r.buffer->dtype), true), loc);
+        }
+        case Builtin::Fill: return tileOp(std::make_shared<ops::FillOp>(region(*arg(0)), value(*arg(1)), false), loc);
+        case Builtin::ReduceMax:
+        case Builtin::ReduceMin:
+        case Builtin::ReduceSum:
+        case Builtin::ReduceAbsSum:
+        case Builtin::ReduceAbsMax: {
+            static const std::map<Builtin, ops::ReduceKind> kinds = {
+                {Builtin::ReduceMax, ops::ReduceKind::Max},     {Builtin::ReduceMin, ops::ReduceKind::Min},
+                {Builtin::ReduceSum, ops::ReduceKind::Sum},     {Builtin::ReduceAbsSum, ops::ReduceKind::AbsSum},
+                {Builtin::ReduceAbsMax, ops::ReduceKind::AbsMax}};
+            Region src = region(*arg(0)), dst = region(*arg(1));
+            int64_t dim = intArg(arg(2), -1);
+            if (dim < 0) dim += int64_t(src.rank());
+            requireFragment(*arg(0), src, "the source of a reduction");
+            requireFragment(*arg(1), dst, "the destination of a reduction");
+            return tileOp(std::make_shared<ops::ReduceOp>(src, dst, kinds.at(id), int(dim), boolArg(arg(3), true)), loc);
+        }
+        case Builtin::Cumsum: {
+            Region src = region(*arg(0)), dst = region(*arg(1));
+            int64_t dim = intArg(arg(2), 0);
+            if (dim < 0) dim += int64_t(src.rank());
+            return tileOp(std::make_shared<ops::CumsumOp>(src, dst, int(dim), boolArg(arg(3), false)), loc);
+        }
+        case Builtin::AtomicAdd: {
+            Region dst = region(*arg(0));
+            const A::Expr& src = *arg(1);
+            if (src.type.isTile()) return tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc);
+            return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
+        }
+        case Builtin::UseSwizzle:
+            if (boolArg(arg(1), true)) swizzlePanel_ = intArg(arg(0), 10);
+            return comment(fmt::format("use_swizzle(panel = {})", intArg(arg(0), 10)), loc);
+        case Builtin::AnnotateLayout:
+            // The plain lowering has one layout per fragment; annotations matter to the
+            // tensor-core and swizzled-shared-memory paths.
+            return comment(fmt::format("annotate_layout({}): kept for the tensor-core paths",
+                                       arg(0) && arg(0)->as<A::Name>() ? arg(0)->as<A::Name>()->name : "?"),
+                           loc);
+        case Builtin::Print: return evaluate(call("print", DType::I32, {value(*arg(0))}), loc);
+        case Builtin::Assert: return evaluate(call("assert", DType::I32, {truth(value(*arg(0)))}), loc);
+        default: break;
+        }
+        return evaluate(value(e), loc);
+    }
+
+    void requireFragment(const A::Expr& e, const Region& r, const char* role) {
+        if (r.buffer->scope != MemScope::Fragment || !r.coversWholeBuffer())
+            unsupported(e, std::string(role) + " in " + scopeName(r.buffer->scope) + " memory",
+                        "reductions work on whole fragments; copy into an alloc_fragment first");
+    }
+};
+
+} // namespace
+
+std::optional<Kernel> buildKernelIR(const A::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags) {
+    try {
+        return KernelBuilder(kernel, file).build();
+    } catch (const Unsupported& u) {
+        if (u.what == "auto") diags.report(DiagId::err_auto_unresolved, u.where, u.why);
+        else diags.report(DiagId::err_not_lowerable, u.where, u.what, u.why);
+        return std::nullopt;
+    }
+}
+
+} // namespace tlc
