@@ -212,7 +212,7 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
             if (!t.isError()) wrongKind(shape ? "a shape such as [64, 64]" : "a list of integers such as [0, 1, 2]");
             return;
         }
-        checkList(*list);
+        arg.type = checkList(*list);
         bool ok = !list->elements.empty() || !shape;
         if (!ok) wrongKind("a shape such as [64, 64]");
         Shape extents;
@@ -233,6 +233,11 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         return;
     }
     case ParamKind::DType: {
+        if (auto* n = arg.as<Name>(); n && !scope_.lookup(n->name) && !parseDType(n->name)) {
+            resolveDTypeName(n->name, n->range);  // reports "unknown dtype" with a suggestion
+            arg.type = Type::error();
+            return;
+        }
         Type t = checkValue(arg);
         if (t.isError() || t.kind == Type::Kind::DTypeValue) return;
         diags_.report(DiagId::err_expected_dtype, arg.range, describe(arg));

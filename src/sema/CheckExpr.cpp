@@ -566,7 +566,7 @@ std::string KernelChecker::describe(const Expr& e) const {
         return t.kind == Type::Kind::Region ? "a region of " + what : what;
     }
     if (t.kind == Type::Kind::DTypeValue && e.constant) return fmt::format("dtype '{}'", toString(*e.constant));
-    if (t.kind == Type::Kind::Shape) return "a list";
+    if (t.kind == Type::Kind::Shape) return t.shape.empty() ? "an empty list" : "a list";
     return t.str();
 }
 

@@ -113,7 +113,6 @@ void KernelChecker::checkVar(VarStmt& s) {
 
 void KernelChecker::checkAssign(AssignStmt& s) {
     Type value = checkValue(*s.value);
-    bool valueOk = !value.isError() && expectScalar(*s.value, "a scalar value");
     Expr& target = *s.target;
     Type t = Type::error();
 
@@ -151,7 +150,7 @@ void KernelChecker::checkAssign(AssignStmt& s) {
         return;
     }
 
-    if (!valueOk || !s.op) return;
+    if (!expectScalar(*s.value, "a scalar value") || !s.op) return;
     // `x op= v` must be valid as `x op v`.
     if (!binaryResultType(*s.op, t.dtype, value.dtype))
         diags_.report(DiagId::err_invalid_operands, s.range, std::string(spelling(*s.op)) + "=", t.str(), value.str());
