@@ -31,7 +31,9 @@ Buffer LowerContext::localBuffer(const Buffer& fragment) {
 }
 
 Buffer LowerContext::scratch(const std::string& name, DType dtype, int64_t elements) {
+    // Scratch buffers live in one scope (the kernel's top): their names must differ.
     Buffer b = makeBuffer(freshName(name), dtype, MemScope::Shared, {intImm(elements)});
+    reserveName(b->name);
     scratch_.push_back(b);
     return b;
 }
@@ -39,7 +41,6 @@ Buffer LowerContext::scratch(const std::string& name, DType dtype, int64_t eleme
 std::string LowerContext::freshName(const std::string& base) {
     std::string name = base;
     for (int i = 1; names_.count(name); ++i) name = fmt::format("{}_{}", base, i);
-    names_.insert(name);
     return name;
 }
 

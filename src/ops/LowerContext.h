@@ -37,7 +37,10 @@ public:
     ir::Buffer scratch(const std::string& name, DType dtype, int64_t elements);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
 
+    // A name for compiler-made code: `base` unless the kernel's own names use it. Scopes of
+    // compiler-made variables never nest across ops, so siblings may share names (l, it, e).
     std::string freshName(const std::string& base);
+    void reserveName(const std::string& name) { names_.insert(name); }
     ir::VarPtr freshVar(const std::string& base, DType t = DType::I32);
 
     std::vector<ir::LaunchCheck> launchChecks;

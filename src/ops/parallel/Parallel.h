@@ -1,0 +1,46 @@
+// `for (i, j) in parallel(M, N) { ... }`: element-wise code over a tile. The iterations follow
+// the layout of the fragment the loop works on (its "domain"): each thread runs the
+// iterations of the elements it holds, so fragment accesses stay in registers. Loops that
+// touch no fragment spread their iterations evenly over the threads. Global accesses are
+// bounds-checked: reads past the end give zero, writes past it are dropped.
+#pragma once
+
+#include "layout/Fragment.h"
+#include "ops/LowerContext.h"
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace tlc::ops {
+
+struct ParallelNest {
+    std::vector<ir::VarPtr> vars;
+    std::vector<int64_t> extents;
+    ir::Stmt body;
+    SourceLoc loc;
+};
+
+// The perfectly nested parallel loops starting at `outer`; nullopt if an extent is symbolic.
+std::optional<ParallelNest> parallelNest(const ir::For* outer);
+
+struct FragmentAccess {
+    ir::Buffer buffer;
+    std::vector<ir::Expr> indices;
+    bool isStore;
+};
+std::vector<FragmentAccess> fragmentAccesses(const ir::Stmt& body);
+
+// The loop dimensions an access indexes with the bare loop variables, in order (x[i] in a loop
+// over (i, j) gives {0}); nullopt for any other index expression.
+std::optional<std::vector<size_t>> directDims(const FragmentAccess& a, const ParallelNest& nest);
+
+// The layout the loop's iterations follow: that of a fragment indexed by all the loop
+// variables, else the default layout of the loop's shape when it touches fragments at all.
+std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
+                                         const std::map<const ir::BufferNode*, layout::Fragment>& layouts,
+                                         int64_t threads);
+
+ir::Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest);
+
+} // namespace tlc::ops

@@ -1,0 +1,193 @@
+// Layout inference over the tile graph. Constraints, strongest first:
+//   gemm          the accumulator's layout is fixed by the chosen instruction (here: SIMT)
+//   reduce        dst = src with the reduced dimension projected away
+//   copy          fragment to fragment: the same layout
+//   parallel      every fragment indexed by bare loop variables is the loop's domain layout
+//                 projected onto those variables
+// Propagation runs to a fixed point; a fragment nothing constrains gets the default layout of
+// its shape and propagation resumes. Contradictions are reported naming both sources.
+#include "passes/Passes.h"
+
+#include "ir/Visitor.h"
+#include "ops/copy/Copy.h"
+#include "ops/gemm/Gemm.h"
+#include "ops/parallel/Parallel.h"
+#include "ops/reduce/Reduce.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <tuple>
+
+namespace tlc {
+
+using namespace ir;
+using layout::Fragment;
+
+namespace {
+
+struct Constraint {
+    enum class Kind { Equal, Project } kind;
+    Buffer from, to;               // to = from (Equal) or from.project(keep)
+    std::vector<size_t> keep;
+    std::string source;            // the op, for messages
+    SourceLoc loc;
+};
+
+struct Graph {
+    std::vector<Buffer> fragments;            // in program order
+    std::vector<Constraint> constraints;
+    std::vector<std::tuple<Buffer, std::string, SourceLoc>> strict;  // gemm accumulators
+    std::vector<ops::ParallelNest> loops;
+};
+
+class GraphBuilder : public IRVisitor {
+public:
+    Graph g;
+
+protected:
+    void visitAllocate(const Allocate* n) override {
+        if (n->buffer->scope == MemScope::Fragment) g.fragments.push_back(n->buffer);
+        IRVisitor::visitAllocate(n);
+    }
+    void visitTileOpStmt(const TileOpStmt* n) override {
+        const TileOp* op = n->op.get();
+        if (const auto* gemm = dynamic_cast<const ops::GemmOp*>(op)) {
+            g.strict.push_back({gemm->c().buffer, gemm->str(), n->loc});
+        } else if (const auto* r = dynamic_cast<const ops::ReduceOp*>(op)) {
+            std::vector<size_t> keep;
+            for (size_t d = 0; d < r->src().rank(); ++d)
+                if (d != size_t(r->dim())) keep.push_back(d);
+            g.constraints.push_back({Constraint::Kind::Project, r->src().buffer, r->dst().buffer, keep, r->str(), n->loc});
+        } else if (const auto* c = dynamic_cast<const ops::CopyOp*>(op)) {
+            if (c->src().buffer->scope == MemScope::Fragment && c->dst().buffer->scope == MemScope::Fragment)
+                g.constraints.push_back({Constraint::Kind::Equal, c->src().buffer, c->dst().buffer, {}, c->str(), n->loc});
+        }
+    }
+    void visitFor(const For* n) override {
+        if (n->forKind == ForKind::Parallel) {
+            if (auto nest = ops::parallelNest(n)) {
+                g.loops.push_back(*nest);
+                return;  // the nest's inner loops are part of it
+            }
+        }
+        IRVisitor::visitFor(n);
+    }
+};
+
+class Solver {
+public:
+    Solver(Graph& g, LowerContext& ctx, std::string kernelName) : g_(g), ctx_(ctx), kernel_(std::move(kernelName)) {}
+
+    bool run() {
+        for (const auto& [c, src, loc] : g_.strict) assign(c, layout::defaultFragment(shapeOf(c), ctx_.threads), src, loc);
+        while (true) {
+            propagate();
+            if (failed_) return false;
+            Buffer pending = nextUnassigned();
+            if (!pending) break;
+            assign(pending, layout::defaultFragment(shapeOf(pending), ctx_.threads), "its default layout");
+        }
+        return !failed_;
+    }
+
+private:
+    Graph& g_;
+    LowerContext& ctx_;
+    std::string kernel_;
+    std::map<const BufferNode*, std::string> why_;
+    bool failed_ = false;
+
+    static std::vector<int64_t> shapeOf(const Buffer& b) {
+        std::vector<int64_t> s;
+        constantShape(b, s);
+        return s;
+    }
+
+    bool known(const Buffer& b) const { return ctx_.layouts.count(b.get()) > 0; }
+
+    void assign(const Buffer& b, const Fragment& f, const std::string& source, SourceLoc loc = {}) {
+        auto it = ctx_.layouts.find(b.get());
+        if (it == ctx_.layouts.end()) {
+            ctx_.layouts.emplace(b.get(), f);
+            why_[b.get()] = source;
+            return;
+        }
+        if (it->second.sameAs(f)) return;
+        if (!failed_)
+            ctx_.diags.report(DiagId::err_layout_conflict, SourceRange(loc), b->name,
+                              fmt::format("'{}' gives {} but '{}' needs {}", why_[b.get()], it->second.str(), source, f.str()));
+        failed_ = true;
+    }
+
+    void propagate() {
+        for (bool changed = true; changed && !failed_;) {
+            size_t before = ctx_.layouts.size();
+            for (const auto& c : g_.constraints) {
+                if (c.kind == Constraint::Kind::Equal) {
+                    if (known(c.from)) assign(c.to, ctx_.layoutOf(c.from), c.source, c.loc);
+                    else if (known(c.to)) assign(c.from, ctx_.layoutOf(c.to), c.source, c.loc);
+                } else if (known(c.from)) {
+                    assign(c.to, ctx_.layoutOf(c.from).project(c.keep), c.source, c.loc);
+                }
+            }
+            for (const auto& nest : g_.loops) {
+                bool anyKnown = false;
+                for (const auto& a : ops::fragmentAccesses(nest.body)) {
+                    auto dims = ops::directDims(a, nest);
+                    anyKnown |= dims && dims->size() == nest.vars.size() && known(a.buffer);
+                }
+                if (!anyKnown) continue;
+                Fragment domain = *ops::domainOf(nest, ctx_.layouts, ctx_.threads);
+                std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
+                for (const auto& a : ops::fragmentAccesses(nest.body))
+                    if (auto dims = ops::directDims(a, nest)) assign(a.buffer, domain.project(*dims), source, nest.loc);
+            }
+            changed = ctx_.layouts.size() != before;
+        }
+    }
+
+    // The next fragment to give a default layout: one that a loop uses as its full domain,
+    // largest first, so that vectors derive from the tiles they belong to.
+    Buffer nextUnassigned() {
+        Buffer best;
+        size_t bestRank = 0;
+        for (const auto& nest : g_.loops)
+            for (const auto& a : ops::fragmentAccesses(nest.body)) {
+                auto dims = ops::directDims(a, nest);
+                if (!known(a.buffer) && dims && dims->size() == nest.vars.size() && a.buffer->shape.size() >= bestRank) {
+                    best = a.buffer;
+                    bestRank = a.buffer->shape.size();
+                }
+            }
+        if (best) return best;
+        // Loops whose fragments are all partial (x[i] in a loop over (i, j)): their default
+        // domain decides.
+        for (const auto& nest : g_.loops) {
+            bool touchesUnknown = false;
+            for (const auto& a : ops::fragmentAccesses(nest.body)) touchesUnknown |= !known(a.buffer) && ops::directDims(a, nest).has_value();
+            if (!touchesUnknown) continue;
+            Fragment domain = layout::defaultFragment(nest.extents, ctx_.threads);
+            for (const auto& a : ops::fragmentAccesses(nest.body))
+                if (auto dims = ops::directDims(a, nest); dims && !known(a.buffer))
+                    assign(a.buffer, domain.project(*dims), fmt::format("the parallel loop at line {}", nest.loc.line), nest.loc);
+            return nextUnassigned();
+        }
+        for (const auto& b : g_.fragments)
+            if (!known(b)) {
+                if (!best || b->shape.size() > best->shape.size()) best = b;
+            }
+        return best;
+    }
+};
+
+} // namespace
+
+bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
+    GraphBuilder builder;
+    builder.visit(kernel.body);
+    Solver solver(builder.g, ctx, kernel.name);
+    return solver.run();
+}
+
+} // namespace tlc

@@ -1,0 +1,116 @@
+// The pass list: Tile IR in, thread IR out.
+#include "passes/Passes.h"
+
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ir/Visitor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <ostream>
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+
+struct Pass {
+    const char* name;
+    std::function<bool(Kernel&, LowerContext&)> run;
+};
+
+const std::vector<Pass>& pipeline() {
+    static const std::vector<Pass> passes = {
+        {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
+        {"insert-barriers", [](Kernel& k, LowerContext&) { k.body = insertBarriers(k.body); return true; }},
+        {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
+        {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
+        {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
+    };
+    return passes;
+}
+
+// Compiler-made names must not capture the kernel's own.
+class NameCollector : public IRVisitor {
+public:
+    explicit NameCollector(LowerContext& ctx) : ctx_(ctx) {}
+
+protected:
+    void visitVar(const Var* n) override { ctx_.reserveName(n->name); }
+    void visitAllocate(const Allocate* n) override {
+        ctx_.reserveName(n->buffer->name);
+        IRVisitor::visitAllocate(n);
+    }
+    void visitLetStmt(const LetStmt* n) override {
+        ctx_.reserveName(n->var->name);
+        IRVisitor::visitLetStmt(n);
+    }
+    void visitFor(const For* n) override {
+        ctx_.reserveName(n->var->name);
+        IRVisitor::visitFor(n);
+    }
+
+private:
+    LowerContext& ctx_;
+};
+
+int64_t loweredThreads(const Kernel& k, const Target& target) { return target.backend == Backend::Cpu ? 1 : k.threads; }
+
+} // namespace
+
+const std::vector<std::string>& passNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const auto& p : pipeline()) n.push_back(p.name);
+        return n;
+    }();
+    return names;
+}
+
+bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
+                 std::ostream& dumps) {
+    LowerContext ctx(target, loweredThreads(kernel, target), diags);
+    for (const auto& p : kernel.params) ctx.reserveName(p.name);
+    NameCollector(ctx).visit(kernel.body);
+    unsigned errorsBefore = diags.errorCount();
+    for (const auto& pass : pipeline()) {
+        auto start = std::chrono::steady_clock::now();
+        bool ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (options.timePasses) dumps << fmt::format("// {:<20} {:8.3f} ms  ({})\n", pass.name, ms, kernel.name);
+        bool print = options.printAfterAll ||
+                     std::find(options.printAfter.begin(), options.printAfter.end(), pass.name) != options.printAfter.end();
+        if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
+        if (!ok) return false;
+    }
+    kernel.threads = static_cast<int>(ctx.threads);
+    kernel.threadIndex = ctx.threadIndex;
+    kernel.launchChecks = ctx.launchChecks;
+    return true;
+}
+
+std::string describeLayouts(const Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
+    LowerContext ctx(target, loweredThreads(kernel, target), diags);
+    if (!inferLayouts(kernel, ctx)) return {};
+    // In program order of the fragments' declarations.
+    class Order : public IRVisitor {
+    public:
+        std::vector<Buffer> fragments;
+
+    protected:
+        void visitAllocate(const Allocate* n) override {
+            if (n->buffer->scope == MemScope::Fragment) fragments.push_back(n->buffer);
+            IRVisitor::visitAllocate(n);
+        }
+    } order;
+    order.visit(kernel.body);
+    std::string out = fmt::format("kernel {} ({} threads on {}):\n", kernel.name, ctx.threads, target.name);
+    for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
+    return out;
+}
+
+} // namespace tlc

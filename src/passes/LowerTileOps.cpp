@@ -1,0 +1,68 @@
+// Tile ops become thread-level code (each op lowers itself, see src/ops/), parallel loops
+// follow their domain layout, pipelined loops become plain loops (the software pipeline of
+// the async-copy paths replaces this), and fragments become per-thread arrays.
+#include "passes/Passes.h"
+
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "ops/parallel/Parallel.h"
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+
+class Lowerer : public IRMutator {
+public:
+    explicit Lowerer(LowerContext& ctx) : ctx_(ctx) {}
+
+protected:
+    Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt&) override { return n->op->lower(ctx_, n->loc); }
+
+    Stmt mutateFor(const For* n, const Stmt& self) override {
+        if (n->forKind == ForKind::Parallel) {
+            auto nest = ops::parallelNest(n);
+            if (!nest) {
+                ctx_.diags.report(DiagId::err_not_lowerable, SourceRange(n->loc), "this parallel loop",
+                                  "its extents must be compile-time constants");
+                return self;
+            }
+            return ops::lowerParallel(ctx_, *nest);
+        }
+        Stmt body = mutate(n->body);
+        ForKind kind = n->forKind == ForKind::Pipelined ? ForKind::Serial : n->forKind;
+        return forLoop(n->var, n->min, n->extent, kind, body, n->loc, {}, n->step);
+    }
+
+    Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+        Stmt body = mutate(n->body);
+        if (n->buffer->scope == MemScope::Fragment) return allocate(ctx_.localBuffer(n->buffer), body, n->loc, n->init);
+        return body.same(n->body) ? self : allocate(n->buffer, body, n->loc, n->init);
+    }
+
+    Stmt mutateStore(const Store* n, const Stmt& self) override {
+        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, n->loc);
+        return IRMutator::mutateStore(n, self);
+    }
+
+    Expr mutateLoad(const Load* n, const Expr& self) override {
+        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, {});
+        return IRMutator::mutateLoad(n, self);
+    }
+
+private:
+    LowerContext& ctx_;
+
+    // An element of a fragment lives in one thread; outside a parallel loop no thread is chosen.
+    void fragmentOutsideLoop(const Buffer& b, SourceLoc loc) {
+        ctx_.diags.report(DiagId::err_not_lowerable, SourceRange(loc), "an element access to fragment '" + b->name + "'",
+                          "fragments are accessed element by element only inside parallel loops");
+    }
+};
+
+} // namespace
+
+Stmt lowerTileOps(const Stmt& body, LowerContext& ctx) { return Lowerer(ctx).mutate(body); }
+
+} // namespace tlc

@@ -1,0 +1,44 @@
+// The passes from Tile IR to thread IR, each one function in its own file, and the pass list.
+#pragma once
+
+#include "ir/Kernel.h"
+#include "ops/LowerContext.h"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+// Chooses a layout for every fragment (ctx.layouts): gemm accumulators first, then along the
+// tile graph (reductions, fragment copies, parallel loops), then defaults for the rest.
+// Reports conflicts; returns false if there were any.
+bool inferLayouts(const ir::Kernel& kernel, LowerContext& ctx);
+
+// Places block barriers between tile-level statements that touch the same shared buffer from
+// different threads (read after write, write after read or write), loop-carried ones included.
+ir::Stmt insertBarriers(const ir::Stmt& body);
+
+// Replaces tile ops, parallel and pipelined loops and fragments with thread-level code.
+ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);
+
+// Declares the ops' scratch buffers, adds up shared memory, checks it against the target.
+ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
+struct PassOptions {
+    std::vector<std::string> printAfter;  // pass names
+    bool printAfterAll = false;
+    bool timePasses = false;
+};
+
+// The pass list. Lowers the kernel in place; false if a pass reported errors.
+bool lowerKernel(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
+                 std::ostream& dumps);
+
+// Names of the passes, for --print-after validation and --help.
+const std::vector<std::string>& passNames();
+
+// For --emit=layouts: the layouts inference chose, one line per fragment.
+std::string describeLayouts(const ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags);
+
+} // namespace tlc
