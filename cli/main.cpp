@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
     app.add_option("--kernel", options.kernel, "Compile only this kernel");
     app.add_option("--emit", options.emit, "What to produce: " + joined(tlc::emitKinds()))
         ->capture_default_str();
+    app.add_option("--print-after", options.printAfter, "Print the IR after this pass (repeatable)");
+    app.add_flag("--print-after-all", options.printAfterAll, "Print the IR after every pass");
+    app.add_flag("--time-passes", options.timePasses, "Report the time each pass takes");
     app.add_flag("--syntax-only,--fsyntax-only", options.syntaxOnly, "Check the input; produce nothing");
     std::string diagFormat = "text";
     app.add_option("--diagnostics-format", diagFormat, "text or json")

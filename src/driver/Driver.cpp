@@ -1,6 +1,9 @@
 #include "driver/Driver.h"
 
 #include "ast/AST.h"
+#include "ir/Printer.h"
+#include "irgen/IRGen.h"
+#include "passes/Passes.h"
 #include "parser/Parser.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
@@ -11,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -19,7 +23,7 @@
 namespace tlc {
 
 const std::vector<std::string>& emitKinds() {
-    static const std::vector<std::string> kinds = {"ast", "source"};
+    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "source"};
     return kinds;
 }
 
@@ -89,6 +93,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     diags.setErrorLimit(options.errorLimit);
 
     std::string result;
+    std::string passDumps;
+    std::vector<ir::Kernel> kernels;
     bool kernelMissing = false;
     runWithLargeStack([&] {
         std::unique_ptr<ast::File> file = parseFile(source, diags);
@@ -98,7 +104,29 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             return;
         }
         if (!checkFile(*file, diags, semaOptions)) return;
-        if (options.emit == "ast") result = ast::dump(*file);
+        if (options.emit == "ast") {
+            result = ast::dump(*file);
+            return;
+        }
+        if (!target || options.syntaxOnly) return;
+        PassOptions passOptions{options.printAfter, options.printAfterAll, options.timePasses};
+        std::ostringstream dumps;
+        for (const auto& k : file->kernels) {
+            std::optional<ir::Kernel> kernel = buildKernelIR(*k, source, diags);
+            if (!kernel) continue;
+            if (options.emit == "tile-ir") {
+                result += ir::printKernel(*kernel);
+                continue;
+            }
+            if (options.emit == "layouts") {
+                result += describeLayouts(*kernel, *target, diags);
+                continue;
+            }
+            if (!lowerKernel(*kernel, *target, diags, passOptions, dumps)) continue;
+            if (options.emit == "thread-ir") result += ir::printKernel(*kernel);
+            kernels.push_back(std::move(*kernel));
+        }
+        passDumps = dumps.str();
     });
     if (kernelMissing) {
         usageError(err, fmt::format("no kernel named '{}' in {}", options.kernel, source.name()));
@@ -111,12 +139,13 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         err << report.str();
         return ok ? kExitOk : kExitInputErrors;
     }
+    err << passDumps;
     if (options.jsonDiagnostics) diags.printJson(err);
     else diags.printText(err, options.color);
     if (diags.hasErrors()) return kExitInputErrors;
     if (options.syntaxOnly) return kExitOk;
 
-    if (options.emit == "ast") {
+    if (options.emit != "source") {
         out << result;
         return kExitOk;
     }

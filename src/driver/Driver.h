@@ -16,7 +16,10 @@ struct DriverOptions {
     std::string output;           // empty: stdout
     std::vector<std::string> defines;  // NAME=VALUE
     std::string kernel;           // only this kernel
-    std::string emit = "source";  // ast | source (more stages as they appear)
+    std::string emit = "source";  // see emitKinds()
+    std::vector<std::string> printAfter;  // pass names: print the IR after them (stderr)
+    bool printAfterAll = false;
+    bool timePasses = false;
     bool syntaxOnly = false;
     bool jsonDiagnostics = false;
     bool warningsAsErrors = false;
