@@ -172,12 +172,12 @@ inline Expr operator%(Expr a, Expr b) { return binary(BinaryOp::Mod, std::move(a
 inline Expr operator<(Expr a, Expr b) { return binary(BinaryOp::Lt, std::move(a), std::move(b)); }
 inline Expr operator>=(Expr a, Expr b) { return binary(BinaryOp::Ge, std::move(a), std::move(b)); }
 inline Expr logicalAnd(Expr a, Expr b) { return binary(BinaryOp::And, std::move(a), std::move(b)); }
-inline Expr operator+(Expr a, int64_t b) { return std::move(a) + intImm(b, a.dtype()); }
-inline Expr operator-(Expr a, int64_t b) { return std::move(a) - intImm(b, a.dtype()); }
-inline Expr operator*(Expr a, int64_t b) { return std::move(a) * intImm(b, a.dtype()); }
-inline Expr operator/(Expr a, int64_t b) { return std::move(a) / intImm(b, a.dtype()); }
-inline Expr operator%(Expr a, int64_t b) { return std::move(a) % intImm(b, a.dtype()); }
-inline Expr operator<(Expr a, int64_t b) { return std::move(a) < intImm(b, a.dtype()); }
+inline Expr operator+(const Expr& a, int64_t b) { return a + intImm(b, a.dtype()); }
+inline Expr operator-(const Expr& a, int64_t b) { return a - intImm(b, a.dtype()); }
+inline Expr operator*(const Expr& a, int64_t b) { return a * intImm(b, a.dtype()); }
+inline Expr operator/(const Expr& a, int64_t b) { return a / intImm(b, a.dtype()); }
+inline Expr operator%(const Expr& a, int64_t b) { return a % intImm(b, a.dtype()); }
+inline Expr operator<(const Expr& a, int64_t b) { return a < intImm(b, a.dtype()); }
 Expr minExpr(Expr a, Expr b);
 Expr maxExpr(Expr a, Expr b);
 inline Expr varExpr(const VarPtr& v) { return Expr(v); }

@@ -2,6 +2,7 @@
 #include "ir/Expr.h"
 #include "ir/Stmt.h"
 #include "ir/TileOp.h"
+#include "ir/Printer.h"
 
 #include <fmt/format.h>
 
@@ -249,6 +250,21 @@ Region wholeBuffer(const Buffer& b) {
     require(constantShape(b, r.extents), "wholeBuffer of a buffer with a symbolic shape");
     r.starts.assign(r.extents.size(), intImm(0));
     return r;
+}
+
+} // namespace tlc::ir
+
+namespace tlc::ir {
+
+std::string regionString(const Region& r) {
+    if (r.coversWholeBuffer()) return r.buffer->name;
+    std::string out = r.buffer->name + "[";
+    for (size_t d = 0; d < r.starts.size(); ++d) {
+        out += d ? ", " : "";
+        out += printExpr(r.starts[d]);
+        if (r.extents[d] != 1) out += fmt::format(" : +{}", r.extents[d]);
+    }
+    return out + "]";
 }
 
 } // namespace tlc::ir

@@ -125,6 +125,8 @@ protected:
     }
 
     Stmt mutateLetStmt(const LetStmt* n, const Stmt& self) override {
+        // A binding nothing reads is dropped.
+        if (!uses(n->body, n->var.get())) return mutate(n->body);
         Expr v = mutate(n->value);
         auto b = boundsImpl(v, bounds_);
         if (b) bounds_.push_back({n->var.get(), *b});
@@ -165,6 +167,8 @@ private:
         switch (op) {
         case BinaryOp::Add:
             if (isConst(b, 0)) return a;
+            if (Expr r = recombineDivMod(a, b)) return r;
+            if (Expr r = recombineDivMod(b, a)) return r;
             if (y) {
                 // (e + c1) + c2 -> e + (c1 + c2)
                 if (const auto* inner = a.as<Binary>(); inner && inner->op == BinaryOp::Add && asConstInt(inner->b))
@@ -269,8 +273,24 @@ private:
         return {};
     }
 
+    // x % c + x / c * c -> x
+    static Expr recombineDivMod(const Expr& modPart, const Expr& divPart) {
+        const auto* m = modPart.as<Binary>();
+        const auto* mul = divPart.as<Binary>();
+        if (!m || !mul || m->op != BinaryOp::Mod || mul->op != BinaryOp::Mul) return {};
+        const auto* d = mul->a.as<Binary>();
+        if (!d || d->op != BinaryOp::Div) return {};
+        const int64_t *c1 = asConstInt(m->b), *c2 = asConstInt(d->b), *c3 = asConstInt(mul->b);
+        if (c1 && c2 && c3 && *c1 == *c2 && *c2 == *c3 && equal(m->a, d->a)) return m->a;
+        return {};
+    }
+
     Expr simplifyAdd(const Expr& e, int64_t c) {
         if (c == 0) return e;
+        if (const auto* b = e.as<Binary>(); b && asConstInt(b->b)) {
+            if (b->op == BinaryOp::Add) return simplifyAdd(b->a, *asConstInt(b->b) + c);
+            if (b->op == BinaryOp::Sub) return simplifyAdd(b->a, c - *asConstInt(b->b));
+        }
         if (c < 0) return binary(BinaryOp::Sub, e, intImm(-c, e.dtype()));
         return binary(BinaryOp::Add, e, intImm(c, e.dtype()));
     }

@@ -217,4 +217,10 @@ bool uses(const Expr& e, const Var* v) {
     return f.found;
 }
 
+bool uses(const Stmt& s, const Var* v) {
+    UseFinder f(v);
+    f.visit(s);
+    return f.found;
+}
+
 } // namespace tlc::ir

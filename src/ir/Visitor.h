@@ -39,7 +39,8 @@ protected:
 Expr substitute(const Expr& e, const std::vector<std::pair<VarPtr, Expr>>& map);
 Stmt substitute(const Stmt& s, const std::vector<std::pair<VarPtr, Expr>>& map);
 
-// True if e mentions v.
+// True if e (or s) mentions v.
 bool uses(const Expr& e, const Var* v);
+bool uses(const Stmt& s, const Var* v);
 
 } // namespace tlc::ir

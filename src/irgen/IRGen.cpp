@@ -32,7 +32,7 @@ struct Unsupported {
 // 16-bit and 8-bit floats compute in f32.
 DType mathType(DType t) { return isFloat(t) && dtypeBits(t) < 32 ? DType::F32 : t; }
 
-Expr asMath(Expr e) { return cast(mathType(e.dtype()), std::move(e)); }
+Expr asMath(const Expr& e) { return cast(mathType(e.dtype()), e); }
 
 class KernelBuilder {
 public:
@@ -250,7 +250,7 @@ private:
         switch (id) {
         case Builtin::Ceildiv: {
             Expr a = arg(0), b = arg(1);
-            return (a + b - intImm(1, b.dtype())) / b;
+            return simplify((a + b - intImm(1, b.dtype())) / b);
         }
         case Builtin::Floordiv: return call("floordiv", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
         case Builtin::Floormod: return call("floormod", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});

@@ -197,20 +197,25 @@ Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int
     if (rank == 0) return Fragment({}, threads, 1, {});
     size_t rowDim = rank >= 2 ? rank - 2 : 0;
     int64_t rows = shape[rowDim];
+    // Threads form a tr x tc grid, tc consecutive lanes per row group (so that a row reduces
+    // with shuffles), at least 8 of them when rows allow, so that a thread holds a 2-D piece
+    // of a tile (fewer shared-memory reads per multiply-add in the SIMT gemm). Both numbers
+    // depend on the row count and the threads only: fragments with the same rows agree.
     int64_t tr = std::gcd(rows, threads);
-    int64_t localStride = 1;
+    while (threads / tr < std::min<int64_t>(8, threads) && tr % 2 == 0) tr /= 2;
+    int64_t tc = threads / tr;
     if (rank == 1) {
-        dims[0] = {{true, 1, tr, 1}, {false, 1, rows / tr, tr}};
+        dims[0] = {{true, tc, tr, 1}, {false, 1, rows / tr, tr}};
         return Fragment(shape, threads, rows / tr, std::move(dims));
     }
     int64_t cols = shape[rank - 1];
+    int64_t colThreads = std::gcd(cols, tc);  // fewer when the columns cannot use them all: replicas
     int64_t vec = maxVector;
-    while (vec > 1 && cols % vec != 0) vec /= 2;
-    int64_t tc = std::gcd(cols / vec, threads / tr);
-    int64_t colRepeats = cols / (vec * tc);
-    dims[rank - 1] = {{false, 1, vec, 1}, {true, tr, tc, vec}, {false, vec, colRepeats, vec * tc}};
-    localStride = vec * colRepeats;
-    dims[rowDim] = {{true, 1, tr, 1}, {false, localStride, rows / tr, tr}};
+    while (vec > 1 && (cols / colThreads) % vec != 0) vec /= 2;
+    int64_t colRepeats = cols / (vec * colThreads);
+    dims[rank - 1] = {{false, 1, vec, 1}, {true, 1, colThreads, vec}, {false, vec, colRepeats, vec * colThreads}};
+    int64_t localStride = vec * colRepeats;
+    dims[rowDim] = {{true, tc, tr, 1}, {false, localStride, rows / tr, tr}};
     localStride *= rows / tr;
     for (size_t d = rowDim; d-- > 0;) {
         dims[d] = {{false, localStride, shape[d], 1}};

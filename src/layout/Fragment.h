@@ -68,11 +68,10 @@ private:
     std::vector<std::vector<Term>> dims_;
 };
 
-// The plain SIMT layout for a fragment of `shape` on `threads` threads: the rows (dimension
-// rank-2, or 0 for vectors) spread over tx % tr, the last dimension over the next thread
-// coordinate in vectors of up to `maxVector` elements, the rest local. Rows are placed by
-// tx % tr whatever the other dimensions are, so that a row vector and every fragment with the
-// same number of rows agree.
+// The plain SIMT layout for a fragment of `shape` on `threads` threads: the last dimension
+// spread over tx % tc in vectors of up to `maxVector` elements, the rows (dimension rank-2, or
+// 0 for vectors) over (tx / tc) % tr, the rest local. tr and tc depend only on the row count
+// and the threads, so that a row vector and every fragment with the same rows agree.
 Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector = 4);
 
 } // namespace tlc::layout
