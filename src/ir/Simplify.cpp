@@ -215,7 +215,12 @@ private:
             if (equal(a, b)) return a;
             break;
         }
+        case BinaryOp::Eq:
+        case BinaryOp::Ne:
+            if (equal(a, b)) return boolImm(op == BinaryOp::Eq);
+            break;
         case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: {
+            if (equal(a, b)) return boolImm(op == BinaryOp::Le || op == BinaryOp::Ge);
             auto ra = range(a), rb = range(b);
             if (ra && rb) {
                 bool lt = ra->hi < rb->lo, ge = ra->lo >= rb->hi;
