@@ -1,0 +1,161 @@
+// The C-family emitter shared by the CUDA, HIP and C++ backends: a precedence-aware expression
+// printer (with the extra parentheses that keep -Wall's -Wparentheses quiet) and the statement
+// printer, with virtual hooks for what differs between targets (type names, math functions,
+// shared memory, barriers, atomics, the launcher). The backends are small subclasses.
+#pragma once
+
+#include "emit/Analysis.h"
+#include "emit/CodeWriter.h"
+#include "emit/Emit.h"
+#include "emit/Names.h"
+#include "emit/Runtime.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tlc::codegen {
+
+// A launcher parameter as the typed C++ launcher and its extern "C" twin declare it.
+struct LauncherParam {
+    const ir::KernelParam* param;
+    std::string name;   // as declared (the .tl name where C++ allows it)
+    std::string type;   // "const __half*", "int", "float"
+    std::string cType;  // in the extern "C" twin: "const void*", "int", "float"
+};
+
+struct LauncherSignature {
+    std::string name;        // gemm
+    std::string cName;       // tl_gemm
+    std::string kernelName;  // gemm_kernel (GPU) / gemm_block (CPU)
+    std::vector<LauncherParam> params;
+};
+
+class CEmitter {
+public:
+    CEmitter(const Target& target, const EmitOptions& options);
+    virtual ~CEmitter() = default;
+
+    // Chooses the file-level names (kernel functions, launchers, extern "C" twins) of every
+    // kernel; call once before the emit* functions.
+    void prepare(const std::vector<ir::Kernel>& kernels);
+
+    // Everything one kernel contributes to the source, inside the namespace: the kernel
+    // function(s) and the launcher definition.
+    void emitKernel(const ir::Kernel& kernel, CodeWriter& out);
+    // The typed launcher declaration with its comment (for the header, or the source when
+    // there is no header), and the extern "C" twin's declaration / definition.
+    void emitLauncherDeclaration(const ir::Kernel& kernel, CodeWriter& out);
+    void emitCTwinDeclaration(const ir::Kernel& kernel, CodeWriter& out);
+    void emitCTwinDefinition(const ir::Kernel& kernel, CodeWriter& out);
+
+    // Toolkit and standard headers, and runtime sections, that the header needs for the
+    // launcher types of these kernels / that the source needs for what was emitted so far.
+    virtual std::vector<std::string> headerIncludes(const std::set<DType>& paramTypes) const = 0;
+    virtual void headerRuntime(const std::set<DType>& paramTypes, RuntimeNeeds& needs) const = 0;
+    virtual std::vector<std::string> sourceIncludes() const = 0;
+    const RuntimeNeeds& runtimeNeeds() const { return needs_; }
+    // Preprocessor lines for the top of the header before the includes (HIP's platform macro).
+    virtual std::vector<std::string> headerPrologue() const { return {}; }
+
+    virtual std::string typeName(DType t) const;
+
+protected:
+    // ---- what backends provide ----------------------------------------------------------
+    virtual std::string lowPrecisionType(DType t) const = 0;  // f16, bf16, fp8
+    virtual std::string kernelSuffix() const = 0;             // "_kernel" / "_block"
+    virtual void emitKernelFunction(const ir::Kernel& k, const LauncherSignature& sig) = 0;
+    virtual void emitLaunch(const ir::Kernel& k, const LauncherSignature& sig) = 0;  // grid + launch
+    virtual std::string errorType() const = 0;     // cudaError_t / hipError_t / int
+    virtual std::string successValue() const = 0;  // cudaSuccess / ...
+    virtual std::string invalidValue() const = 0;  // cudaErrorInvalidValue / ...
+    virtual std::string streamType() const = 0;    // cudaStream_t / hipStream_t / "" (none)
+    virtual std::string roleValue(ir::VarRole role) const = 0;  // threadIdx.x / 0
+    virtual std::string callText(const ir::Call* c, const std::vector<std::string>& args) = 0;
+    virtual std::string minMaxText(const ir::Binary* b, const std::string& x, const std::string& y) = 0;
+    virtual void emitSharedOrLocal(const ir::Allocate* a) = 0;  // declares the buffer
+    virtual void emitBarrier() = 0;
+    virtual void emitAtomicAdd(const ir::Store* s, const std::string& target, const std::string& value) = 0;
+    virtual std::string loopPragma(const ir::For* f) const = 0;  // "" for none
+    virtual std::string printfName() const = 0;
+    virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h
+    virtual std::string restrictQualifier() const { return "__restrict__"; }
+
+    // ---- shared machinery -----------------------------------------------------------------
+    std::string expr(const ir::Expr& e) { return print(e, 0); }
+    std::string print(const ir::Expr& e, int parentPrec);
+    std::string castText(DType to, DType from, const std::string& value);
+    std::string intLiteral(int64_t v, DType t) const;
+    std::string floatLiteral(const ir::FloatImm* f);
+    std::string offsetText(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+    std::string elementText(const ir::Buffer& b, const std::vector<ir::Expr>& indices);
+    std::string bufferName(const ir::BufferNode* b) const;
+    std::string varName(const ir::Var* v) const;
+    std::string roleName(ir::VarRole role) const;
+    static const void* roleOwner(ir::VarRole role);
+    void need(std::string_view file, std::string_view section) const { needs_.add(file, section); }
+    void include(std::string header) const { includes_.insert(std::move(header)); }
+
+    void emitStmt(const ir::Stmt& s);
+    void emitBody(const ir::Stmt& s);  // a block's statements in a new scope
+    void locate(const ir::Stmt& s);
+    void emitEvaluate(const ir::Evaluate* e);
+    void emitStore(const ir::Store* s);
+    void emitFor(const ir::For* f);
+    void emitIf(const ir::IfThenElse* i, bool chained);
+    void emitAllocate(const ir::Allocate* a);
+    void emitComment(const ir::Comment* c);
+    void line(const std::string& text);  // one statement; wrapped at 100 columns when longer
+    void openBrace(const std::string& head);  // "head {" and a new scope
+    void closeBrace(const std::string& tail = "}");
+
+    // Kernel-level helpers for the backends.
+    std::string sourceName() const;
+    std::string where(SourceLoc loc) const;  // "gemm.tl:12"
+    const LauncherSignature& signature(const ir::Kernel& k) const;
+    void beginKernel(const ir::Kernel& k);  // analysis and per-kernel state
+    std::vector<std::string> kernelParams(const ir::Kernel& k);  // "const float* __restrict__ A", ...
+    void declareKernelParams(const ir::Kernel& k);
+    static const void* paramOwner(const ir::KernelParam& p);  // what names_ knows the parameter by
+    void declareRoleVariables(bool includeBlocks);
+    void emitLaunchChecks(const ir::Kernel& k);
+    std::vector<std::string> gridExtentNames(const ir::Kernel& k);  // declares blocks_x, ...
+    std::vector<std::string> argumentList(const ir::Kernel& k) const;  // A, B, C, M, N, K as declared
+    // "head item, item, ...tail" as lines of at most 100 columns (after indentColumns),
+    // continuation lines aligned after head.
+    // onePerLine: when it does not fit on one line, one item per line (function signatures).
+    static std::vector<std::string> wrapCall(const std::string& head, const std::vector<std::string>& items,
+                                             const std::string& tail, int indentColumns, bool onePerLine = false);
+    bool wordTyped(DType t) const;  // typeName is one token, so T(x) is a valid cast
+
+    const Target& target_;
+    const EmitOptions& options_;
+    mutable RuntimeNeeds needs_;             // runtime sections the source uses
+    mutable std::set<std::string> includes_;  // standard headers the source uses
+    mutable std::set<DType> usedTypes_;       // every type the source spells
+    std::vector<std::string> fileLevelNames_;  // every function name of the file
+    NameScope names_;                          // within the function being emitted
+    void startFunction();                      // fresh names_ that knows the file-level names
+    const ir::Kernel* kernel_ = nullptr;
+    KernelInfo info_;
+    CodeWriter* out_ = nullptr;
+    uint32_t lastLine_ = 0;
+    std::map<const ir::Kernel*, LauncherSignature> signatures_;
+};
+
+std::unique_ptr<CEmitter> makeCudaEmitter(const Target& target, const EmitOptions& options);
+std::unique_ptr<CEmitter> makeHipEmitter(const Target& target, const EmitOptions& options);
+std::unique_ptr<CEmitter> makeCpuEmitter(const Target& target, const EmitOptions& options);
+
+// A long line of C split before binary operators / after commas at the lowest nesting depth,
+// continuation lines indented by 8 more spaces; `indent` is the line's own indentation.
+std::vector<std::string> wrapStatement(const std::string& text, int indent);
+
+// A C string literal's contents for arbitrary text ("..." not included).
+std::string escapeCString(std::string_view text);
+// Text safe in a // comment: one line, no trailing backslash.
+std::string commentText(std::string_view text);
+
+} // namespace tlc::codegen

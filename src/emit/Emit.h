@@ -1,0 +1,42 @@
+// Emission: a lowered kernel (thread IR, see docs and ARCHITECTURE.md) becomes readable
+// CUDA (.cu), HIP (.hip) or C++/OpenMP (.cpp) source plus a launcher header.
+//
+// What emit() accepts ("thread IR"): no TileOpStmt and no Parallel/Pipelined loops; stores of
+// one lane, or of several lanes when the value is a Load of the same lanes and dtype (a vector
+// move) or a zero broadcast (a zero fill); arithmetic only on f32, f64, integers and bool
+// (16- and 8-bit floats appear in buffers and casts only); shared/local buffers with constant
+// shapes. Code outside that contract raises EmitError; nothing is printed to stderr.
+#pragma once
+
+#include "ir/Kernel.h"
+#include "target/Target.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+struct EmitOptions {
+    std::string sourceName;                // "gemm.tl", for comments and #line (default: the kernel's)
+    std::string headerName;                // what the source includes ("gemm.h"); empty: no header
+    std::string outputName;                // the source's own file name ("gemm.cu"), for #line after a kernel
+    std::string nameSpace = "tl_kernels";  // of the launchers and kernels ("a::b" nests; empty: global)
+    bool lineDirectives = false;           // #line 12 "gemm.tl" instead of // gemm.tl:12 comments
+    bool debug = false;                    // keep print(...) and assert(...) (--debug)
+};
+
+struct EmitResult {
+    std::string source;  // .cu / .hip / .cpp
+    std::string header;  // launcher declarations; empty when options.headerName is empty
+};
+
+// The IR broke the thread-IR contract (a bug in lowering, not in the user's program).
+class EmitError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, const EmitOptions& options);
+
+} // namespace tlc

@@ -1,0 +1,176 @@
+#include "emit/GpuEmitter.h"
+
+#include <fmt/format.h>
+
+namespace tlc::codegen {
+
+using namespace ir;
+
+namespace {
+
+std::string shapeComment(const Buffer& b) {
+    if (b->shape.size() < 2) return "";
+    std::string dims;
+    for (const auto& d : b->shape) {
+        const int64_t* v = asConstInt(d);
+        dims += (dims.empty() ? "" : " x ") + (v ? std::to_string(*v) : std::string("?"));
+    }
+    return "  // " + dims;
+}
+
+} // namespace
+
+void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& sig) {
+    if (k.threads < 1 || k.threads > target_.maxThreadsPerBlock)
+        throw EmitError(fmt::format("emit: kernel {} has {} threads per block ({} allows 1 to {})", k.name, k.threads,
+                                    target_.name, target_.maxThreadsPerBlock));
+    layout_ = sharedLayout(k, info_);
+    dynamicShared_ = layout_.total > kStaticSharedLimit ? layout_.total : 0;
+    startFunction();
+    declareKernelParams(k);
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", k.threads, sig.kernelName);
+    for (const auto& l : wrapCall(head, kernelParams(k), ")", 0, true)) line(l);
+    line("{");
+    out_->indent();
+    if (dynamicShared_) {
+        names_.declareExact(nullptr, "tl_smem");
+        line(fmt::format("extern __shared__ __align__(16) unsigned char tl_smem[];  // {} bytes, set at launch",
+                         dynamicShared_));
+    }
+    declareRoleVariables(true);
+    emitStmt(k.body);
+    out_->dedent();
+    line("}");
+}
+
+void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
+    std::vector<std::string> blocks = gridExtentNames(k);
+    if (dynamicShared_) {
+        std::string status = names_.declare(nullptr, "attribute");
+        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, dynamicShared_)));
+        line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
+    }
+    std::string grid = blocks[0];
+    if (blocks.size() > 1) {
+        grid = "dim3(";
+        for (size_t i = 0; i < blocks.size(); ++i) grid += (i ? ", " : "") + blocks[i];
+        grid += ")";
+    }
+    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, dynamicShared_);
+    for (const auto& l : wrapCall(head, argumentList(k), ");", 4)) line(l);
+    line(fmt::format("return {}GetLastError();", apiPrefix()));
+}
+
+std::string GpuEmitter::roleValue(VarRole role) const {
+    switch (role) {
+    case VarRole::ThreadIndex: return "threadIdx.x";
+    case VarRole::BlockIndexX: return "blockIdx.x";
+    case VarRole::BlockIndexY: return "blockIdx.y";
+    case VarRole::BlockIndexZ: return "blockIdx.z";
+    case VarRole::Plain: break;
+    }
+    return "0";
+}
+
+std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& args) {
+    const std::string& n = c->name;
+    auto arity = [&](size_t count) {
+        if (args.size() != count)
+            throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
+    };
+    if (n == "shfl_xor") {
+        arity(3);
+        return shuffleXor(args);
+    }
+    DType t = c->dtype;
+    if (n == "abs" && isInteger(t)) {
+        arity(1);
+        return (t == DType::I64 ? "llabs(" : "abs(") + args[0] + ")";
+    }
+    if (t != DType::F32 && t != DType::F64)
+        throw EmitError(fmt::format("emit: {} on {} (math runs on f32 or f64)", n, dtypeName(t)));
+    bool f32 = t == DType::F32;
+    struct Math {
+        const char* name;
+        const char* f32;
+        const char* f64;
+    };
+    static const Math table[] = {
+        {"exp", "expf", "exp"},         {"exp2", "exp2f", "exp2"},        {"log", "logf", "log"},
+        {"log2", "log2f", "log2"},      {"sqrt", "sqrtf", "sqrt"},        {"rsqrt", "rsqrtf", "rsqrt"},
+        {"abs", "fabsf", "fabs"},       {"tanh", "tanhf", "tanh"},        {"erf", "erff", "erf"},
+        {"fast_exp", "__expf", "exp"},  {"fast_exp2", "exp2f", "exp2"},   {"fast_log", "__logf", "log"},
+        {"fast_log2", "__log2f", "log2"},
+    };
+    if (n == "pow") {
+        arity(2);
+        return fmt::format("{}({}, {})", f32 ? "powf" : "pow", args[0], args[1]);
+    }
+    arity(1);
+    for (const auto& m : table)
+        if (n == m.name) return fmt::format("{}({})", f32 ? m.f32 : m.f64, args[0]);
+    if (n == "sigmoid") {
+        need(runtimeFile(), "math");
+        return "tl::sigmoid(" + args[0] + ")";
+    }
+    if (n == "fast_tanh") return f32 ? fastTanh(args[0]) : "tanh(" + args[0] + ")";
+    throw EmitError("emit: unknown function '" + n + "'");
+}
+
+std::string GpuEmitter::minMaxText(const Binary* b, const std::string& x, const std::string& y) {
+    bool isMin = b->op == BinaryOp::Min;
+    if (b->dtype == DType::F32) return fmt::format("{}({}, {})", isMin ? "fminf" : "fmaxf", x, y);
+    if (b->dtype == DType::F64) return fmt::format("{}({}, {})", isMin ? "fmin" : "fmax", x, y);
+    return fmt::format("{}({}, {})", isMin ? "min" : "max", x, y);
+}
+
+void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
+    const Buffer& b = a->buffer;
+    std::string name = names_.declare(b.get(), b->name);
+    std::string type = typeName(b->dtype);
+    int64_t elements = std::max<int64_t>(bufferSpan(b), 1);
+    if (b->scope == MemScope::Shared) {
+        if (a->init) throw EmitError("emit: shared buffer '" + b->name + "' with an initial value");
+        if (dynamicShared_) {
+            int64_t offset = layout_.offsetOf(b.get());
+            if (b->shape.empty())
+                line(fmt::format("{}& {} = *reinterpret_cast<{}*>(tl_smem + {});", type, name, type, offset));
+            else
+                line(fmt::format("{}* const {} = reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, offset,
+                                 shapeComment(b)));
+        } else if (b->shape.empty()) {
+            line(fmt::format("__shared__ {} {};", type, name));
+        } else {
+            line(fmt::format("__shared__ __align__(16) {} {}[{}];{}", type, name, elements, shapeComment(b)));
+        }
+        return;
+    }
+    if (b->scope == MemScope::Global) throw EmitError("emit: an allocation of global buffer '" + b->name + "'");
+    // Fragments and locals: a per-thread array, aligned for the widest vector move on it.
+    int elementBytes = std::max(dtypeBits(b->dtype) / 8, 1);
+    const BufferUse* use = info_.use(b.get());
+    std::string align;
+    if (use && use->vectorBytes > elementBytes) align = fmt::format("__align__({}) ", std::min(use->vectorBytes, 16));
+    line(fmt::format("{}{} {}[{}];{}", align, type, name, elements, shapeComment(b)));
+}
+
+void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const std::string& value) {
+    DType t = s->buffer->dtype;
+    if (nativeAtomicAdd(t)) {
+        line(fmt::format("atomicAdd(&{}, {});", target, value));
+    } else if (t == DType::I64) {
+        line(fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>(&{}), static_cast<unsigned long long>({}));",
+                         target, value));
+    } else if (dtypeBits(t) == 8 || dtypeBits(t) == 16) {
+        need(runtimeFile(), "narrow_atomic_add");
+        line(fmt::format("tl::atomic_add_narrow(&{}, {});", target, value));
+    } else {
+        throw EmitError(fmt::format("emit: atomic add on {}", dtypeName(t)));
+    }
+}
+
+std::string GpuEmitter::loopPragma(const For* f) const {
+    return f->forKind == ForKind::Unroll ? "#pragma unroll" : "";
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,47 @@
+// What the CUDA and HIP backends share: a __global__ kernel per .tl kernel, shared memory as
+// static __shared__ arrays (or one dynamic block past 48 KB), per-thread arrays for fragments
+// and locals, and a launcher with the triple-chevron launch. CudaEmitter.cpp and
+// HipEmitter.cpp fill in the toolkit's names.
+#pragma once
+
+#include "emit/CEmitter.h"
+
+namespace tlc::codegen {
+
+class GpuEmitter : public CEmitter {
+public:
+    using CEmitter::CEmitter;
+
+protected:
+    // ---- what CUDA and HIP spell differently -----------------------------------------------
+    virtual std::string apiPrefix() const = 0;  // "cuda" / "hip"
+    virtual std::string shuffleXor(const std::vector<std::string>& args) const = 0;
+    virtual std::string fastTanh(const std::string& x) = 0;
+    virtual bool nativeAtomicAdd(DType t) const = 0;
+    virtual std::string setDynamicSharedCall(const std::string& kernel, int64_t bytes) const = 0;
+
+    // ---- CEmitter hooks, shared by both ---------------------------------------------------------
+    std::string kernelSuffix() const override { return "_kernel"; }
+    void emitKernelFunction(const ir::Kernel& k, const LauncherSignature& sig) override;
+    void emitLaunch(const ir::Kernel& k, const LauncherSignature& sig) override;
+    std::string errorType() const override { return apiPrefix() + "Error_t"; }
+    std::string successValue() const override { return apiPrefix() + "Success"; }
+    std::string invalidValue() const override { return apiPrefix() + "ErrorInvalidValue"; }
+    std::string streamType() const override { return apiPrefix() + "Stream_t"; }
+    std::string roleValue(ir::VarRole role) const override;
+    std::string callText(const ir::Call* c, const std::vector<std::string>& args) override;
+    std::string minMaxText(const ir::Binary* b, const std::string& x, const std::string& y) override;
+    void emitSharedOrLocal(const ir::Allocate* a) override;
+    void emitBarrier() override { line("__syncthreads();"); }
+    void emitAtomicAdd(const ir::Store* s, const std::string& target, const std::string& value) override;
+    std::string loopPragma(const ir::For* f) const override;
+    std::string printfName() const override { return "printf"; }
+
+    SharedLayout layout_;
+    int64_t dynamicShared_ = 0;  // bytes of dynamic shared memory of the current kernel (0: static)
+};
+
+// Shared memory a kernel may declare statically; more goes into one dynamic block.
+constexpr int64_t kStaticSharedLimit = 48 * 1024;
+
+} // namespace tlc::codegen

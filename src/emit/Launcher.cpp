@@ -1,0 +1,382 @@
+// The parts of the emitter that every backend shares around the kernel code: the kernel
+// driver, the launcher's checks and grid, its declaration with a comment for the header, and
+// the extern "C" twin.
+#include "emit/CEmitter.h"
+
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ir/Visitor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tlc::codegen {
+
+using namespace ir;
+
+namespace {
+
+constexpr int kLineWidth = 100;
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+    return out;
+}
+
+// Words of `text` as comment lines "<prefix>..." no longer than the line width.
+std::vector<std::string> wrapComment(const std::string& first, const std::string& next, const std::string& text) {
+    std::vector<std::string> lines;
+    std::string current = first;
+    bool empty = true;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t space = text.find(' ', pos);
+        std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
+        pos = space == std::string::npos ? text.size() : space + 1;
+        if (word.empty()) continue;
+        if (!empty && current.size() + 1 + word.size() > size_t(kLineWidth)) {
+            lines.push_back(current);
+            current = next;
+            empty = true;
+        }
+        current += (empty ? "" : " ") + word;
+        empty = false;
+    }
+    lines.push_back(current);
+    return lines;
+}
+
+std::string shapeText(const Buffer& b) {
+    std::vector<std::string> dims;
+    for (const auto& d : b->shape) dims.push_back(printExpr(d));
+    return fmt::format("{}[{}]", dtypeName(b->dtype), join(dims, ", "));
+}
+
+bool rowMajor(const Buffer& b) {
+    std::vector<Expr> expected = rowMajorStrides(b->shape);
+    for (size_t i = 0; i < expected.size(); ++i)
+        if (!equal(expected[i], b->strides[i])) return false;
+    return true;
+}
+
+BinaryOp negated(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Lt: return BinaryOp::Ge;
+    case BinaryOp::Le: return BinaryOp::Gt;
+    case BinaryOp::Gt: return BinaryOp::Le;
+    case BinaryOp::Ge: return BinaryOp::Lt;
+    case BinaryOp::Eq: return BinaryOp::Ne;
+    case BinaryOp::Ne: return BinaryOp::Eq;
+    default: return op;
+    }
+}
+
+} // namespace
+
+const void* CEmitter::paramOwner(const KernelParam& p) {
+    if (p.kind == KernelParam::Kind::Tensor) return p.buffer.get();
+    return p.var.get();
+}
+
+std::vector<std::string> CEmitter::wrapCall(const std::string& head, const std::vector<std::string>& items,
+                                            const std::string& tail, int indentColumns, bool onePerLine) {
+    std::string single = head + join(items, ", ") + tail;
+    if (int(single.size()) + indentColumns <= kLineWidth || items.empty()) return {single};
+    // One item after another, continuation lines aligned after the opening parenthesis.
+    std::vector<std::string> lines;
+    std::string current = head;
+    const std::string pad(head.size(), ' ');
+    bool atStart = true;
+    for (size_t i = 0; i < items.size(); ++i) {
+        std::string piece = items[i] + (i + 1 < items.size() ? "," : tail);
+        if (!atStart && (onePerLine || int(current.size() + 1 + piece.size()) + indentColumns > kLineWidth)) {
+            lines.push_back(current);
+            current = pad;
+            atStart = true;
+        }
+        current += (atStart ? "" : " ") + piece;
+        atStart = false;
+    }
+    lines.push_back(current);
+    return lines;
+}
+
+// ---- the kernel driver --------------------------------------------------------------------
+
+void CEmitter::beginKernel(const Kernel& k) {
+    kernel_ = &k;
+    info_ = analyzeKernel(k, options_.debug);
+    lastLine_ = 0;
+}
+
+void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
+    out_ = &out;
+    beginKernel(k);
+    const LauncherSignature& sig = signature(k);
+
+    std::string title = fmt::format("// ---- {} ({}) ", k.name, k.loc.valid() ? where(k.loc) : sourceName());
+    if (title.size() < size_t(kLineWidth)) title += std::string(kLineWidth - title.size(), '-');
+    line(title);
+    if (!k.templateValues.empty()) {
+        std::vector<std::string> values;
+        for (const auto& [name, value] : k.templateValues) values.push_back(name + " = " + value);
+        for (const auto& l : wrapComment("// ", "// ", join(values, ", "))) line(commentText(l));
+    }
+    emitKernelFunction(k, sig);
+    if (options_.lineDirectives) out.directive("#line @TLC_OUTPUT_LINE@");
+    out.blank();
+
+    // The launcher.
+    startFunction();
+    std::vector<std::string> params;
+    for (const auto& p : sig.params) params.push_back(p.type + " " + names_.declare(paramOwner(*p.param), p.name));
+    if (!streamType().empty()) {
+        names_.declareExact(nullptr, "stream");
+        params.push_back(streamType() + " stream");
+    }
+    for (const auto& l : wrapCall(errorType() + " " + sig.name + "(", params, ")", 0, true)) line(l);
+    line("{");
+    out.indent();
+    emitLaunchChecks(k);
+    emitLaunch(k, sig);
+    out.dedent();
+    line("}");
+    out.blank();
+    out_ = nullptr;
+}
+
+void CEmitter::declareKernelParams(const Kernel& k) {
+    for (const auto& lp : signature(k).params) {
+        names_.declare(paramOwner(*lp.param), lp.name);
+    }
+}
+
+std::vector<std::string> CEmitter::kernelParams(const Kernel& k) {
+    std::vector<std::string> params;
+    for (const auto& lp : signature(k).params) {
+        if (lp.param->kind == KernelParam::Kind::Tensor) {
+            std::string q = restrictQualifier();
+            params.push_back(lp.type + (q.empty() ? " " : " " + q + " ") + lp.name);
+        } else {
+            params.push_back(lp.type + " " + lp.name);
+        }
+    }
+    return params;
+}
+
+void CEmitter::declareRoleVariables(bool includeBlocks) {
+    const VarRole roles[4] = {VarRole::BlockIndexX, VarRole::BlockIndexY, VarRole::BlockIndexZ, VarRole::ThreadIndex};
+    for (VarRole role : roles) {
+        size_t r = size_t(role);
+        if (!info_.roleUsed[r]) continue;
+        if (role != VarRole::ThreadIndex && !includeBlocks) continue;
+        std::string name = names_.declare(roleOwner(role), info_.roleName[r]);
+        line(fmt::format("const int {} = {};", name, roleValue(role)));
+    }
+}
+
+std::vector<std::string> CEmitter::argumentList(const Kernel& k) const {
+    std::vector<std::string> args;
+    for (const auto& p : k.params) {
+        const std::string* n = names_.lookup(paramOwner(p));
+        args.push_back(n ? *n : sanitizeIdentifier(p.name));
+    }
+    return args;
+}
+
+// ---- launcher checks and grid ---------------------------------------------------------------
+
+void CEmitter::emitLaunchChecks(const Kernel& k) {
+    std::string fail = "return " + invalidValue() + ";";
+    std::vector<std::string> negative;
+    for (const auto& p : k.params)
+        if (p.kind == KernelParam::Kind::Size) negative.push_back(varName(p.var.get()) + " < 0");
+    if (!negative.empty()) {
+        std::string cond = join(negative, " || ");
+        line(fmt::format("if ({}) {}  // sizes must not be negative", cond, fail));
+    }
+
+    // 32-bit offsets: every tensor must have fewer than 2^31 elements. A rank-1 extent is an
+    // int, so it always fits; tensors with the same extents share one check.
+    std::vector<std::pair<std::string, std::vector<std::string>>> offsetChecks;  // check, tensors
+    for (const auto& p : k.params) {
+        if (p.kind != KernelParam::Kind::Tensor || !p.buffer || p.buffer->shape.size() < 2) continue;
+        const Buffer& b = p.buffer;
+        std::vector<int64_t> constant;
+        if (constantShape(b, constant)) {
+            bool small = true;
+            int64_t n = 1;
+            for (int64_t e : constant) {
+                n *= e;
+                if (n >= (int64_t(1) << 31)) small = false;
+            }
+            if (small) continue;  // known to fit
+        }
+        need("tl_common.h", "launch_checks");
+        std::vector<std::string> extents;
+        for (const auto& d : b->shape) extents.push_back(expr(d));
+        std::string check = "tl::fits_int32_offsets({" + join(extents, ", ") + "})";
+        if (!rowMajor(b)) {
+            // Strides in 64-bit arithmetic, so that computing them cannot overflow.
+            std::vector<std::pair<VarPtr, Expr>> wide;
+            for (const auto& q : k.params)
+                if (q.var && isInteger(q.var->dtype)) wide.emplace_back(q.var, cast(DType::I64, varExpr(q.var)));
+            std::vector<std::string> strides;
+            for (const auto& s : b->strides) strides.push_back(expr(substitute(s, wide)));
+            check = "tl::fits_int32_offsets({" + join(extents, ", ") + "}, {" + join(strides, ", ") + "})";
+        }
+        auto same = std::find_if(offsetChecks.begin(), offsetChecks.end(), [&](const auto& c) { return c.first == check; });
+        if (same != offsetChecks.end()) same->second.push_back(bufferName(b.get()));
+        else offsetChecks.push_back({check, {bufferName(b.get())}});
+    }
+    for (const auto& [check, tensors] : offsetChecks)
+        line(fmt::format("if (!{}) {}  // {}: 32-bit offsets", check, fail, join(tensors, ", ")));
+
+    for (const auto& c : k.launchChecks) {
+        std::string why = c.message.empty() ? "" : "  // " + commentText(c.message);
+        if (!c.condition) {
+            const KernelParam* tensor = nullptr;
+            for (const auto& p : k.params)
+                if (p.kind == KernelParam::Kind::Tensor && p.name == c.tensor) tensor = &p;
+            if (!tensor || c.alignBytes <= 0)
+                throw EmitError("emit: an alignment check on an unknown tensor '" + c.tensor + "'");
+            need("tl_common.h", "launch_checks");
+            line(fmt::format("if (!tl::is_aligned({}, {})) {}{}", bufferName(tensor->buffer.get()), c.alignBytes, fail,
+                             why.empty() ? fmt::format("  // {} must be {}-byte aligned", c.tensor, c.alignBytes) : why));
+            continue;
+        }
+        // "if (K % 8 != 0) return ..." rather than "if (!(K % 8 == 0))" for integer comparisons.
+        std::string test;
+        const Binary* b = c.condition.as<Binary>();
+        if (b && negated(b->op) != b->op && isInteger(b->a.dtype()) && isInteger(b->b.dtype()))
+            test = expr(binary(negated(b->op), b->a, b->b));
+        else
+            test = "!" + print(c.condition, 15 + 1);
+        line(fmt::format("if ({}) {}{}", test, fail, why));
+    }
+}
+
+std::vector<std::string> CEmitter::gridExtentNames(const Kernel& k) {
+    static const char* suffix[3] = {"x", "y", "z"};
+    if (k.gridExtents.empty() || k.gridExtents.size() > 3)
+        throw EmitError(fmt::format("emit: kernel {} has {} grid extents (1 to 3)", k.name, k.gridExtents.size()));
+    std::vector<std::string> names;
+    for (size_t i = 0; i < k.gridExtents.size(); ++i) {
+        std::string value = expr(k.gridExtents[i]);
+        std::string name = names_.declare(nullptr, std::string("blocks_") + suffix[i]);
+        line(fmt::format("const int {} = {};", name, value));
+        names.push_back(name);
+    }
+    std::vector<std::string> empty;
+    for (const auto& n : names) empty.push_back(n + " <= 0");
+    line(fmt::format("if ({}) return {};  // an empty grid: nothing to do", join(empty, " || "), successValue()));
+    return names;
+}
+
+// ---- declarations ---------------------------------------------------------------------------
+
+void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
+    beginKernel(k);
+    const LauncherSignature& sig = signature(k);
+    std::vector<std::string> doc;
+    std::string title = fmt::format("{} ({})", k.name, k.loc.valid() ? where(k.loc) : sourceName());
+    if (!k.templateValues.empty()) {
+        std::vector<std::string> values;
+        for (const auto& [name, value] : k.templateValues) values.push_back(name + " = " + value);
+        title += " with " + join(values, ", ");
+    }
+    for (const auto& l : wrapComment("// ", "//   ", title)) doc.push_back(l);
+    for (const auto& p : k.params) {
+        std::string text;
+        if (p.kind == KernelParam::Kind::Tensor && p.buffer) {
+            text = fmt::format("{}: {}, {}, {}", p.name, shapeText(p.buffer),
+                               rowMajor(p.buffer) ? "row-major" : "strides [" + [&] {
+                                   std::vector<std::string> s;
+                                   for (const auto& e : p.buffer->strides) s.push_back(printExpr(e));
+                                   return join(s, ", ");
+                               }() + "]",
+                               info_.written(p.buffer.get()) ? "written" : "read");
+        } else {
+            text = fmt::format("{}: {}{}", p.name, dtypeName(p.dtype), p.kind == KernelParam::Kind::Size ? " (size)" : "");
+        }
+        for (const auto& l : wrapComment("//   ", "//     ", text)) doc.push_back(l);
+    }
+    std::vector<std::string> grid;
+    for (const auto& g : k.gridExtents) grid.push_back(printExpr(g));
+    int64_t shared = sharedLayout(k, info_).total;
+    std::string launch;
+    if (target_.backend == Backend::Cpu)
+        launch = fmt::format("grid ({}) of blocks, run by an OpenMP loop (one thread per block)", join(grid, ", "));
+    else
+        launch = fmt::format("grid ({}) of {}-thread blocks{}", join(grid, ", "), k.threads,
+                             shared ? fmt::format(", {} bytes of shared memory{}", shared,
+                                                  shared > 48 * 1024 ? " (dynamic)" : "")
+                                    : "");
+    for (const auto& l : wrapComment("//   ", "//     ", launch)) doc.push_back(l);
+
+    std::vector<std::string> checks;
+    bool sizes = false;
+    for (const auto& p : k.params) sizes = sizes || p.kind == KernelParam::Kind::Size;
+    if (sizes) checks.push_back("sizes >= 0");
+    checks.push_back("every tensor has fewer than 2^31 elements");  // (rank 1: always)
+    for (const auto& c : k.launchChecks) {
+        std::string what = c.condition ? printExpr(c.condition)
+                                       : fmt::format("{} is {}-byte aligned", c.tensor, c.alignBytes);
+        if (!c.message.empty()) what += " (" + c.message + ")";
+        checks.push_back(what);
+    }
+    std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
+                                      invalidValue(), join(checks, "; "), successValue());
+    if (target_.backend != Backend::Cpu) returns += " Tensors must not overlap (__restrict__).";
+    else returns += " Tensors must not overlap.";
+    for (const auto& l : wrapComment("//   ", "//   ", returns)) doc.push_back(commentText(l));
+
+    for (const auto& l : doc) out.line(commentText(l));
+    std::vector<std::string> params;
+    for (const auto& p : sig.params) params.push_back(p.type + " " + p.name);
+    if (!streamType().empty()) params.push_back(streamType() + " stream = nullptr");
+    for (const auto& l : wrapCall(errorType() + " " + sig.name + "(", params, ");", 0, true)) out.line(l);
+    out.blank();
+}
+
+void CEmitter::emitCTwinDeclaration(const Kernel& k, CodeWriter& out) {
+    const LauncherSignature& sig = signature(k);
+    std::vector<std::string> params;
+    for (const auto& p : sig.params) params.push_back(p.cType + " " + p.name);
+    params.push_back("void* stream");
+    for (const auto& l : wrapCall("extern \"C\" int " + sig.cName + "(", params, ");", 0, true)) out.line(l);
+}
+
+void CEmitter::emitCTwinDefinition(const Kernel& k, CodeWriter& out) {
+    beginKernel(k);
+    out_ = &out;
+    const LauncherSignature& sig = signature(k);
+    std::vector<std::string> params, args;
+    for (const auto& p : sig.params) {
+        params.push_back(p.cType + " " + p.name);
+        if (p.param->kind == KernelParam::Kind::Tensor) args.push_back("static_cast<" + p.type + ">(" + p.name + ")");
+        else if (p.cType != p.type) args.push_back(p.type + "(" + p.name + ")");
+        else args.push_back(p.name);
+    }
+    bool stream = !streamType().empty();
+    params.push_back(stream ? "void* stream" : "void* /*stream: unused on the CPU*/");
+    if (stream) args.push_back("static_cast<" + streamType() + ">(stream)");
+    for (const auto& l : wrapCall("extern \"C\" int " + sig.cName + "(", params, ")", 0, true)) line(l);
+    line("{");
+    out.indent();
+    std::string ns = options_.nameSpace.empty() ? "" : options_.nameSpace + "::";
+    std::string call = ns + sig.name + "(";
+    if (errorType() == "int") {
+        for (const auto& l : wrapCall("return " + call, args, ");", 4)) line(l);
+    } else {
+        for (const auto& l : wrapCall("return static_cast<int>(" + call, args, "));", 4)) line(l);
+    }
+    out.dedent();
+    line("}");
+    out.blank();
+    out_ = nullptr;
+}
+
+} // namespace tlc::codegen

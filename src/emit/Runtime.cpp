@@ -1,0 +1,135 @@
+#include "emit/Runtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <stdexcept>
+
+namespace tlc::codegen {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// Splits one embedded header into its sections.
+void parseSections(const std::string& file, const std::string& text, std::vector<RuntimeSection>& out) {
+    constexpr std::string_view kBegin = "// tlc:section ";
+    constexpr std::string_view kEnd = "// tlc:end";
+    RuntimeSection* open = nullptr;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t eol = text.find('\n', pos);
+        if (eol == std::string::npos) eol = text.size();
+        std::string_view line(text.data() + pos, eol - pos);
+        pos = eol + 1;
+        if (line.substr(0, kBegin.size()) == kBegin) {
+            if (open) throw std::logic_error(fmt::format("runtime header {}: section inside a section", file));
+            std::string_view rest = trim(line.substr(kBegin.size()));
+            RuntimeSection section;
+            section.file = file;
+            size_t space = rest.find(' ');
+            section.name = std::string(rest.substr(0, space));
+            if (space != std::string_view::npos) {
+                std::string_view needs = trim(rest.substr(space));
+                if (needs.substr(0, 6) != "needs=")
+                    throw std::logic_error(fmt::format("runtime header {}: bad section line", file));
+                needs.remove_prefix(6);
+                while (!needs.empty()) {
+                    size_t comma = needs.find(',');
+                    std::string need(trim(needs.substr(0, comma)));
+                    if (need.find(':') == std::string::npos) need = file + ":" + need;
+                    section.needs.push_back(need);
+                    needs = comma == std::string_view::npos ? std::string_view() : needs.substr(comma + 1);
+                }
+            }
+            out.push_back(std::move(section));
+            open = &out.back();
+        } else if (trim(line) == kEnd) {
+            if (!open) throw std::logic_error(fmt::format("runtime header {}: tlc:end outside a section", file));
+            open = nullptr;
+        } else if (open) {
+            open->text.append(line).append("\n");
+        }
+    }
+    if (open) throw std::logic_error(fmt::format("runtime header {}: unterminated section", file));
+}
+
+std::string guardName(const RuntimeSection& s) {
+    std::string g = "TLC_RUNTIME_";
+    for (char c : s.file + "_" + s.name) g += std::isalnum(static_cast<unsigned char>(c)) ? char(std::toupper(c)) : '_';
+    return g;
+}
+
+} // namespace
+
+const std::vector<std::pair<std::string, std::string>>& runtimeFiles() {
+    static const std::vector<std::pair<std::string, std::string>> files = {
+#include "RuntimeHeaders.inc"
+    };
+    return files;
+}
+
+const std::vector<RuntimeSection>& runtimeSections() {
+    static const std::vector<RuntimeSection> sections = [] {
+        std::vector<RuntimeSection> out;
+        for (const auto& [name, text] : runtimeFiles()) parseSections(name, text, out);
+        return out;
+    }();
+    return sections;
+}
+
+const RuntimeSection* findRuntimeSection(std::string_view file, std::string_view name) {
+    for (const auto& s : runtimeSections())
+        if (s.file == file && s.name == name) return &s;
+    return nullptr;
+}
+
+void RuntimeNeeds::add(std::string_view file, std::string_view section) {
+    if (!findRuntimeSection(file, section))
+        throw std::logic_error(fmt::format("no runtime section {}:{}", file, section));
+    ids_.insert(fmt::format("{}:{}", file, section));
+}
+
+bool RuntimeNeeds::has(std::string_view file, std::string_view section) const {
+    return ids_.count(fmt::format("{}:{}", file, section)) != 0;
+}
+
+std::string RuntimeNeeds::render(const RuntimeNeeds* already) const {
+    std::set<std::string> done;
+    std::string out;
+    std::function<void(const RuntimeSection&)> emitSection;
+    if (already) {
+        // Mark what `already` renders, closure included, as done.
+        std::function<void(const std::string&)> mark = [&](const std::string& id) {
+            if (!done.insert(id).second) return;
+            size_t colon = id.find(':');
+            if (const RuntimeSection* s = findRuntimeSection(id.substr(0, colon), id.substr(colon + 1)))
+                for (const auto& n : s->needs) mark(n);
+        };
+        for (const auto& id : already->ids_) mark(id);
+    }
+    emitSection = [&](const RuntimeSection& s) {
+        if (!done.insert(s.id()).second) return;
+        for (const auto& need : s.needs) {
+            size_t colon = need.find(':');
+            const RuntimeSection* dep = findRuntimeSection(need.substr(0, colon), need.substr(colon + 1));
+            if (!dep) throw std::logic_error(fmt::format("runtime section {} needs unknown {}", s.id(), need));
+            emitSection(*dep);
+        }
+        std::string guard = guardName(s);
+        out += fmt::format("// ---- tlc runtime: {}, {} ----\n#ifndef {}\n#define {}\n{}#endif\n", s.file, s.name,
+                           guard, guard, s.text);
+    };
+    // A fixed order (the embedded files' order), whatever order the emitter asked in.
+    for (const auto& s : runtimeSections())
+        if (ids_.count(s.id())) emitSection(s);
+    return out;
+}
+
+} // namespace tlc::codegen

@@ -1,0 +1,45 @@
+// The runtime helpers that emitted code may use. They live as real headers in
+// src/emit/runtime/ (tl_common.h, tl_types.h, tl_cuda.h, tl_hip.h, tl_cpu.h), are embedded into
+// tlc at build time, and are split into named sections ("// tlc:section NAME needs=A,B" ...
+// "// tlc:end"). An emitter records which sections its output uses; render() pastes exactly
+// those, after what they need, each inside an include guard so that a header and its source
+// may both carry a section.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tlc::codegen {
+
+struct RuntimeSection {
+    std::string file;                // "tl_cuda.h"
+    std::string name;                // "vector_moves"
+    std::vector<std::string> needs;  // qualified: "tl_common.h:host_device"
+    std::string text;                // the lines between the markers
+    std::string id() const { return file + ":" + name; }
+};
+
+// Every embedded header, in file-name order, and its sections in file order.
+const std::vector<std::pair<std::string, std::string>>& runtimeFiles();
+const std::vector<RuntimeSection>& runtimeSections();
+const RuntimeSection* findRuntimeSection(std::string_view file, std::string_view name);
+
+// The set of sections one output file uses.
+class RuntimeNeeds {
+public:
+    void add(std::string_view file, std::string_view section);
+    bool empty() const { return ids_.empty(); }
+    bool has(std::string_view file, std::string_view section) const;
+    // The sections and what they need (depth first, dependencies first, in a fixed order), each
+    // wrapped in `#ifndef TLC_RUNTIME_<FILE>_<SECTION>`.
+    // Sections that `already` renders (with what they need) are left out: a source skips what
+    // its header carries.
+    std::string render(const RuntimeNeeds* already = nullptr) const;
+
+private:
+    std::set<std::string> ids_;
+};
+
+} // namespace tlc::codegen

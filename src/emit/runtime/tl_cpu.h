@@ -1,0 +1,79 @@
+// tl_cpu.h -- helpers for tlc's C++/OpenMP output (one thread per block; blocks run in an
+// OpenMP loop). The 16/8-bit float types live in tl_types.h. Sections: see tl_common.h.
+#pragma once
+
+#include "tl_common.h"
+#include "tl_types.h"
+
+// tlc:section status
+namespace tl {
+// What the CPU launchers return.
+enum cpu_status : int {
+    cpu_success = 0,
+    cpu_error_invalid_value = 1,  // a launch check failed (sizes, alignment, 32-bit offsets)
+};
+} // namespace tl
+// tlc:end
+
+// tlc:section vector_moves
+#include <cstring>
+namespace tl {
+// A vector move of Bytes bytes (the GPU forms are one 128-bit access; here a memcpy that the
+// compiler turns into one).
+template <int Bytes>
+inline void copy_vec(void* dst, const void* src) {
+    std::memcpy(dst, src, Bytes);
+}
+template <int Bytes>
+inline void fill_zero(void* dst) {
+    std::memset(dst, 0, Bytes);
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section math
+#include <cmath>
+namespace tl {
+inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+} // namespace tl
+// tlc:end
+
+// tlc:section narrow_atomic_add
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+namespace tl {
+// Atomic add for 8- and 16-bit element types (tl::half, tl::bfloat16, fp8, small integers),
+// which `#pragma omp atomic` does not cover: a compare-and-swap loop on the element.
+template <typename T>
+inline void atomic_add_narrow(T* address, T value) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2, "for 8- and 16-bit types");
+    using Bits = typename std::conditional<sizeof(T) == 1, std::uint8_t, std::uint16_t>::type;
+    Bits* bits = reinterpret_cast<Bits*>(address);
+    Bits expected = __atomic_load_n(bits, __ATOMIC_RELAXED);
+    for (;;) {
+        T current;
+        std::memcpy(&current, &expected, sizeof(T));
+        const T sum = T(float(current) + float(value));
+        Bits desired;
+        std::memcpy(&desired, &sum, sizeof(T));
+        if (__atomic_compare_exchange_n(bits, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    }
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section debug
+#include <cstdio>
+#include <cstdlib>
+namespace tl {
+// Reports a failed assert(...) of the .tl source and stops the program (debug builds only).
+inline void assert_fail(const char* where, const char* condition) {
+    std::fprintf(stderr, "%s: assertion failed: %s\n", where, condition);
+    std::abort();
+}
+} // namespace tl
+// tlc:end

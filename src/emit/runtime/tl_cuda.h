@@ -1,0 +1,87 @@
+// tl_cuda.h -- device helpers for tlc's CUDA output. Sections: see tl_common.h.
+#pragma once
+
+#include "tl_common.h"
+
+#include <cuda_runtime.h>
+
+// tlc:section vector_moves
+namespace tl {
+// The unsigned type of a vector move of Bytes bytes (uint4 is one 128-bit access).
+template <int Bytes> struct vector_word;
+template <> struct vector_word<1> { using type = unsigned char; };
+template <> struct vector_word<2> { using type = unsigned short; };
+template <> struct vector_word<4> { using type = unsigned int; };
+template <> struct vector_word<8> { using type = uint2; };
+template <> struct vector_word<16> { using type = uint4; };
+
+// Copies Bytes bytes with one access; both addresses must be aligned to Bytes.
+template <int Bytes>
+__device__ __forceinline__ void copy_vec(void* dst, const void* src) {
+    using word = typename vector_word<Bytes>::type;
+    *static_cast<word*>(dst) = *static_cast<const word*>(src);
+}
+// Sets Bytes bytes to zero with one access; dst must be aligned to Bytes.
+template <int Bytes>
+__device__ __forceinline__ void fill_zero(void* dst) {
+    using word = typename vector_word<Bytes>::type;
+    *static_cast<word*>(dst) = word{};
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section math
+namespace tl {
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }
+__device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+// tanh with the hardware approximation (sm_75 and later).
+__device__ __forceinline__ float fast_tanh(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return tanhf(x);
+#endif
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section narrow_atomic_add
+namespace tl {
+// atomicAdd for element types the hardware cannot add atomically (8- and 16-bit types other
+// than __half/__nv_bfloat16): a compare-and-swap loop on the aligned 32-bit word around it.
+template <typename T>
+__device__ __forceinline__ void atomic_add_narrow(T* address, T value) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2, "for 8- and 16-bit types");
+    const unsigned long long where = reinterpret_cast<unsigned long long>(address);
+    unsigned int* word = reinterpret_cast<unsigned int*>(where & ~3ull);
+    const unsigned int shift = unsigned((where & 3ull) * 8ull);
+    const unsigned int mask = ((1u << (8u * sizeof(T))) - 1u) << shift;
+    unsigned int old = *word;
+    unsigned int assumed;
+    do {
+        assumed = old;
+        T current;
+        const unsigned int currentBits = (assumed & mask) >> shift;
+        memcpy(&current, &currentBits, sizeof(T));  // little-endian: the low bytes
+        const T sum = T(float(current) + float(value));
+        unsigned int sumBits = 0;
+        memcpy(&sumBits, &sum, sizeof(T));
+        old = atomicCAS(word, assumed, (assumed & ~mask) | (sumBits << shift));
+    } while (assumed != old);
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section debug
+#include <cstdio>
+namespace tl {
+// Reports a failed assert(...) of the .tl source and stops the kernel.
+__device__ __noinline__ void assert_fail(const char* where, const char* condition) {
+    printf("%s: assertion failed: %s (block %d %d %d, thread %d)\n", where, condition, int(blockIdx.x),
+           int(blockIdx.y), int(blockIdx.z), int(threadIdx.x));
+    __trap();
+}
+} // namespace tl
+// tlc:end
