@@ -167,8 +167,7 @@ private:
         switch (op) {
         case BinaryOp::Add:
             if (isConst(b, 0)) return a;
-            if (Expr r = recombineDivMod(a, b)) return r;
-            if (Expr r = recombineDivMod(b, a)) return r;
+            if (Expr r = recombineDigits(a, b)) return r;
             if (y) {
                 // (e + c1) + c2 -> e + (c1 + c2)
                 if (const auto* inner = a.as<Binary>(); inner && inner->op == BinaryOp::Add && asConstInt(inner->b))
@@ -278,16 +277,61 @@ private:
         return {};
     }
 
-    // x % c + x / c * c -> x
-    static Expr recombineDivMod(const Expr& modPart, const Expr& divPart) {
-        const auto* m = modPart.as<Binary>();
-        const auto* mul = divPart.as<Binary>();
-        if (!m || !mul || m->op != BinaryOp::Mod || mul->op != BinaryOp::Mul) return {};
-        const auto* d = mul->a.as<Binary>();
-        if (!d || d->op != BinaryOp::Div) return {};
-        const int64_t *c1 = asConstInt(m->b), *c2 = asConstInt(d->b), *c3 = asConstInt(mul->b);
-        if (c1 && c2 && c3 && *c1 == *c2 && *c2 == *c3 && equal(m->a, d->a)) return m->a;
-        return {};
+    // Mixed-radix digits of one value add back up to it: x % c1 + (x / c1 % c2) * c1 is
+    // x % (c1 * c2), and x % c + x / c * c is x. Layout formulas produce such sums.
+    struct Digit {
+        Expr base;
+        int64_t low;   // the digit is (base / low) % high ... scaled by low
+        int64_t high;  // 0: no modulo (the top digit)
+    };
+    static std::optional<Digit> asDigit(const Expr& e) {
+        // x % c  (low 1)
+        if (const auto* m = e.as<Binary>(); m && m->op == BinaryOp::Mod && asConstInt(m->b))
+            return Digit{m->a, 1, *asConstInt(m->b)};
+        const auto* mul = e.as<Binary>();
+        if (!mul || mul->op != BinaryOp::Mul || !asConstInt(mul->b)) return std::nullopt;
+        int64_t scale = *asConstInt(mul->b);
+        // (x / c) % k * c
+        if (const auto* m = mul->a.as<Binary>(); m && m->op == BinaryOp::Mod && asConstInt(m->b))
+            if (const auto* d = m->a.as<Binary>(); d && d->op == BinaryOp::Div && asConstInt(d->b) && *asConstInt(d->b) == scale)
+                return Digit{d->a, scale, *asConstInt(m->b) * scale};
+        // x / c * c
+        if (const auto* d = mul->a.as<Binary>(); d && d->op == BinaryOp::Div && asConstInt(d->b) && *asConstInt(d->b) == scale)
+            return Digit{d->a, scale, 0};
+        return std::nullopt;
+    }
+    static void addTerms(const Expr& e, std::vector<Expr>& out) {
+        if (const auto* b = e.as<Binary>(); b && b->op == BinaryOp::Add) {
+            addTerms(b->a, out);
+            addTerms(b->b, out);
+        } else {
+            out.push_back(e);
+        }
+    }
+    static Expr recombineDigits(const Expr& a, const Expr& b) {
+        std::vector<Expr> terms;
+        addTerms(a, terms);
+        addTerms(b, terms);
+        bool merged = false;
+        for (bool again = true; again;) {
+            again = false;
+            for (size_t i = 0; i < terms.size() && !again; ++i) {
+                auto lo = asDigit(terms[i]);
+                if (!lo || lo->low != 1) continue;
+                for (size_t j = 0; j < terms.size() && !again; ++j) {
+                    auto hi = asDigit(terms[j]);
+                    if (i == j || !hi || hi->low != lo->high || !equal(hi->base, lo->base)) continue;
+                    Expr combined = hi->high == 0 ? lo->base : binary(BinaryOp::Mod, lo->base, intImm(hi->high, lo->base.dtype()));
+                    terms[i] = combined;
+                    terms.erase(terms.begin() + static_cast<long>(j));
+                    merged = again = true;
+                }
+            }
+        }
+        if (!merged) return {};
+        Expr sum = terms[0];
+        for (size_t i = 1; i < terms.size(); ++i) sum = binary(BinaryOp::Add, sum, terms[i]);
+        return sum;
     }
 
     Expr simplifyAdd(const Expr& e, int64_t c) {

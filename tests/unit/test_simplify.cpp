@@ -1,0 +1,54 @@
+// The index simplifier: emitted indices must come out short.
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+
+#include <doctest/doctest.h>
+
+using namespace tlc::ir;
+using tlc::DType;
+
+TEST_CASE("constant folding and identities") {
+    VarPtr x = makeVar("x");
+    Expr e = Expr(x);
+    CHECK(printExpr(simplify(e + 0)) == "x");
+    CHECK(printExpr(simplify(e * 1)) == "x");
+    CHECK(printExpr(simplify(e * 0)) == "0");
+    CHECK(printExpr(simplify((e + 128) - 1)) == "x + 127");
+    CHECK(printExpr(simplify((e + 3) + 4)) == "x + 7");
+    CHECK(printExpr(simplify((e * 4) * 8)) == "x * 32");
+    CHECK(printExpr(simplify(intImm(6) * intImm(7))) == "42");
+    CHECK(printExpr(simplify(e % 4 + e / 4 * 4)) == "x");
+}
+
+TEST_CASE("ranges remove divisions and modulos that cannot matter") {
+    VarPtr tx = makeVar("tx"), l = makeVar("l");
+    VarBounds b{{tx.get(), {0, 127}}, {l.get(), {0, 7}}};
+    Expr t = Expr(tx), s = Expr(l);
+    CHECK(printExpr(simplify(t % 128, b)) == "tx");
+    CHECK(printExpr(simplify(t / 128, b)) == "0");
+    CHECK(printExpr(simplify((s * 16 + t % 16) / 16, b)) == "l");
+    CHECK(printExpr(simplify((s * 16 + t % 16) % 16, b)) == "tx % 16");
+    CHECK(printExpr(simplify(t < 128, b)) == "true");
+    CHECK(printExpr(simplify(t < 64, b)) == "tx < 64");
+}
+
+TEST_CASE("comparisons of equal expressions decide") {
+    VarPtr x = makeVar("x");
+    CHECK(printExpr(simplify(binary(BinaryOp::Eq, Expr(x) % 8, Expr(x) % 8))) == "true");
+    CHECK(printExpr(simplify(binary(BinaryOp::Lt, Expr(x), Expr(x)))) == "false");
+}
+
+TEST_CASE("printing respects precedence") {
+    VarPtr a = makeVar("a"), b = makeVar("b"), c = makeVar("c");
+    CHECK(printExpr((Expr(a) + Expr(b)) * Expr(c)) == "(a + b) * c");
+    CHECK(printExpr(Expr(a) + Expr(b) * Expr(c)) == "a + b * c");
+    CHECK(printExpr(Expr(a) - (Expr(b) - Expr(c))) == "a - (b - c)");
+    CHECK(printExpr(Expr(a) / (Expr(b) * Expr(c))) == "a / (b * c)");
+}
+
+TEST_CASE("known multiples") {
+    VarPtr k = makeVar("k");
+    CHECK(knownMultiple(Expr(k) * 32) == 32);
+    CHECK(knownMultiple(Expr(k) * 32 + 16) == 16);
+    CHECK(knownMultiple(Expr(k)) == 1);
+}
