@@ -92,10 +92,12 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
                       info.id == Builtin::Parallel ? std::string("a 'parallel' loop") : quoted);
         return false;
     }
-    bool forbiddenInParallel = info.kind == BuiltinKind::Alloc || info.kind == BuiltinKind::TileOp ||
+    // atomic_add of a scalar is an element operation; checkAtomicAdd rejects a tile source there.
+    bool forbiddenInParallel = info.kind == BuiltinKind::Alloc ||
+                               (info.kind == BuiltinKind::TileOp && info.id != Builtin::AtomicAdd) ||
                                info.id == Builtin::Pipelined;
     if (forbiddenInParallel && !parallel_.empty()) {
-        diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, c.callee);
+        diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, quoted);
         return false;
     }
     return true;
@@ -160,7 +162,9 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
         boundAt[index] = a.keywordRange;
     }
 
-    if (isParallel) {
+    // A missing argument after a misplaced one is a follow-on error: say nothing more.
+    if (!ok) {
+    } else if (isParallel) {
         if (bound.empty()) {
             diags_.report(DiagId::err_missing_arg, c.range, c.callee, info.params[0].name);
             ok = false;
@@ -190,7 +194,9 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
     switch (p.kind) {
     case ParamKind::Tile:
     case ParamKind::TileOrScalar: {
-        Type t = checkOperand(arg);
+        // Inside a parallel loop, `a[i, j]` as atomic_add's source is one element, not a region.
+        bool element = p.kind == ParamKind::TileOrScalar && !parallel_.empty();
+        Type t = element ? checkValue(arg) : checkOperand(arg);
         if (t.isError() || t.isTile() || (p.kind == ParamKind::TileOrScalar && t.isScalar())) return;
         wrongKind(p.kind == ParamKind::Tile ? "a tile (a tensor, a buffer or a region of one)"
                                             : "a tile or a scalar value");

@@ -114,6 +114,14 @@ Type KernelChecker::checkExpr(Expr& e, bool operand) {
 
 Type KernelChecker::checkName(Name& n) {
     if (Decl* d = scope_.lookup(n.name)) {
+        // Tensor dimensions are compile-time parameters or sizes of their own, never another
+        // parameter (whose value the launcher would have to trust to match the tensor).
+        bool isParam = d->kind == Decl::Kind::ScalarParam || d->kind == Decl::Kind::TensorParam;
+        if (dimParamNames_ && isParam) {
+            diags_.report(DiagId::err_param_as_size, n.range, n.name,
+                          d->kind == Decl::Kind::TensorParam ? "tensor" : "scalar");
+            return Type::error();
+        }
         n.decl = d;
         d->used = true;
         n.constant = d->constant;

@@ -255,6 +255,10 @@ void KernelChecker::checkAtomicAdd(Call& c) {
             dst.type.shape.assign(dst.as<Index>()->subscripts.size(), Extent::constant(1));
         return;
     }
+    if (!parallel_.empty()) {
+        diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, "'atomic_add' of a tile (not a scalar)");
+        return;
+    }
     checkCopyLike(c, src, dst);
 }
 
