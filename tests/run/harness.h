@@ -1,0 +1,98 @@
+// The run layer's harness: random tensors, references in double precision, comparisons with
+// dtype-appropriate tolerances, and a summary line CTest users recognise.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace harness {
+
+inline int& failures() {
+    static int n = 0;
+    return n;
+}
+inline int& passes() {
+    static int n = 0;
+    return n;
+}
+
+template <typename T> double toDouble(T v) {
+    if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
+    else return static_cast<double>(static_cast<float>(v));
+}
+
+template <typename T> T fromDouble(double v) {
+    if constexpr (std::is_arithmetic_v<T>) return static_cast<T>(v);
+    else return T(static_cast<float>(v));
+}
+
+// Uniform values in [lo, hi); integers for integer types. Never all zeros.
+template <typename T> std::vector<T> random(size_t n, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+    std::mt19937 gen(seed);
+    std::vector<T> out(n);
+    if constexpr (std::is_integral_v<T>) {
+        std::uniform_int_distribution<int> dist(static_cast<int>(lo), static_cast<int>(hi));
+        for (auto& v : out) v = static_cast<T>(dist(gen));
+    } else {
+        std::uniform_real_distribution<double> dist(lo, hi);
+        for (auto& v : out) v = fromDouble<T>(dist(gen));
+    }
+    return out;
+}
+
+// The values a tensor of type T holds, in double.
+template <typename T> std::vector<double> widen(const std::vector<T>& v) {
+    std::vector<double> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = toDouble(v[i]);
+    return out;
+}
+
+// Checks |got - want| <= atol + rtol * |want| element-wise; reports the first mismatches.
+template <typename T>
+bool check(const std::string& what, const std::vector<T>& got, const std::vector<double>& want, double atol,
+           double rtol) {
+    size_t bad = 0;
+    if (got.size() != want.size()) {
+        std::printf("FAIL %s: %zu elements, expected %zu\n", what.c_str(), got.size(), want.size());
+        ++failures();
+        return false;
+    }
+    for (size_t i = 0; i < got.size(); ++i) {
+        double g = toDouble(got[i]);
+        double w = want[i];
+        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+            if (bad < 5) std::printf("  %s[%zu] = %.6g, expected %.6g\n", what.c_str(), i, g, w);
+            ++bad;
+        }
+    }
+    if (bad) {
+        std::printf("FAIL %s: %zu of %zu elements differ\n", what.c_str(), bad, got.size());
+        ++failures();
+        return false;
+    }
+    std::printf("ok   %s\n", what.c_str());
+    ++passes();
+    return true;
+}
+
+inline void expectStatus(const std::string& what, int status, int expected) {
+    if (status == expected) {
+        std::printf("ok   %s (status %d)\n", what.c_str(), status);
+        ++passes();
+    } else {
+        std::printf("FAIL %s: status %d, expected %d\n", what.c_str(), status, expected);
+        ++failures();
+    }
+}
+
+inline int summary() {
+    std::printf("%d passed, %d failed\n", passes(), failures());
+    return failures() == 0 ? 0 : 1;
+}
+
+} // namespace harness

@@ -1,0 +1,127 @@
+// Run layer: every sample, compiled for --target=cpu, against a double-precision reference
+// on random inputs, with sizes that are and are not multiples of the tiles.
+#include "harness.h"
+
+#include "flash_attention.h"
+#include "gemm.h"
+#include "reduce_sum.h"
+#include "rmsnorm.h"
+#include "softmax.h"
+#include "vector_add.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace harness;
+
+namespace {
+
+void vectorAdd(int N) {
+    auto A = random<float>(N, 1), B = random<float>(N, 2);
+    std::vector<float> C(N, -7.0f);
+    std::vector<double> want(N);
+    for (int i = 0; i < N; ++i) want[i] = double(A[i]) + double(B[i]);
+    expectStatus("vector_add status", tl_kernels::vector_add(A.data(), B.data(), C.data(), N), 0);
+    check("vector_add N=" + std::to_string(N), C, want, 1e-6, 1e-6);
+}
+
+void reduceSum(int M, int N) {
+    auto X = random<float>(size_t(M) * N, 3);
+    std::vector<float> Y(M, -7.0f);
+    std::vector<double> want(M, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) want[i] += X[size_t(i) * N + j];
+    expectStatus("reduce_sum status", tl_kernels::reduce_sum(X.data(), Y.data(), M, N), 0);
+    check("reduce_sum M=" + std::to_string(M) + " N=" + std::to_string(N), Y, want, 1e-4, 1e-5);
+}
+
+void softmax(int M) {
+    const int N = 1024;
+    auto X = random<float>(size_t(M) * N, 4, -4.0, 4.0);
+    std::vector<float> Y(size_t(M) * N, -7.0f);
+    std::vector<double> want(size_t(M) * N);
+    for (int i = 0; i < M; ++i) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < N; ++j) mx = std::max(mx, double(X[size_t(i) * N + j]));
+        for (int j = 0; j < N; ++j) sum += std::exp(double(X[size_t(i) * N + j]) - mx);
+        for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = std::exp(double(X[size_t(i) * N + j]) - mx) / sum;
+    }
+    expectStatus("softmax status", tl_kernels::softmax(X.data(), Y.data(), M), 0);
+    check("softmax M=" + std::to_string(M), Y, want, 1e-6, 1e-4);
+}
+
+void rmsnorm(int M) {
+    const int N = 4096;
+    const float eps = 1e-5f;
+    auto X = random<tl::half>(size_t(M) * N, 5), W = random<tl::half>(N, 6);
+    std::vector<tl::half> Y(size_t(M) * N, tl::half(-7.0f));
+    std::vector<double> want(size_t(M) * N);
+    for (int i = 0; i < M; ++i) {
+        double ss = 0;
+        for (int j = 0; j < N; ++j) ss += std::pow(toDouble(X[size_t(i) * N + j]), 2);
+        double r = 1.0 / std::sqrt(ss / N + eps);
+        for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = toDouble(X[size_t(i) * N + j]) * r * toDouble(W[j]);
+    }
+    expectStatus("rmsnorm status", tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M), 0);
+    check("rmsnorm M=" + std::to_string(M), Y, want, 2e-3, 1e-2);
+}
+
+void gemm(int M, int N, int K) {
+    auto A = random<tl::half>(size_t(M) * K, 7), B = random<tl::half>(size_t(K) * N, 8);
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    std::vector<double> want(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < N; ++j) want[size_t(i) * N + j] += toDouble(A[size_t(i) * K + k]) * toDouble(B[size_t(k) * N + j]);
+    expectStatus("gemm status", tl_kernels::gemm(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
+}
+
+void flashAttention(int Bn, int S, int H) {
+    const int D = 128;
+    size_t n = size_t(Bn) * S * H * D;
+    auto Q = random<tl::half>(n, 9), K = random<tl::half>(n, 10), V = random<tl::half>(n, 11);
+    std::vector<tl::half> O(n, tl::half(-7.0f));
+    std::vector<double> want(n);
+    auto at = [&](int b, int s, int h, int d) { return ((size_t(b) * S + s) * H + h) * D + d; };
+    std::vector<double> score(S);
+    for (int b = 0; b < Bn; ++b)
+        for (int h = 0; h < H; ++h)
+            for (int i = 0; i < S; ++i) {
+                double mx = -INFINITY;
+                for (int j = 0; j < S; ++j) {
+                    double dot = 0;
+                    for (int d = 0; d < D; ++d) dot += toDouble(Q[at(b, i, h, d)]) * toDouble(K[at(b, j, h, d)]);
+                    score[j] = dot / std::sqrt(double(D));
+                    mx = std::max(mx, score[j]);
+                }
+                double sum = 0;
+                for (int j = 0; j < S; ++j) sum += (score[j] = std::exp(score[j] - mx));
+                for (int d = 0; d < D; ++d) {
+                    double o = 0;
+                    for (int j = 0; j < S; ++j) o += score[j] * toDouble(V[at(b, j, h, d)]);
+                    want[at(b, i, h, d)] = o / sum;
+                }
+            }
+    expectStatus("flash_attention status", tl_kernels::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H), 0);
+    check("flash_attention B=" + std::to_string(Bn) + " S=" + std::to_string(S) + " H=" + std::to_string(H), O, want,
+          2e-3, 2e-2);
+}
+
+} // namespace
+
+int main() {
+    vectorAdd(4096);
+    vectorAdd(1000);
+    reduceSum(64, 1024);
+    reduceSum(37, 300);
+    softmax(16);
+    softmax(7);
+    rmsnorm(8);
+    rmsnorm(5);
+    gemm(256, 256, 64);
+    gemm(200, 136, 72);
+    flashAttention(1, 128, 2);
+    flashAttention(2, 100, 1);
+    return summary();
+}
