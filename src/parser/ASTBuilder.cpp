@@ -236,14 +236,16 @@ private:
 
     ExprPtr primary(TLParser::PrimaryContext* ctx) {
         SourceRange r = rangeOf(ctx);
-        if (auto* p = dynamic_cast<TLParser::IntLitContext*>(ctx)) return intLit(r, p->getText());
-        if (auto* p = dynamic_cast<TLParser::FloatLitContext*>(ctx)) return floatLit(r, p->getText());
-        if (auto* p = dynamic_cast<TLParser::BoolLitContext*>(ctx))
-            return std::make_unique<BoolLit>(r, p->getText() == "true");
-        if (auto* p = dynamic_cast<TLParser::StringLitContext*>(ctx))
-            return std::make_unique<StringLit>(r, unescape(p->getText()));
+        // Most frequent first. Token text, not RuleContext::getText(), which goes through a
+        // stringstream.
         if (auto* p = dynamic_cast<TLParser::NameRefContext*>(ctx))
-            return std::make_unique<Name>(r, p->getText());
+            return std::make_unique<Name>(r, p->ID()->getSymbol()->getText());
+        if (auto* p = dynamic_cast<TLParser::IntLitContext*>(ctx))
+            return intLit(r, p->INT()->getSymbol()->getText());
+        if (auto* c = dynamic_cast<TLParser::PrimaryCallContext*>(ctx))
+            return std::make_unique<Call>(r, c->callee->getText(), rangeOf(c->callee), argList(c->argList()));
+        if (auto* p = dynamic_cast<TLParser::FloatLitContext*>(ctx))
+            return floatLit(r, p->FLOAT()->getSymbol()->getText());
         if (auto* p = dynamic_cast<TLParser::ParenExprContext*>(ctx)) {
             ExprPtr inner = expr(p->expr());
             inner->range = r;  // diagnostics underline the parentheses too
@@ -251,8 +253,10 @@ private:
         }
         if (auto* p = dynamic_cast<TLParser::ListExprContext*>(ctx))
             return std::make_unique<List>(r, exprList(p->exprList()));
-        auto* c = static_cast<TLParser::PrimaryCallContext*>(ctx);
-        return std::make_unique<Call>(r, c->callee->getText(), rangeOf(c->callee), argList(c->argList()));
+        if (auto* p = dynamic_cast<TLParser::BoolLitContext*>(ctx))
+            return std::make_unique<BoolLit>(r, p->TRUE() != nullptr);
+        auto* p = static_cast<TLParser::StringLitContext*>(ctx);
+        return std::make_unique<StringLit>(r, unescape(p->STRING()->getSymbol()->getText()));
     }
 
     static std::string withoutSeparators(const std::string& text) {

@@ -88,6 +88,33 @@ std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
 
 struct TooManyErrors {};
 
+// The byte offset of the first `/*` that is never closed, or npos. The lexer would find it too,
+// but only by scanning to the end of the file from every `/*` after it as well: on input like
+// "/* /* /* ..." that is quadratic. This scan mirrors the lexer's rules for strings and
+// comments (see grammar/TL.g4) and is linear.
+size_t findUnterminatedComment(const std::string& text) {
+    const size_t n = text.size();
+    size_t i = 0;
+    while (i < n) {
+        char c = text[i];
+        if (c == '/' && i + 1 < n && text[i + 1] == '/') {  // LINE_COMMENT: up to \r or \n
+            i += 2;
+            while (i < n && text[i] != '\n' && text[i] != '\r') ++i;
+        } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {  // BLOCK_COMMENT
+            size_t close = text.find("*/", i + 2);
+            if (close == std::string::npos) return i;
+            i = close + 2;
+        } else if (c == '"') {  // STRING or UNTERMINATED_STRING: ends at '"' or a line break
+            ++i;
+            while (i < n && text[i] != '"' && text[i] != '\n' && text[i] != '\r') i += text[i] == '\\' ? 2 : 1;
+            if (i < n && text[i] == '"') ++i;
+        } else {
+            ++i;
+        }
+    }
+    return std::string::npos;
+}
+
 // ANTLR's default recovery, with messages written for people and a bound on how many it makes.
 class TlErrorStrategy : public antlr4::DefaultErrorStrategy {
 public:
@@ -135,15 +162,35 @@ private:
     unsigned count_ = 0;
 };
 
+// What screenTokens needs to know about a token type; literal tokens ('(' ...) are looked up
+// once by their spelling in the vocabulary instead of comparing every token's text.
+enum class TokenClass : uint8_t { Other, Open, Close, OpenBrace, CloseBrace, Semicolon };
+
+std::vector<TokenClass> classifyTokenTypes(const antlr4::dfa::Vocabulary& vocab) {
+    std::vector<TokenClass> classes(vocab.getMaxTokenType() + 1, TokenClass::Other);
+    for (size_t t = 0; t < classes.size(); ++t) {
+        std::string name = vocab.getLiteralName(t);
+        if (name == "'('" || name == "'['") classes[t] = TokenClass::Open;
+        else if (name == "')'" || name == "']'") classes[t] = TokenClass::Close;
+        else if (name == "'{'") classes[t] = TokenClass::OpenBrace;
+        else if (name == "'}'") classes[t] = TokenClass::CloseBrace;
+        else if (name == "';'") classes[t] = TokenClass::Semicolon;
+    }
+    return classes;
+}
+
 // Errors that are visible in the token stream alone. Returns false when parsing must not start.
-bool screenTokens(antlr4::CommonTokenStream& tokens, DiagnosticEngine& diags, const ParseLimits& limits) {
+bool screenTokens(antlr4::CommonTokenStream& tokens, const antlr4::dfa::Vocabulary& vocab, DiagnosticEngine& diags,
+                  const ParseLimits& limits) {
+    static const std::vector<TokenClass> classes = classifyTokenTypes(vocab);
     bool ok = true;
     unsigned depth = 0;
     unsigned statementTokens = 0;
     unsigned reported = 0;
     for (antlr4::Token* t : tokens.getTokens()) {
         if (reported >= limits.maxSyntaxErrors) break;
-        switch (t->getType()) {
+        size_t type = t->getType();
+        switch (type) {
         case TLLexer::BAD_CHAR: {
             std::string text = t->getText();
             unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
@@ -164,17 +211,18 @@ bool screenTokens(antlr4::CommonTokenStream& tokens, DiagnosticEngine& diags, co
             return false;
         default: break;
         }
-        if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
-        std::string text = t->getText();
-        if (text == "(" || text == "[" || text == "{") {
+        if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL || type == antlr4::Token::EOF) continue;
+        TokenClass cls = type < classes.size() ? classes[type] : TokenClass::Other;
+        if (cls == TokenClass::Open || cls == TokenClass::OpenBrace) {
             if (++depth > limits.maxNesting) {
                 diags.report(DiagId::err_nesting_too_deep, rangeOf(t), limits.maxNesting);
                 return false;
             }
-        } else if ((text == ")" || text == "]" || text == "}") && depth > 0) {
-            --depth;
+        } else if (cls == TokenClass::Close || cls == TokenClass::CloseBrace) {
+            if (depth > 0) --depth;
         }
-        if (text == ";" || text == "{" || text == "}") {
+        // ';', '{' and '}' end a statement: the token count that bounds parser look-ahead restarts.
+        if (cls == TokenClass::Semicolon || cls == TokenClass::OpenBrace || cls == TokenClass::CloseBrace) {
             statementTokens = 0;
         } else if (++statementTokens > limits.maxTokensPerStatement) {
             diags.report(DiagId::err_statement_too_long, rangeOf(t), limits.maxTokensPerStatement);
@@ -197,12 +245,15 @@ std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& d
         return nullptr;
     }
 
-    antlr4::ANTLRInputStream input(text);
+    // Lex only up to an unterminated comment (and its "/*", which the lexer reports): what follows
+    // is comment text, and lexing it is what would be slow.
+    size_t unterminated = findUnterminatedComment(text);
+    antlr4::ANTLRInputStream input(unterminated == std::string::npos ? text : text.substr(0, unterminated + 2));
     TLLexer lexer(&input);
     lexer.removeErrorListeners();
     antlr4::CommonTokenStream tokens(&lexer);
     tokens.fill();
-    if (!screenTokens(tokens, diags, limits)) return nullptr;
+    if (!screenTokens(tokens, lexer.getVocabulary(), diags, limits)) return nullptr;
 
     TLParser parser(&tokens);
     parser.removeErrorListeners();
