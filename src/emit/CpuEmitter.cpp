@@ -198,8 +198,10 @@ protected:
     void emitSharedOrLocal(const Allocate* a) override {
         const Buffer& b = a->buffer;
         if (const std::string* name = names_.lookup(b.get())) {
-            line(fmt::format("// {}: {} {}, per-thread storage from the launcher", *name, scopeName(b->scope),
-                             typeName(b->dtype)));
+            std::string dims;
+            for (const auto& d : b->shape) dims += (dims.empty() ? "" : ", ") + std::to_string(*asConstInt(d));
+            line(fmt::format("// {}: {} {}[{}], per-thread storage from the launcher", *name, scopeName(b->scope),
+                             dtypeName(b->dtype), dims));
             return;
         }
         std::string name = names_.declare(b.get(), b->name);

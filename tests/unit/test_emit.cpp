@@ -1,17 +1,437 @@
-// The emitter on hand-built thread IR: what the CUDA, HIP and C++ output must contain.
+// The emitter on hand-built thread IR (test_emit_kernels.h): what the CUDA, HIP and C++ output
+// and the launcher headers must contain. tests/emit/compile_check.py compiles the same kernels.
 #include "emit/Emit.h"
+#include "emit/Names.h"
 #include "emit/Runtime.h"
 #include "test_emit_kernels.h"
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using namespace tlc;
 using namespace tlc::emit_test;
 
-TEST_CASE("emit: placeholder") {
-    const Target* t = findTarget("sm90");
-    EmitOptions o;
-    o.headerName = "vadd.h";
-    EmitResult r = emit({vectorAdd(*t)}, *t, o);
-    CHECK(!r.source.empty());
+namespace {
+
+const Target& target(const char* name) {
+    const Target* t = findTarget(name);
+    REQUIRE(t != nullptr);
+    return *t;
+}
+
+EmitResult emitOne(const Kernel& k, const char* targetName, EmitOptions options = {}) {
+    if (options.headerName.empty()) options.headerName = k.name + ".h";
+    options.sourceName = k.sourceName;
+    return emit({k}, target(targetName), options);
+}
+
+#define CHECK_HAS(text, needle) CHECK_MESSAGE((text).find(needle) != std::string::npos, "missing: " << (needle) << "\n---\n" << (text))
+#define CHECK_HAS_NOT(text, needle) CHECK_MESSAGE((text).find(needle) == std::string::npos, "unexpected: " << (needle) << "\n---\n" << (text))
+
+// A kernel around a body, for expression and statement details: one tensor X: f32[N] written
+// by the body, size N, grid (N), 32 threads on a GPU (1 on the cpu).
+Kernel tiny(const Target& t, const Buffer& X, const VarPtr& N, Stmt body) {
+    Kernel k;
+    k.name = "tiny";
+    k.sourceName = "tiny.tl";
+    k.loc = L(1);
+    k.params = {tensorParam(X), sizeParam(N)};
+    k.gridExtents = {Expr(N)};
+    k.threads = t.backend == Backend::Cpu ? 1 : 32;
+    k.body = body;
+    return k;
+}
+
+} // namespace
+
+TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
+    using namespace tlc::codegen;
+    CHECK(runtimeFiles().size() == 5);
+    CHECK(findRuntimeSection("tl_cuda.h", "vector_moves") != nullptr);
+    CHECK(findRuntimeSection("tl_types.h", "half") != nullptr);
+    for (const auto& s : runtimeSections()) {
+        CHECK_MESSAGE(!s.text.empty(), s.id());
+        for (const auto& need : s.needs) {
+            size_t colon = need.find(':');
+            CHECK_MESSAGE(findRuntimeSection(need.substr(0, colon), need.substr(colon + 1)) != nullptr, s.id() << " needs " << need);
+        }
+    }
+    RuntimeNeeds needs;
+    needs.add("tl_types.h", "half");
+    std::string text = needs.render();
+    // What it needs comes first, each section once, inside an include guard.
+    CHECK(text.find("TL_HOST_DEVICE __host__") < text.find("struct half"));
+    CHECK_HAS(text, "#ifndef TLC_RUNTIME_TL_TYPES_H_HALF");
+    RuntimeNeeds more;
+    more.add("tl_types.h", "bfloat16");
+    std::string rest = more.render(&needs);
+    CHECK_HAS(rest, "struct bfloat16");
+    CHECK_HAS_NOT(rest, "encode_float");  // already rendered by `needs`
+}
+
+TEST_CASE("emit: vector add for CUDA") {
+    EmitResult r = emitOne(vectorAdd(target("sm90")), "sm90");
+    const std::string& s = r.source;
+    CHECK_HAS(s, "#include \"vector_add.h\"");
+    CHECK_HAS(s, "__global__ void __launch_bounds__(256) vector_add_kernel(const float* __restrict__ A,");
+    CHECK_HAS(s, "float* __restrict__ C,");
+    CHECK_HAS(s, "    const int bx = blockIdx.x;\n    const int tx = threadIdx.x;\n");
+    CHECK_HAS(s, "    // vadd.tl:4\n    const int i = bx * 256 + tx;\n    // vadd.tl:5\n    if (i < N) {\n"
+                 "        C[i] = A[i] + B[i];\n    }\n");
+    CHECK_HAS(s, "cudaError_t vector_add(const float* A, const float* B, float* C, int N, cudaStream_t stream)");
+    CHECK_HAS(s, "if (N < 0) return cudaErrorInvalidValue;");
+    CHECK_HAS(s, "const int blocks_x = tl::ceildiv(N, 256);");
+    CHECK_HAS(s, "if (blocks_x <= 0) return cudaSuccess;");
+    CHECK_HAS(s, "vector_add_kernel<<<blocks_x, 256, 0, stream>>>(A, B, C, N);");
+    CHECK_HAS(s, "return cudaGetLastError();");
+    CHECK_HAS(s, "extern \"C\" int tl_vector_add(const void* A, const void* B, void* C, int N, void* stream)");
+    CHECK_HAS(s, "static_cast<cudaStream_t>(stream)");
+    CHECK_HAS_NOT(s, "fits_int32_offsets");  // rank-1 tensors always fit
+
+    const std::string& h = r.header;
+    CHECK_HAS(h, "#pragma once");
+    CHECK_HAS(h, "#include <cuda_runtime.h>");
+    CHECK_HAS(h, "namespace tl_kernels {");
+    CHECK_HAS(h, "//   A: f32[N], row-major, read");
+    CHECK_HAS(h, "//   C: f32[N], row-major, written");
+    CHECK_HAS(h, "grid (ceildiv(N, 256)) of 256-thread blocks");
+    CHECK_HAS(h, "cudaStream_t stream = nullptr);");
+    CHECK_HAS(h, "extern \"C\" int tl_vector_add(const void* A, const void* B, void* C, int N, void* stream);");
+    CHECK_HAS_NOT(h, "__global__");
+}
+
+TEST_CASE("emit: vector add for HIP and the CPU") {
+    EmitResult hip = emitOne(vectorAdd(target("gfx90a")), "gfx90a");
+    CHECK_HAS(hip.source, "#include <hip/hip_runtime.h>");
+    CHECK_HAS(hip.source, "hipError_t vector_add(");
+    CHECK_HAS(hip.source, "return hipGetLastError();");
+    CHECK_HAS(hip.header, "#include <hip/hip_runtime_api.h>");
+    CHECK_HAS(hip.header, "#define __HIP_PLATFORM_AMD__");
+    CHECK_HAS(hip.header, "hipStream_t stream = nullptr);");
+
+    EmitResult cpu = emitOne(vectorAdd(target("cpu")), "cpu");
+    const std::string& s = cpu.source;
+    CHECK_HAS(s, "static void vector_add_block(const float* __restrict__ A,");
+    CHECK_HAS(s, "int bx)\n{\n    // vadd.tl:3\n    for (int t = 0; t < 256; ++t) {\n");
+    CHECK_HAS(s, "    #pragma omp parallel for\n    for (int bx = 0; bx < blocks_x; ++bx) {\n"
+                 "        vector_add_block(A, B, C, N, bx);\n    }\n    return tl::cpu_success;\n");
+    CHECK_HAS(s, "if (N < 0) return tl::cpu_error_invalid_value;");
+    CHECK_HAS(s, "void* /*stream: unused on the CPU*/)");
+    CHECK_HAS_NOT(s, "__syncthreads");
+    CHECK_HAS(cpu.header, "int vector_add(const float* A, const float* B, float* C, int N);");
+    CHECK_HAS(cpu.header, "cpu_error_invalid_value = 1");  // the status codes, for host programs
+}
+
+TEST_CASE("emit: shared memory, barrier and warp shuffle") {
+    EmitResult cuda = emitOne(rowSum(target("sm80")), "sm80");
+    const std::string& s = cuda.source;
+    CHECK_HAS(s, "float acc = 0.0f;");
+    CHECK_HAS(s, "__shared__ __align__(16) float partial[4];");
+    CHECK_HAS(s, "// rowsum.tl:7: reduce_sum(x, row, dim = 1)");
+    CHECK_HAS(s, "acc += X[bx * N + j];");
+    CHECK_HAS(s, "#pragma unroll\n    for (int s = 0; s < 5; ++s) {\n"
+                 "        acc += __shfl_xor_sync(0xffffffffu, acc, 16 >> s, 32);\n");
+    CHECK_HAS(s, "__syncthreads();");
+    CHECK_HAS(s, "if (tx == 0 && bx < M) {");
+    CHECK_HAS(s, "if (!tl::fits_int32_offsets({M, N})) return cudaErrorInvalidValue;  // X: 32-bit offsets");
+    CHECK_HAS(s, "const int blocks_x = M;");
+
+    EmitResult hip = emitOne(rowSum(target("gfx942")), "gfx942");
+    CHECK_HAS(hip.source, "acc += __shfl_xor(acc, 16 >> s, 32);");
+    CHECK_HAS(hip.source, "__shared__ __align__(16) float partial[4];");
+
+    EmitResult cpu = emitOne(rowSum(target("cpu")), "cpu");
+    CHECK_HAS(cpu.source, "float partial[1];");
+    CHECK_HAS_NOT(cpu.source, "__shared__");
+    CHECK_HAS_NOT(cpu.source, "syncthreads");
+    CHECK_THROWS_AS(emit({rowSum(target("sm80"))}, target("cpu"), {}), EmitError);  // shuffles, 128 threads
+}
+
+TEST_CASE("emit: f16 casts, vector moves and launch checks") {
+    EmitResult cuda = emitOne(halfScale(target("sm90")), "sm90");
+    const std::string& s = cuda.source;
+    CHECK_HAS(s, "#include <cuda_fp16.h>");
+    CHECK_HAS(s, "__global__ void __launch_bounds__(128) half_scale_kernel(const __half* __restrict__ A,");
+    CHECK_HAS(s, "__shared__ __align__(16) __half A_s[4096];  // 64 x 64");
+    CHECK_HAS(s, "__align__(16) __half out[8];");
+    CHECK_HAS(s, "tl::copy_vec<16>(&A_s[r * 64 + c], &A[(by * 64 + r) * K + bx * 64 + c]);");
+    CHECK_HAS(s, "tl::fill_zero<16>(&out[0]);");
+    CHECK_HAS(s, "out[v] = __half(float(A_s[r * 64 + c + v]) * alpha);");
+    CHECK_HAS(s, "tl::copy_vec<16>(&B[(by * 64 + r) * K + bx * 64 + c], &out[0]);");
+    CHECK_HAS(s, "// half_scale.tl:4: copy(A[by * 64, bx * 64], A_s)");
+    CHECK_HAS(s, "if (M % 64 != 0) return cudaErrorInvalidValue;  // M must be a multiple of 64");
+    CHECK_HAS(s, "if (!tl::is_aligned(A, 16)) return cudaErrorInvalidValue;  // 16-byte vector loads of A");
+    CHECK_HAS(s, "if (!tl::fits_int32_offsets({M, K})) return cudaErrorInvalidValue;  // A, B: 32-bit offsets");
+    CHECK_HAS(s, "half_scale_kernel<<<dim3(blocks_x, blocks_y), 128, 0, stream>>>(A, B, alpha, M, K);");
+    CHECK_HAS(s, "struct vector_word");  // the runtime section was pasted
+    CHECK_HAS(cuda.header, "#include <cuda_fp16.h>");
+    CHECK_HAS(cuda.header, "cudaError_t half_scale(const __half* A,\n");
+    CHECK_HAS(cuda.header, "M % 64 == 0 (M must be a multiple of 64)");
+
+    EmitResult cpu = emitOne(halfScale(target("cpu")), "cpu");
+    CHECK_HAS(cpu.source, "tl::half A_s[4096];  // 64 x 64");
+    CHECK_HAS(cpu.source, "out[v] = tl::half(float(A_s[r * 64 + c + v]) * alpha);");
+    CHECK_HAS(cpu.source, "int /*M*/,");  // unused in the block: named in a comment
+    CHECK_HAS(cpu.source, "#pragma omp parallel for collapse(2)\n    for (int by = 0; by < blocks_y; ++by) {\n"
+                          "        for (int bx = 0; bx < blocks_x; ++bx) {\n");
+    CHECK_HAS(cpu.header, "struct half {");  // a host program gets tl::half from the header
+    CHECK_HAS_NOT(cpu.source, "struct half {");  // ... and the source does not repeat it
+    CHECK_HAS(cpu.header, "int half_scale(const tl::half* A, tl::half* B, float alpha, int M, int K);");
+}
+
+TEST_CASE("emit: more than 48 KB of shared memory is dynamic; large CPU buffers are hoisted") {
+    for (const char* t : {"sm80", "sm90"}) {
+        EmitResult r = emitOne(bigShared(target(t)), t);
+        CHECK_HAS(r.source, "extern __shared__ __align__(16) unsigned char tl_smem[];");
+        CHECK_HAS(r.source, "float* const tile = reinterpret_cast<float*>(tl_smem + 0);  // 128 x 64");
+        CHECK_HAS(r.source, "float* const tile_t = reinterpret_cast<float*>(tl_smem + 32768);");
+        CHECK_HAS(r.source, "const cudaError_t attribute = cudaFuncSetAttribute(big_transpose_kernel,\n"
+                            "            cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
+                            "    if (attribute != cudaSuccess) return attribute;\n");
+        CHECK_HAS(r.source, "big_transpose_kernel<<<blocks_x, 256, 65536, stream>>>(S, T, R);");
+        CHECK_HAS(r.header, "65536 bytes of shared memory (dynamic)");
+    }
+    EmitResult hip = emitOne(bigShared(target("gfx90a")), "gfx90a");
+    CHECK_HAS(hip.source, "hipFuncSetAttribute(reinterpret_cast<const void*>(&big_transpose_kernel),");
+    CHECK_HAS(hip.source, "if (attribute != hipSuccess) return attribute;");
+
+    EmitResult cpu = emitOne(bigShared(target("cpu")), "cpu");
+    CHECK_HAS(cpu.source, "    #pragma omp parallel\n    {\n");
+    CHECK_HAS(cpu.source, "std::vector<float> tile(8192);");
+    CHECK_HAS(cpu.source, "#pragma omp for\n");
+    CHECK_HAS(cpu.source, "big_transpose_block(S, T, R, bx, tile.data(), tile_t.data());");
+    CHECK_HAS(cpu.source, "float* __restrict__ tile_t)");
+    CHECK_HAS(cpu.source, "// tile: shared f32[128, 64], per-thread storage from the launcher");
+    CHECK_HAS(cpu.source, "#include <vector>");
+
+    // Small shared tiles stay static.
+    EmitResult small = emitOne(halfScale(target("sm80")), "sm80");
+    CHECK_HAS_NOT(small.source, "tl_smem");
+    CHECK_HAS_NOT(small.source, "cudaFuncSetAttribute");
+}
+
+TEST_CASE("emit: element types, atomics, math and names") {
+    EmitResult cuda = emitOne(mixedTypes(target("sm89")), "sm89");
+    const std::string& s = cuda.source;
+    CHECK_HAS(s, "#include <cuda_bf16.h>");
+    CHECK_HAS(s, "#include <cuda_fp8.h>");
+    CHECK_HAS(s, "const __nv_bfloat16* __restrict__ X,");
+    CHECK_HAS(s, "float best = -INFINITY;");
+    CHECK_HAS(s, "const float x = float(X[i]);");
+    CHECK_HAS(s, "Q[i] = __nv_fp8_e4m3(y * scale);");
+    CHECK_HAS(s, "atomicAdd(&H[tl::floormod(i, 16)], __half(y));");
+    CHECK_HAS(s, "atomicAdd(reinterpret_cast<unsigned long long*>(&C[tl::floordiv(i, 16) % 4]),");
+    CHECK_HAS(s, "static_cast<long long>(i) * 1099511627776LL");
+    CHECK_HAS(s, "flags[0] = uint32_t(i) * 2654435761u;");
+    CHECK_HAS(s, "flags[1] = flags[0] ^ (flags[0] >> 16u);");
+    CHECK_HAS(s, "const bool new_ = x >= 0.0f && !(i < 0 || (i > 1000000 && i < N));");
+    CHECK_HAS(s, "exp2f(x * 1.44269504f)");
+    CHECK_HAS(s, "rsqrtf(x * x + 1.0f)");
+    CHECK_HAS(s, "tl::sigmoid(x)");
+    CHECK_HAS(s, "__expf(x)");
+    CHECK_HAS(s, "powf(x, 2.0f)");
+    CHECK_HAS(s, "tl::fast_tanh(x)");
+    CHECK_HAS(s, "fminf(x, -0.5f)");
+    CHECK_HAS(s, "best = fmaxf(best, x + wide[i % 8]);");
+    CHECK_HAS(s, "tl::fill_zero<32>(&wide[0]);");
+    CHECK_HAS(s, "// print(y): compiled out");
+    CHECK_HAS_NOT(s, "unused");  // a let nothing reads is not declared
+    CHECK_HAS_NOT(s, "printf(\"mixed");
+
+    EmitResult hip = emitOne(mixedTypes(target("gfx942")), "gfx942");
+    CHECK_HAS(hip.source, "const hip_bfloat16* __restrict__ X,");
+    CHECK_HAS(hip.source, "tl::fp8_e4m3* __restrict__ Q,");
+    CHECK_HAS(hip.source, "tl::atomic_add_narrow(&H[tl::floormod(i, 16)], __half(y));");
+    CHECK_HAS(hip.header, "struct fp8_e4m3 {");
+    CHECK_HAS(hip.header, "#include <hip/hip_bfloat16.h>");
+
+    EmitResult cpu = emitOne(mixedTypes(target("cpu")), "cpu");
+    CHECK_HAS(cpu.source, "std::exp2(x * 1.44269504f)");
+    CHECK_HAS(cpu.source, "tl::rsqrt(x * x + 1.0f)");
+    CHECK_HAS(cpu.source, "std::fmin(x, -0.5f)");
+    CHECK_HAS(cpu.source, "#pragma omp atomic\n");
+    CHECK_HAS(cpu.source, "tl::atomic_add_narrow(&H[tl::floormod(i, 16)], tl::half(y));");
+    CHECK_HAS(cpu.header, "struct bfloat16 {");
+    CHECK_HAS(cpu.header, "struct fp8_e4m3 {");
+}
+
+TEST_CASE("emit: --debug keeps print and assert; #line directives") {
+    EmitOptions options;
+    options.debug = true;
+    options.lineDirectives = true;
+    options.outputName = "mixed.cu";
+    EmitResult r = emitOne(mixedTypes(target("sm90")), "sm90", options);
+    CHECK_HAS(r.source, "printf(\"mixed.tl:8: y = %f\\n\", double(y));");
+    CHECK_HAS(r.source, "if (!(i >= 0)) tl::assert_fail(\"mixed.tl:8\", \"i >= 0\");");
+    CHECK_HAS(r.source, "#line 4 \"mixed.tl\"\n");
+    CHECK_HAS_NOT(r.source, "// mixed.tl:4\n");
+    // After the kernel, lines are the output file's own again.
+    size_t restore = r.source.find("\"mixed.cu\"");
+    REQUIRE(restore != std::string::npos);
+    size_t lineStart = r.source.rfind('\n', restore) + 1;
+    int lineNo = 1;
+    for (size_t i = 0; i < lineStart; ++i) lineNo += r.source[i] == '\n';
+    CHECK(r.source.substr(lineStart, restore - lineStart) == "#line " + std::to_string(lineNo + 1) + " ");
+
+    EmitResult cpu = emitOne(mixedTypes(target("cpu")), "cpu", options);
+    CHECK_HAS(cpu.source, "std::printf(\"mixed.tl:8: y = %f\\n\", double(y));");
+    CHECK_HAS(cpu.source, "#include <cstdio>");
+}
+
+TEST_CASE("emit: output is deterministic and every kernel of a file is there") {
+    for (const Target& t : allTargets()) {
+        EmitOptions options;
+        options.headerName = "all.h";
+        options.nameSpace = "a::b";
+        EmitResult first = emit(allKernels(t), t, options);
+        EmitResult second = emit(allKernels(t), t, options);
+        CHECK(first.source == second.source);
+        CHECK(first.header == second.header);
+        CHECK_HAS(first.source, "namespace a::b {");
+        for (const auto& k : allKernels(t)) CHECK_HAS(first.header, "tl_" + k.name + "(");
+        // Each runtime section is pasted once.
+        size_t at = first.source.find("#define TLC_RUNTIME_TL_COMMON_H_HOST_DEVICE");
+        if (at != std::string::npos)
+            CHECK(first.source.find("#define TLC_RUNTIME_TL_COMMON_H_HOST_DEVICE", at + 1) == std::string::npos);
+        // No tabs, no trailing spaces, lines of at most 100 characters outside the runtime.
+        CHECK_HAS_NOT(first.source, "\t");
+        CHECK_HAS_NOT(first.source, " \n");
+    }
+}
+
+TEST_CASE("emit: without a header the source declares the launchers itself") {
+    EmitOptions options;
+    options.sourceName = "vadd.tl";
+    EmitResult r = emit({vectorAdd(target("sm80"))}, target("sm80"), options);
+    CHECK(r.header.empty());
+    CHECK_HAS_NOT(r.source, "#include \"");
+    CHECK_HAS(r.source, "cudaStream_t stream = nullptr);");
+    CHECK_HAS(r.source, "extern \"C\" int tl_vector_add(const void* A, const void* B, void* C, int N, void* stream);");
+    EmitResult cpu = emit({halfScale(target("cpu"))}, target("cpu"), options);
+    CHECK_HAS(cpu.source, "struct half {");
+    CHECK_HAS(cpu.source, "cpu_success = 0");
+}
+
+TEST_CASE("emit: expressions print with the parentheses C and -Wall need") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    VarPtr a = makeVar("a"), b = makeVar("b"), c = makeVar("c");
+    Expr A(a), B(b), C(c);
+    auto text = [&](Expr value) {
+        Stmt body = letStmt(a, intImm(1), letStmt(b, intImm(2), letStmt(c, intImm(3), store(X, {intImm(0)}, cast(DType::F32, value)))));
+        return emit({tiny(t, X, N, body)}, t, {}).source;
+    };
+    CHECK_HAS(text(A - (B - C)), "float(a - (b - c))");
+    CHECK_HAS(text((A - B) - C), "float(a - b - c)");
+    CHECK_HAS(text(A * (B + C)), "float(a * (b + c))");
+    CHECK_HAS(text(binary(BinaryOp::Or, A < B, logicalAnd(B < C, A < C))), "a < b || (b < c && a < c)");
+    CHECK_HAS(text(binary(BinaryOp::BitAnd, A, B + C)), "float(a & (b + c))");
+    CHECK_HAS(text(binary(BinaryOp::BitOr, binary(BinaryOp::BitAnd, A, B), C)), "float((a & b) | c)");
+    CHECK_HAS(text(binary(BinaryOp::Shl, A, B + C)), "float(a << (b + c))");
+    CHECK_HAS(text(binary(BinaryOp::Eq, unary(UnaryOp::Not, A < B), boolImm(true))), "(!(a < b)) == true");
+    CHECK_HAS(text(unary(UnaryOp::Neg, unary(UnaryOp::Neg, A))), "float(-(-a))");
+    CHECK_HAS(text(A - intImm(-5)), "float(a - -5)");
+    CHECK_HAS(text(select(A < B, A, select(B < C, B, C))), "float(a < b ? a : b < c ? b : c)");
+    CHECK_HAS(text(intImm(INT32_MIN) + A), "(-2147483647 - 1) + a");
+    CHECK_HAS(text(minExpr(A, B)), "float(min(a, b))");
+}
+
+TEST_CASE("emit: literals") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    auto text = [&](Expr value) { return emit({tiny(t, X, N, store(X, {intImm(0)}, value))}, t, {}).source; };
+    CHECK_HAS(text(floatImm(0.1)), "X[0] = 0.1f;");
+    CHECK_HAS(text(floatImm(2.0)), "X[0] = 2.0f;");
+    CHECK_HAS(text(floatImm(1e-5)), "X[0] = 1e-05f;");
+    CHECK_HAS(text(floatImm(0.5, DType::F32, "0.50")), "X[0] = 0.50f;");
+    CHECK_HAS(text(floatImm(-0.5, DType::F32, "0.5")), "X[0] = -0.5f;");  // the spelling is of another value
+    CHECK_HAS(text(floatImm(INFINITY)), "X[0] = INFINITY;");
+    CHECK_HAS(text(floatImm(-INFINITY)), "X[0] = -INFINITY;");
+    CHECK_HAS(text(cast(DType::F32, floatImm(0.25, DType::F64))), "X[0] = float(0.25);");
+    CHECK_HAS(text(cast(DType::F32, floatImm(-INFINITY, DType::F64))), "float(-double(INFINITY))");
+    CHECK_HAS(text(cast(DType::F32, floatImm(1.5, DType::F16))), "float(__half(1.5f))");
+    CHECK_HAS(text(cast(DType::F32, intImm(3, DType::U64))), "float(3ULL)");
+    CHECK_HAS(text(cast(DType::F32, intImm(3, DType::I64))), "float(3LL)");
+    CHECK_HAS(text(cast(DType::F32, boolImm(true))), "float(true)");
+    CHECK_HAS(text(cast(DType::F32, cast(DType::F16, intImm(3)))), "float(__half(float(3)))");
+    CHECK_HAS(text(cast(DType::F32, cast(DType::I64, cast(DType::BF16, floatImm(1.0))))),
+              "float(static_cast<long long>(float(__nv_bfloat16(1.0f))))");
+}
+
+TEST_CASE("emit: names") {
+    using tlc::codegen::NameScope;
+    using tlc::codegen::sanitizeIdentifier;
+    CHECK(sanitizeIdentifier("x") == "x");
+    CHECK(sanitizeIdentifier("class") == "class_");
+    CHECK(sanitizeIdentifier("threadIdx") == "threadIdx_");
+    CHECK(sanitizeIdentifier("__x") == "v__x");
+    CHECK(sanitizeIdentifier("_X") == "v_X");
+    CHECK(sanitizeIdentifier("9lives") == "v9lives");
+    CHECK(sanitizeIdentifier("a-b") == "a_b");
+    NameScope names;
+    int x1, x2, x3;
+    CHECK(names.declare(&x1, "x") == "x");
+    names.push();
+    CHECK(names.declare(&x2, "x") == "x_1");  // no shadowing
+    CHECK(*names.lookup(&x1) == "x");
+    names.pop();
+    CHECK(names.lookup(&x2) == nullptr);
+    CHECK(names.declare(&x3, "x") == "x_1");  // same block as x: still taken
+    CHECK(names.declare(nullptr, "x_1") == "x_1_1");
+
+    // In a kernel: a loop variable named like an outer let, a buffer named like a keyword.
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    VarPtr outer = makeVar("i"), inner = makeVar("i");
+    Buffer tmp = makeBuffer("float", DType::F32, MemScope::Local, {intImm(4)});
+    Stmt body = allocate(tmp, letStmt(outer, intImm(2),
+                                      forLoop(inner, intImm(0), Expr(outer), ForKind::Serial,
+                                              seq({store(tmp, {Expr(inner)}, floatImm(1.0)),
+                                                   store(X, {Expr(inner) + Expr(outer)}, load(tmp, {Expr(inner)}))}))));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    CHECK_HAS(s, "float float_[4];");
+    CHECK_HAS(s, "const int i = 2;");
+    CHECK_HAS(s, "for (int i_1 = 0; i_1 < i; ++i_1) {");
+    CHECK_HAS(s, "X[i_1 + i] = float_[i_1];");
+}
+
+TEST_CASE("emit: loops, conditions and statements") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    VarPtr i = makeVar("i");
+    auto text = [&](Stmt body) { return emit({tiny(t, X, N, body)}, t, {}).source; };
+    CHECK_HAS(text(forLoop(i, intImm(2), intImm(10), ForKind::Serial, store(X, {Expr(i)}, floatImm(0.0)), {}, {}, intImm(3))),
+              "for (int i = 2; i < 12; i += 3) {");
+    CHECK_HAS(text(forLoop(i, Expr(N), intImm(-4), ForKind::Serial, store(X, {Expr(i)}, floatImm(0.0)), {}, {}, intImm(-1))),
+              "for (int i = N; i > N + -4; --i) {");
+    CHECK_HAS(text(ifThenElse(Expr(N) < 4, store(X, {intImm(0)}, floatImm(1.0)),
+                              ifThenElse(Expr(N) < 8, store(X, {intImm(0)}, floatImm(2.0)), store(X, {intImm(0)}, floatImm(3.0))))),
+              "    if (N < 4) {\n        X[0] = 1.0f;\n    } else if (N < 8) {\n        X[0] = 2.0f;\n    } else {\n"
+              "        X[0] = 3.0f;\n    }\n");
+    CHECK_HAS(text(seq({comment("two\nlines"), store(X, {intImm(0)}, floatImm(1.0))})), "    // two\n    // lines\n");
+    CHECK_HAS(text(seq({comment("ends with \\"), store(X, {intImm(0)}, floatImm(1.0))})), "// ends with \\.\n");
+}
+
+TEST_CASE("emit: IR outside the thread-IR contract is an EmitError") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer H = makeBuffer("H", DType::F16, MemScope::Local, {intImm(4)});
+    VarPtr i = makeVar("i");
+    auto fails = [&](Stmt body) {
+        CHECK_THROWS_AS(emit({tiny(t, X, N, body)}, t, {}), EmitError);
+    };
+    fails(forLoop(i, intImm(0), intImm(4), ForKind::Parallel, store(X, {Expr(i)}, floatImm(0.0))));
+    fails(allocate(H, store(X, {intImm(0)}, cast(DType::F32, load(H, {intImm(0)}) + load(H, {intImm(1)})))));  // f16 math
+    fails(store(X, {intImm(0)}, call("no_such_function", DType::F32, {floatImm(1.0)})));
+    fails(store(X, {intImm(0)}, Expr(std::make_shared<FloatImm>(DType::F32, 1.0, "", 4))));  // a broadcast of 1
+    Buffer Q = makeBuffer("Q", DType::I4, MemScope::Global, {Expr(N)});
+    Kernel k = tiny(t, X, N, store(X, {intImm(0)}, floatImm(0.0)));
+    k.params.insert(k.params.begin(), tensorParam(Q));
+    CHECK_THROWS_AS(emit({k}, t, {}), EmitError);  // packed 4-bit tensors
 }

@@ -225,6 +225,7 @@ inline Kernel mixedTypes(const Target& target) {
     Buffer C = makeBuffer("C", DType::I64, MemScope::Global, {intImm(4)});
     Buffer best = makeBuffer("best", DType::F32, MemScope::Local, {});
     Buffer flags = makeBuffer("flags", DType::U32, MemScope::Local, {intImm(2)});
+    Buffer wide = makeBuffer("wide", DType::F32, MemScope::Local, {intImm(8)});  // a 32-byte zero fill
     VarPtr bx = makeVar("bx", DType::I32, VarRole::BlockIndexX);
     VarPtr tx = makeVar("tx", DType::I32, VarRole::ThreadIndex);
     VarPtr i = makeVar("i"), x = makeVar("x", DType::F32), y = makeVar("y", DType::F32), big = makeVar("big", DType::I64);
@@ -236,7 +237,8 @@ inline Kernel mixedTypes(const Target& target) {
                 call("abs", DType::F32, {xv}) + call("erf", DType::F32, {xv}) + call("log2", DType::F32, {call("abs", DType::F32, {xv}) + f32(1.0)});
     if (!cpu) math = math + call("fast_tanh", DType::F32, {xv});
     Stmt body = seq({
-        store(best, {}, maxExpr(load(best, {}), xv), L(5)),
+        store(wide, {intImm(0)}, zero(DType::F32, 8), L(5)),
+        store(best, {}, maxExpr(load(best, {}), xv + ir::load(wide, {Expr(i) % 8})), L(5)),
         letStmt(y, select(Expr(isNew), math, minExpr(xv, f32(-0.5))),
                 seq({store(Q, {Expr(i)}, cast(DType::F8E4M3, Expr(y) * Expr(scale)), L(6)),
                      store(H, {call("floormod", DType::I32, {Expr(i), intImm(16)})}, cast(DType::F16, Expr(y)), L(7), StoreKind::AtomicAdd),
@@ -269,7 +271,7 @@ inline Kernel mixedTypes(const Target& target) {
     k.blockVars = {bx};
     k.threads = threads;
     k.threadIndex = tx;
-    k.body = allocate(best, allocate(flags, perElement, L(3)), L(3), floatImm(-INFINITY, DType::F32));
+    k.body = allocate(best, allocate(flags, allocate(wide, perElement, L(3)), L(3)), L(3), floatImm(-INFINITY, DType::F32));
     return k;
 }
 

@@ -1,9 +1,9 @@
 // tl_cuda.h -- device helpers for tlc's CUDA output. Sections: see tl_common.h.
 #pragma once
 
-#include "tl_common.h"
-
 #include <cuda_runtime.h>
+
+#include "tl_common.h"
 
 // tlc:section vector_moves
 namespace tl {
@@ -15,17 +15,30 @@ template <> struct vector_word<4> { using type = unsigned int; };
 template <> struct vector_word<8> { using type = uint2; };
 template <> struct vector_word<16> { using type = uint4; };
 
-// Copies Bytes bytes with one access; both addresses must be aligned to Bytes.
+// Copies Bytes bytes with one access (16-byte accesses past 16 bytes); both addresses must be
+// aligned to min(Bytes, 16).
 template <int Bytes>
 __device__ __forceinline__ void copy_vec(void* dst, const void* src) {
-    using word = typename vector_word<Bytes>::type;
-    *static_cast<word*>(dst) = *static_cast<const word*>(src);
+    if constexpr (Bytes <= 16) {
+        using word = typename vector_word<Bytes>::type;
+        *static_cast<word*>(dst) = *static_cast<const word*>(src);
+    } else {
+        static_assert(Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+#pragma unroll
+        for (int i = 0; i < Bytes / 16; ++i) static_cast<uint4*>(dst)[i] = static_cast<const uint4*>(src)[i];
+    }
 }
-// Sets Bytes bytes to zero with one access; dst must be aligned to Bytes.
+// Sets Bytes bytes to zero the same way; dst must be aligned to min(Bytes, 16).
 template <int Bytes>
 __device__ __forceinline__ void fill_zero(void* dst) {
-    using word = typename vector_word<Bytes>::type;
-    *static_cast<word*>(dst) = word{};
+    if constexpr (Bytes <= 16) {
+        using word = typename vector_word<Bytes>::type;
+        *static_cast<word*>(dst) = word{};
+    } else {
+        static_assert(Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+#pragma unroll
+        for (int i = 0; i < Bytes / 16; ++i) static_cast<uint4*>(dst)[i] = uint4{};
+    }
 }
 } // namespace tl
 // tlc:end
@@ -78,7 +91,7 @@ __device__ __forceinline__ void atomic_add_narrow(T* address, T value) {
 #include <cstdio>
 namespace tl {
 // Reports a failed assert(...) of the .tl source and stops the kernel.
-__device__ __noinline__ void assert_fail(const char* where, const char* condition) {
+static __device__ __noinline__ void assert_fail(const char* where, const char* condition) {
     printf("%s: assertion failed: %s (block %d %d %d, thread %d)\n", where, condition, int(blockIdx.x),
            int(blockIdx.y), int(blockIdx.z), int(threadIdx.x));
     __trap();

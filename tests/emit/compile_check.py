@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Compile checks for tlc's emitted code; no GPU needed.
+
+For every directory of emitted files (named after its target: sm80, sm86, sm89, sm90, gfx90a,
+gfx942, cpu), this script
+  * compiles each kernel source warning-free: nvcc -std=c++17 -arch=sm_XX (sm_90a for sm90)
+    -Xcompiler -Wall,-Werror -Werror all-warnings; hipcc -std=c++17 --offload-arch=gfx90a or
+    gfx940 (for gfx942, which Debian's LLVM does not know) -Wall -Werror; g++ -std=c++17
+    -fopenmp -Wall -Wextra -Werror -O2;
+  * compiles, for each launcher header, a host program built by g++ alone (CUDA: with
+    -I/usr/local/cuda/include) that includes the header and calls both launchers (the typed one
+    and the extern "C" twin; never run), and links it with the kernel object, which checks that
+    header and source agree.
+
+With --unit-tests PATH it first asks the unit-test binary to write the emitter's hand-built
+sample kernels (tests/unit/test_emit_kernels.h) for every target, checks those, and then
+  * builds tests/emit/cpu_run.cpp against the cpu samples and runs it (results compared with
+    plain C++ references), once plain and once with -fsanitize=address,undefined;
+  * compiles the runtime headers on their own (tl_cuda.h with nvcc, tl_hip.h with hipcc,
+    tl_cpu.h with g++), and runs tests/emit/check_types.cpp, which compares tl_types.h's
+    f16/bf16/fp8 conversions with the CUDA toolkit's host conversions.
+
+Missing tools are reported and skipped (exit 0), unless --require-all.
+
+Examples:
+  tests/emit/compile_check.py --unit-tests build/tests/tlc_unit_tests
+  tests/emit/compile_check.py out/sm90 out/cpu          # directories of tlc output
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+RUNTIME = ROOT / "src" / "emit" / "runtime"
+
+NVCC = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
+CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+HIPCC = os.environ.get("HIPCC", "hipcc")
+CXX = os.environ.get("CXX_FOR_EMIT_TESTS", "g++")
+
+CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}
+HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
+SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
+
+
+def have(tool):
+    return shutil.which(tool) is not None or Path(tool).is_file()
+
+
+class Checker:
+    def __init__(self, args):
+        self.args = args
+        self.failures = []
+        self.skipped = set()
+        self.passed = 0
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+
+    def run(self, name, cmd, cwd=None, env=None):
+        """Runs one command; output is shown only when it fails (or when it warns)."""
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # hipcc's rocm_agent_enumerator prints a traceback on machines without a GPU; not ours.
+        out = "\n".join(line for line in proc.stdout.splitlines() if not noise(line))
+        if proc.returncode != 0:
+            self.failures.append(name)
+            print(f"FAIL {name}\n  $ {' '.join(map(str, cmd))}\n{indent(out)}", flush=True)
+            return False
+        self.passed += 1
+        if self.args.verbose:
+            print(f"ok   {name}", flush=True)
+        return True
+
+    def skip(self, what):
+        if what not in self.skipped:
+            self.skipped.add(what)
+            print(f"skip {what}", flush=True)
+
+    def parallel(self, jobs):
+        """jobs: (name, cmd, cwd) triples; returns {name: ok}."""
+        futures = {self.pool.submit(self.run, name, cmd, cwd): name for name, cmd, cwd in jobs}
+        return {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}
+
+
+def noise(line):
+    return ("rocm_agent_enumerator" in line or line.startswith("Traceback") or line.startswith("  File ")
+            or "target_list = " in line or line.strip() in ("main()", "^^^^^^", "^^^^^^^^^^^^^^^"))
+
+
+def indent(text):
+    return "\n".join("  | " + line for line in text.splitlines()[-60:])
+
+
+# ---- host programs that include a launcher header ------------------------------------------
+
+def parse_params(text):
+    """Splits a parameter list at top-level commas."""
+    params, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            params.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        params.append(cur.strip())
+    return params
+
+
+def host_program(header: Path):
+    """A main() that includes the header and calls every launcher it declares (not executed)."""
+    text = header.read_text()
+    flat = re.sub(r"//[^\n]*", "", text)
+    # The launchers' namespace is the last one the header opens (runtime sections come first).
+    namespaces = re.findall(r"^namespace ([\w:]+) \{", flat, re.M)
+    prefix = namespaces[-1] + "::" if namespaces and namespaces[-1] != "tl" else ""
+    calls = []
+    for m in re.finditer(r"^(cudaError_t|hipError_t|int) (\w+)\(([^;]*)\);", flat, re.M | re.S):
+        params = [p for p in parse_params(m.group(3)) if "= nullptr" not in p]
+        calls.append(f"        status += static_cast<int>({prefix}{m.group(2)}({', '.join('{}' for _ in params)}));")
+    for m in re.finditer(r'^extern "C" int (\w+)\(([^;]*)\);', flat, re.M | re.S):
+        params = parse_params(m.group(2))
+        calls.append(f"        status += {m.group(1)}({', '.join('{}' for _ in params)});")
+    if not calls:
+        return None
+    return (f'// Generated by compile_check.py: {header.name} in a host program.\n'
+            f'#include "{header.name}"\n\n'
+            'int main(int argc, char**) {\n'
+            '    int status = 0;\n'
+            '    if (argc > 1000) {  // never true: the calls only have to compile and link\n'
+            + "\n".join(calls) + "\n"
+            '    }\n'
+            '    return status;\n'
+            '}\n')
+
+
+# ---- per-target checks ------------------------------------------------------------------------
+
+def check_directory(ck: Checker, directory: Path, work: Path):
+    target = directory.name
+    sources = sorted(p for p in directory.iterdir() if p.suffix in (".cu", ".hip", ".cpp"))
+    headers = sorted(p for p in directory.iterdir() if p.suffix == ".h")
+    out = work / target
+    out.mkdir(parents=True, exist_ok=True)
+
+    if target in CUDA_ARCH:
+        if not have(NVCC):
+            return ck.skip(f"CUDA checks ({NVCC} not found)")
+        compile_src = lambda src, obj: [NVCC, "-std=c++17", f"-arch={CUDA_ARCH[target]}", "-Xcompiler", "-Wall,-Werror",
+                                        "-Werror", "all-warnings", "-I", str(directory), "-c", str(src), "-o", str(obj)]
+        host_flags = ["-I", str(CUDA_HOME / "include")]
+        link = lambda objs, exe: [CXX, *map(str, objs), "-L", str(CUDA_HOME / "lib64"), "-lcudart", "-o", str(exe)]
+    elif target in HIP_ARCH:
+        if not have(HIPCC):
+            return ck.skip("HIP checks (hipcc not found)")
+        compile_src = lambda src, obj: [HIPCC, "-std=c++17", f"--offload-arch={HIP_ARCH[target]}", "-Wall", "-Werror",
+                                        "-I", str(directory), "-c", str(src), "-o", str(obj)]
+        host_flags = []
+        link = lambda objs, exe: [HIPCC, f"--offload-arch={HIP_ARCH[target]}", *map(str, objs), "-o", str(exe)]
+    elif target == "cpu":
+        compile_src = lambda src, obj: [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-O2",
+                                        "-I", str(directory), "-c", str(src), "-o", str(obj)]
+        host_flags = []
+        link = lambda objs, exe: [CXX, "-fopenmp", *map(str, objs), "-o", str(exe)]
+    else:
+        print(f"note: {directory} is not named after a target; skipped")
+        return
+
+    jobs = [(f"{target}/{src.name}", compile_src(src, out / (src.stem + ".o")), None) for src in sources]
+    hosts = []
+    for header in headers:
+        program = host_program(header)
+        if program is None:
+            continue
+        host_src = out / f"host_{header.stem}.cpp"
+        host_src.write_text(program)
+        host_obj = out / f"host_{header.stem}.o"
+        jobs.append((f"{target}/host program with {header.name}",
+                     [CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", *host_flags, "-I", str(directory),
+                      "-c", str(host_src), "-o", str(host_obj)], None))
+        hosts.append((header, host_obj))
+    ok = ck.parallel(jobs)
+
+    # Link each host program with the kernel object of the same name.
+    links = []
+    for header, host_obj in hosts:
+        kernel_src = next((s for s in sources if s.stem == header.stem), None)
+        kernel_name = f"{target}/{kernel_src.name}" if kernel_src else None
+        if not kernel_src or not ok.get(kernel_name) or not ok.get(f"{target}/host program with {header.name}"):
+            continue
+        links.append((f"{target}/link host program with {kernel_src.name}",
+                      link([host_obj, out / (kernel_src.stem + ".o")], out / f"host_{header.stem}"), None))
+    ck.parallel(links)
+
+
+def check_cpu_samples(ck: Checker, directory: Path, work: Path):
+    sources = [directory / f"{k}.cpp" for k in SAMPLE_KERNELS]
+    if not all(s.exists() for s in sources):
+        return ck.skip("cpu run test (sample sources missing)")
+    base = [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-I", str(directory),
+            str(HERE / "cpu_run.cpp"), *map(str, sources)]
+    exe = work / "cpu_run"
+    if ck.run("cpu run test: build", base + ["-O2", "-o", str(exe)]):
+        ck.run("cpu run test: run", [str(exe)])
+    if not ck.args.no_sanitizers:
+        san = work / "cpu_run_sanitized"
+        if ck.run("cpu run test: build with sanitizers",
+                  base + ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-o", str(san)]):
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+            ck.run("cpu run test: run with sanitizers", [str(san)], env=env)
+
+
+def check_runtime_headers(ck: Checker, work: Path):
+    jobs = []
+    rt = work / "runtime"
+    rt.mkdir(parents=True, exist_ok=True)
+    (rt / "cuda.cu").write_text('#include "tl_cuda.h"\n#include "tl_types.h"\n')
+    (rt / "hip.hip").write_text('#include "tl_hip.h"\n#include "tl_types.h"\n')
+    (rt / "cpu.cpp").write_text('#include "tl_cpu.h"\n#include "tl_types.h"\n')
+    if have(NVCC):
+        jobs.append(("runtime: tl_cuda.h with nvcc", [NVCC, "-std=c++17", "-arch=sm_80", "-Xcompiler", "-Wall,-Werror",
+                                                      "-Werror", "all-warnings", "-I", str(RUNTIME), "-c",
+                                                      str(rt / "cuda.cu"), "-o", str(rt / "cuda.o")], None))
+        jobs.append(("runtime: check_types build", [CXX, "-std=c++17", "-O2", "-Wall", "-Werror", "-I",
+                                                    str(CUDA_HOME / "include"), "-I", str(RUNTIME),
+                                                    str(HERE / "check_types.cpp"), "-o", str(rt / "check_types")], None))
+    else:
+        ck.skip(f"CUDA checks ({NVCC} not found)")
+    if have(HIPCC):
+        jobs.append(("runtime: tl_hip.h with hipcc", [HIPCC, "-std=c++17", "--offload-arch=gfx90a", "-Wall", "-Werror",
+                                                      "-I", str(RUNTIME), "-c", str(rt / "hip.hip"), "-o",
+                                                      str(rt / "hip.o")], None))
+    else:
+        ck.skip("HIP checks (hipcc not found)")
+    jobs.append(("runtime: tl_cpu.h with g++", [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-I",
+                                                str(RUNTIME), "-c", str(rt / "cpu.cpp"), "-o", str(rt / "cpu.o")], None))
+    ok = ck.parallel(jobs)
+    if ok.get("runtime: check_types build"):
+        ck.run("runtime: tl_types.h conversions match CUDA's", [str(rt / "check_types")])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="*", type=Path, help="directories of emitted files, named after their target")
+    parser.add_argument("--unit-tests", type=Path, help="tlc_unit_tests binary: write and check the emitter's samples")
+    parser.add_argument("--work", type=Path, help="where to put samples and objects (default: a temporary directory)")
+    parser.add_argument("--targets", help="comma-separated subset of targets to check (default: all found)")
+    parser.add_argument("--jobs", "-j", type=int, default=2)
+    parser.add_argument("--no-sanitizers", action="store_true", help="skip the sanitizer build of the cpu run test")
+    parser.add_argument("--require-all", action="store_true", help="fail when nvcc or hipcc is missing")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    args = parser.parse_args()
+
+    temp = None
+    if args.work:
+        work = args.work.resolve()
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        temp = tempfile.TemporaryDirectory(prefix="tlc-emit-")
+        work = Path(temp.name)
+
+    ck = Checker(args)
+    dirs = [d.resolve() for d in args.dirs]
+    samples = None
+    if args.unit_tests:
+        samples = work / "samples"
+        if samples.exists():
+            shutil.rmtree(samples)
+        env = dict(os.environ, TLC_EMIT_SAMPLES_DIR=str(samples))
+        if not ck.run("write the emitter's samples", [str(args.unit_tests), "--test-case=emit samples: write*"], env=env):
+            return 1
+        dirs += sorted(d for d in samples.iterdir() if d.is_dir())
+    wanted = set(args.targets.split(",")) if args.targets else None
+    for d in dirs:
+        if wanted is None or d.name in wanted:
+            check_directory(ck, d, work / "build" / d.parent.name)
+    if samples and (wanted is None or "cpu" in wanted):
+        check_cpu_samples(ck, samples / "cpu", work / "build")
+    if args.unit_tests:
+        check_runtime_headers(ck, work / "build")
+
+    ck.pool.shutdown()
+    print(f"\n{ck.passed} passed, {len(ck.failures)} failed" + (f", skipped: {', '.join(sorted(ck.skipped))}" if ck.skipped else ""))
+    if ck.failures or (args.require_all and ck.skipped):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
