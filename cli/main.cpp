@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
     app.add_option("input", options.input, "Input .tl file, or - for standard input");
     app.add_option("--target,-t", options.target, "Target: " + targetNames());
     app.add_option("-o,--output", options.output, "Output file (default: standard output)");
+    app.add_option("--header", options.header, "Launcher header path (default: the output with .h)");
+    app.add_option("--namespace", options.nameSpace, "C++ namespace of the launchers")->capture_default_str();
+    app.add_flag("--line-directives", options.lineDirectives, "Write #line directives instead of // file.tl:N comments");
+    app.add_flag("--debug", options.debug, "Keep print(...) and assert(...) in the emitted code");
     app.add_option("-D,--define", options.defines, "Set a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);
     app.add_option("--kernel", options.kernel, "Compile only this kernel");

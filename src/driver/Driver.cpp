@@ -1,6 +1,8 @@
 #include "driver/Driver.h"
 
 #include "ast/AST.h"
+#include "emit/Emit.h"
+#include "support/AtomicFile.h"
 #include "ir/Printer.h"
 #include "irgen/IRGen.h"
 #include "passes/Passes.h"
@@ -51,6 +53,51 @@ bool selectKernel(ast::File& file, const std::string& name) {
     ks.clear();
     ks.push_back(std::move(keep));
     return true;
+}
+
+std::string baseName(const std::string& path) {
+    size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The launcher header sits beside the output: kernel.cu -> kernel.h.
+std::string headerPathFor(const std::string& output) {
+    size_t slash = output.find_last_of('/');
+    size_t dot = output.find_last_of('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return output + ".h";
+    return output.substr(0, dot) + ".h";
+}
+
+int writeOutputs(const DriverOptions& options, const std::string& sourceName, const std::vector<ir::Kernel>& kernels,
+                 const Target& target, std::ostream& out, std::ostream& err) {
+    EmitOptions emitOptions;
+    emitOptions.sourceName = baseName(sourceName);
+    emitOptions.nameSpace = options.nameSpace;
+    emitOptions.lineDirectives = options.lineDirectives;
+    emitOptions.debug = options.debug;
+    std::string headerPath;
+    if (!options.output.empty()) {
+        headerPath = options.header.empty() ? headerPathFor(options.output) : options.header;
+        emitOptions.headerName = baseName(headerPath);
+        emitOptions.outputName = baseName(options.output);
+    }
+    EmitResult result;
+    try {
+        result = emit(kernels, target, emitOptions);
+    } catch (const EmitError& e) {
+        err << "tlc: error: internal error while writing code: " << e.what() << '\n';
+        return kExitInputErrors;
+    }
+    if (options.output.empty()) {
+        out << result.source;
+        return kExitOk;
+    }
+    std::string error;
+    if (!writeFilesAtomically({{options.output, result.source}, {headerPath, result.header}}, error)) {
+        err << "tlc: error: " << error << '\n';
+        return kExitUsage;
+    }
+    return kExitOk;
 }
 
 } // namespace
@@ -149,8 +196,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         out << result;
         return kExitOk;
     }
-    err << "tlc: note: code generation is not implemented yet; the input was checked, nothing was written\n";
-    return kExitOk;
+    return writeOutputs(options, source.name(), kernels, *target, out, err);
 }
 
 } // namespace tlc

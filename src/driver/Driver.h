@@ -14,6 +14,10 @@ struct DriverOptions {
     std::string input;            // path, or "-" for stdin
     std::string target;           // empty: front end only (allowed with --emit=ast / --syntax-only)
     std::string output;           // empty: stdout
+    std::string header;           // launcher header path (default: output with .h)
+    std::string nameSpace = "tl_kernels";
+    bool lineDirectives = false;
+    bool debug = false;           // keep print/assert in the emitted code
     std::vector<std::string> defines;  // NAME=VALUE
     std::string kernel;           // only this kernel
     std::string emit = "source";  // see emitKinds()

@@ -125,8 +125,11 @@ protected:
     }
 
     Stmt mutateLetStmt(const LetStmt* n, const Stmt& self) override {
-        // A binding nothing reads is dropped.
+        // A binding nothing reads is dropped; a compiler-made alias of another plain variable
+        // (`i = l`) is replaced by it.
         if (!uses(n->body, n->var.get())) return mutate(n->body);
+        if (const auto* v = n->value.as<Var>(); v && v->role == VarRole::Plain && n->var->role == VarRole::Plain)
+            return mutate(substitute(n->body, {{n->var, n->value}}));
         Expr v = mutate(n->value);
         auto b = boundsImpl(v, bounds_);
         if (b) bounds_.push_back({n->var.get(), *b});

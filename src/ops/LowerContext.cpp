@@ -30,9 +30,11 @@ Buffer LowerContext::localBuffer(const Buffer& fragment) {
     return local;
 }
 
-Buffer LowerContext::scratch(const std::string& name, DType dtype, int64_t elements) {
+Buffer LowerContext::scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
     // Scratch buffers live in one scope (the kernel's top): their names must differ.
-    Buffer b = makeBuffer(freshName(name), dtype, MemScope::Shared, {intImm(elements)});
+    std::vector<Expr> dims;
+    for (int64_t e : shape) dims.push_back(intImm(e));
+    Buffer b = makeBuffer(freshName(name), dtype, MemScope::Shared, dims);
     reserveName(b->name);
     scratch_.push_back(b);
     return b;
@@ -64,6 +66,12 @@ void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
     launchChecks.push_back({{}, tensor->name, bytes,
                             fmt::format("{} must be {}-byte aligned for vectorised access", tensor->name, bytes)});
 }
+
+ForKind LowerContext::slotLoopKind() const {
+    return target.backend == Backend::Cpu ? ForKind::Serial : ForKind::Unroll;
+}
+
+bool LowerContext::vectorizeGlobal() const { return target.backend != Backend::Cpu; }
 
 VarBounds LowerContext::bounds() const { return {{threadIndex.get(), Interval{0, threads - 1}}}; }
 

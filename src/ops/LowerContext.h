@@ -34,7 +34,7 @@ public:
 
     // Shared memory for an op's internal use (reduction partials, staging); allocated at the
     // top of the kernel by the lowering pass.
-    ir::Buffer scratch(const std::string& name, DType dtype, int64_t elements);
+    ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
 
     // A name for compiler-made code: `base` unless the kernel's own names use it. Scopes of
@@ -47,7 +47,14 @@ public:
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 
-    ir::VarBounds bounds() const;  // what the simplifier may assume (0 <= tx < threads)
+    ir::VarBounds bounds() const;
+
+    // Loops over a thread's fragment slots: fully unrolled on GPUs, where register arrays
+    // need constant indices; plain on the CPU, where the C++ compiler vectorises them.
+    ir::ForKind slotLoopKind() const;
+    // Whether global memory moves may use vectors (which need aligned, padded tensors, checked
+    // at launch). The CPU's compiler vectorises plain loops without those conditions.
+    bool vectorizeGlobal() const;  // what the simplifier may assume (0 <= tx < threads)
 
 private:
     std::map<const ir::BufferNode*, ir::Buffer> locals_;

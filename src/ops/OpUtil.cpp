@@ -44,6 +44,7 @@ int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType 
     size_t last = b->shape.size() - 1;
     if (vec == 1 || r.extents.empty() || r.extents[last] == 1) return 1;
     if (!asConstInt(b->strides[last]) || *asConstInt(b->strides[last]) != 1) return 1;
+    if (b->scope == MemScope::Global && !ctx.vectorizeGlobal()) return 1;
     while (vec > 1 && knownMultiple(r.starts[last]) % vec != 0) vec /= 2;
     if (b->scope == MemScope::Global && vec > 1) {
         // Every row must start on a vector boundary, and the last dimension's size must be a
@@ -96,7 +97,7 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
     for (size_t d = offsetVars.size(); d-- > 0;) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
     inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
-    Stmt loop = forLoop(it, intImm(0), intImm(iterations), ForKind::Unroll, inner_);
+    Stmt loop = forLoop(it, intImm(0), intImm(iterations), ctx.slotLoopKind(), inner_);
     VarBounds bounds = ctx.bounds();
     return simplify(loop, bounds);
 }
@@ -114,7 +115,7 @@ Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, con
     }
     Stmt inner = body(slot, indices);
     for (size_t d = vars.size(); d-- > 0;) inner = letStmt(vars[d], values[d], inner);
-    Stmt loop = forLoop(lv, intImm(0), intImm(f.locals() / vec), ForKind::Unroll, inner);
+    Stmt loop = forLoop(lv, intImm(0), intImm(f.locals() / vec), ctx.slotLoopKind(), inner);
     return simplify(loop, ctx.bounds());
 }
 

@@ -25,14 +25,7 @@ namespace {
 
 // A shared buffer shaped like the tile (the op's working copy).
 Buffer tileBuffer(LowerContext& ctx, const std::string& name, DType t, const std::vector<int64_t>& tile) {
-    int64_t n = 1;
-    std::vector<Expr> dims;
-    for (int64_t e : tile) {
-        n *= e;
-        dims.push_back(intImm(e));
-    }
-    Buffer flat = ctx.scratch(name, t, n);
-    return makeBuffer(flat->name, t, MemScope::Shared, dims);
+    return ctx.scratch(name, t, tile);
 }
 
 // Moves a tile between a region (fragment, shared or global) and a tile-shaped shared buffer.

@@ -33,13 +33,7 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
     if (operand.buffer->scope != MemScope::Fragment) return operand;
     const auto& f = ctx.layoutOf(operand.buffer);
     Buffer local = ctx.localBuffer(operand.buffer);
-    std::vector<int64_t> shape = f.shape();
-    int64_t elements = 1;
-    for (int64_t e : shape) elements *= e;
-    Buffer flat = ctx.scratch(operand.buffer->name + "_stage", operand.buffer->dtype, elements);
-    std::vector<Expr> dims;
-    for (int64_t e : shape) dims.push_back(intImm(e));
-    Buffer shaped = makeBuffer(flat->name, flat->dtype, MemScope::Shared, dims);
+    Buffer shaped = ctx.scratch(operand.buffer->name + "_stage", operand.buffer->dtype, f.shape());
     steps.push_back(barrier(loc));
     steps.push_back(fragmentLoop(ctx, f, 1, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
         return store(shaped, idx, load(local, {slot}));

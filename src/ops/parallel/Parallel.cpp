@@ -166,7 +166,7 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     BodyRewriter rewriter(ctx, nest, binding, bounds, writer);
     Stmt body = rewriter.mutate(nest.body);
     for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
-    Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ForKind::Unroll, body, nest.loc);
+    Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
     return simplify(loop, ctx.bounds());
 }
 

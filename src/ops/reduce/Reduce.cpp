@@ -116,7 +116,7 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         }
         int64_t rows = 1;
         for (int64_t e : D.shape()) rows *= e;
-        Buffer buf = ctx.scratch(dst_.buffer->name + "_red", acc, rows * group);
+        Buffer buf = ctx.scratch(dst_.buffer->name + "_red", acc, {rows * group});
         auto flatOf = [&](const std::vector<Expr>& idx) {
             Expr flat = intImm(0);
             for (size_t d = 0; d < idx.size(); ++d) flat = flat * D.shape()[d] + idx[d];

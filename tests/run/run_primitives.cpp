@@ -1,0 +1,156 @@
+// Run layer: every tile primitive on the cpu target against double-precision references.
+#include "harness.h"
+
+#include "copy_cast.h"
+#include "cumsum.h"
+#include "gemm_variants.h"
+#include "reductions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace harness;
+
+namespace {
+
+std::string dims(std::initializer_list<int> d) {
+    std::string s;
+    for (int v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+    return s;
+}
+
+void copyCast(int M, int N) {
+    auto X = random<float>(size_t(M) * N, 21, -8.0, 8.0);
+    std::vector<tl::bfloat16> Y(size_t(M) * N, tl::bfloat16(-7.0f));
+    std::vector<tl::half> Z(size_t(M) * N, tl::half(-7.0f));
+    std::vector<float> W(size_t(M) * N, -7.0f);
+    std::vector<double> viaHalf(X.size()), viaBf16(X.size()), affine(X.size());
+    for (size_t i = 0; i < X.size(); ++i) {
+        viaHalf[i] = toDouble(tl::half(X[i]));
+        viaBf16[i] = toDouble(tl::bfloat16(float(viaHalf[i])));
+        affine[i] = double(X[i]) * 2.0 + 1.0;
+    }
+    expectStatus("copy_cast status", tl_kernels::copy_cast(X.data(), Y.data(), Z.data(), W.data(), M, N), 0);
+    std::string at = " " + dims({M, N});
+    check("copy global f32 -> shared f16 -> global" + at, Z, viaHalf, 0, 0);
+    check("copy shared -> fragment f32 -> fragment bf16 -> global" + at, Y, viaBf16, 0, 0);
+    check("copy global -> fragment, parallel, -> global" + at, W, affine, 1e-6, 1e-6);
+}
+
+void reductions(int M) {
+    const int N = 256;
+    auto X = random<float>(size_t(M) * N, 22, -3.0, 3.0);
+    std::vector<float> ymax(M), ymin(M), ysum(M), yabssum(M), yabsmax(M), yacc(M), ycol(N, 0.25f);
+    std::vector<double> wmax(M, -INFINITY), wmin(M, INFINITY), wsum(M, 0), wabssum(M, 0), wabsmax(M, 0), wacc(M),
+        wcol(N, 0.25);
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double v = X[size_t(i) * N + j];
+            wmax[i] = std::max(wmax[i], v);
+            wmin[i] = std::min(wmin[i], v);
+            wsum[i] += v;
+            wabssum[i] += std::fabs(v);
+            wabsmax[i] = std::max(wabsmax[i], std::fabs(v));
+            wcol[j] += v;
+        }
+    for (int i = 0; i < M; ++i) wacc[i] = 0.5 + wsum[i];
+    expectStatus("reductions status",
+                 tl_kernels::reductions(X.data(), ymax.data(), ymin.data(), ysum.data(), yabssum.data(), yabsmax.data(),
+                                        yacc.data(), ycol.data(), M),
+                 0);
+    std::string at = " M=" + std::to_string(M);
+    check("reduce_max" + at, ymax, wmax, 0, 0);
+    check("reduce_min" + at, ymin, wmin, 0, 0);
+    check("reduce_sum" + at, ysum, wsum, 1e-4, 1e-5);
+    check("reduce_abssum" + at, yabssum, wabssum, 1e-4, 1e-5);
+    check("reduce_absmax" + at, yabsmax, wabsmax, 0, 0);
+    check("reduce_sum clear=false" + at, yacc, wacc, 1e-4, 1e-5);
+    check("reduce_sum dim=0 + atomic_add" + at, ycol, wcol, 1e-3, 1e-5);
+}
+
+void cumsum(int M) {
+    const int N = 64;
+    auto X = random<float>(size_t(M) * N, 23);
+    std::vector<float> Y(X.size(), -7.0f), Z(X.size(), -7.0f);
+    std::vector<double> wy(X.size()), wz(X.size());
+    for (int i = 0; i < M; ++i) {
+        double run = 0;
+        for (int j = 0; j < N; ++j) wy[size_t(i) * N + j] = run += X[size_t(i) * N + j];
+        run = 0;
+        for (int j = N - 1; j >= 0; --j) wz[size_t(i) * N + j] = run += X[size_t(i) * N + j];
+    }
+    expectStatus("cumsum status", tl_kernels::cumsum_rows(X.data(), Y.data(), Z.data(), M), 0);
+    check("cumsum shared -> fragment M=" + std::to_string(M), Y, wy, 1e-5, 1e-5);
+    check("cumsum reverse in place M=" + std::to_string(M), Z, wz, 1e-5, 1e-5);
+}
+
+// C[i, j] = sum_k a(i, k) * b(k, j) in double, from accessors.
+std::vector<double> matmul(int M, int N, int K, const std::function<double(int, int)>& a,
+                           const std::function<double(int, int)>& b) {
+    std::vector<double> c(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            double av = a(i, k);
+            for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
+        }
+    return c;
+}
+
+void gemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    {  // NT, f16 -> f32
+        auto A = random<tl::half>(size_t(M) * K, 31), B = random<tl::half>(size_t(N) * K, 32);
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                           [&](int k, int j) { return toDouble(B[size_t(j) * K + k]); });
+        expectStatus("gemm_nt status", tl_kernels::gemm_nt(A.data(), B.data(), C.data(), M, K, N), 0);
+        check("gemm transpose_B (f16 -> f32)" + at, C, want, 1e-4, 1e-4);
+    }
+    {  // TN, bf16 -> bf16
+        auto A = random<tl::bfloat16>(size_t(K) * M, 33), B = random<tl::bfloat16>(size_t(K) * N, 34);
+        std::vector<tl::bfloat16> C(size_t(M) * N, tl::bfloat16(-7.0f));
+        auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(k) * M + i]); },
+                           [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+        expectStatus("gemm_tn status", tl_kernels::gemm_tn(A.data(), B.data(), C.data(), K, M, N), 0);
+        check("gemm transpose_A (bf16)" + at, C, want, 2e-2, 1e-2);
+    }
+    {  // TT, f32
+        auto A = random<float>(size_t(K) * M, 35), B = random<float>(size_t(N) * K, 36);
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        auto want = matmul(M, N, K, [&](int i, int k) { return double(A[size_t(k) * M + i]); },
+                           [&](int k, int j) { return double(B[size_t(j) * K + k]); });
+        expectStatus("gemm_tt status", tl_kernels::gemm_tt(A.data(), B.data(), C.data(), K, M, N), 0);
+        check("gemm transpose_A and transpose_B (f32)" + at, C, want, 1e-4, 1e-5);
+    }
+    {  // NN, i8 -> i32, exact
+        auto A = random<int8_t>(size_t(M) * K, 37, -128, 127), B = random<int8_t>(size_t(K) * N, 38, -128, 127);
+        std::vector<int32_t> C(size_t(M) * N, -7);
+        auto want = matmul(M, N, K, [&](int i, int k) { return double(A[size_t(i) * K + k]); },
+                           [&](int k, int j) { return double(B[size_t(k) * N + j]); });
+        expectStatus("gemm_i8 status", tl_kernels::gemm_i8(A.data(), B.data(), C.data(), M, K, N), 0);
+        check("gemm i8 -> i32" + at, C, want, 0, 0);
+    }
+    {  // NN with A in a fragment, f16 -> f16
+        auto A = random<tl::half>(size_t(M) * K, 39), B = random<tl::half>(size_t(K) * N, 40);
+        std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+        auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                           [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+        expectStatus("gemm_rs status", tl_kernels::gemm_rs(A.data(), B.data(), C.data(), M, K, N), 0);
+        check("gemm fragment A (f16)" + at, C, want, 1e-2, 1e-2);
+    }
+}
+
+} // namespace
+
+int main() {
+    copyCast(64, 128);
+    copyCast(45, 100);
+    reductions(16);
+    reductions(9);
+    cumsum(16);
+    cumsum(11);
+    gemms(128, 128, 64);
+    gemms(72, 88, 40);
+    return summary();
+}
