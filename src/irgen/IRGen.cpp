@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
+#include "ir/Visitor.h"
 #include "ops/atomic_add/AtomicAdd.h"
 #include "ops/copy/Copy.h"
 #include "ops/cumsum/Cumsum.h"
@@ -86,7 +87,8 @@ public:
         const A::Expr* threads = launch.boundArgs.size() > 3 ? launch.boundArgs[3] : nullptr;
         k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 128;
 
-        // Block indices: raw (blockIdx) variables, bound to the user's names at the top of the body.
+        // Block indices: the user's names stand for blockIdx directly, unless use_swizzle
+        // remaps them (then raw block_x/block_y variables are bound to the remapped names).
         static const VarRole roles[] = {VarRole::BlockIndexX, VarRole::BlockIndexY, VarRole::BlockIndexZ};
         std::vector<std::pair<VarPtr, Expr>> blockLets;
         for (size_t i = 0; i < grid->vars.size(); ++i) {
@@ -105,8 +107,20 @@ public:
         std::vector<const A::Stmt*> all = prefix;
         all.insert(all.end(), body.begin(), body.end());
         Stmt inner = stmts(all, 0);
-        if (swizzlePanel_ > 0 && blockLets.size() >= 2) applySwizzle(blockLets);
-        for (size_t i = blockLets.size(); i-- > 0;) inner = letStmt(blockLets[i].first, blockLets[i].second, inner, grid->range.begin);
+        if (swizzlePanel_ > 0 && blockLets.size() >= 2) {
+            applySwizzle(blockLets);
+            for (size_t i = blockLets.size(); i-- > 0;)
+                inner = letStmt(blockLets[i].first, blockLets[i].second, inner, grid->range.begin);
+        } else {
+            std::vector<std::pair<VarPtr, Expr>> rename;
+            for (size_t i = 0; i < blockLets.size(); ++i) {
+                VarPtr named = makeVar(blockLets[i].first->name, DType::I32, k.blockVars[i]->role);
+                rename.push_back({blockLets[i].first, Expr(named)});
+                k.blockVars[i] = named;
+            }
+            inner = substitute(inner, rename);
+            for (auto& e : k.gridExtents) e = substitute(e, rename);
+        }
         k.body = inner;
         return k;
     }
