@@ -20,13 +20,16 @@ namespace {
 using parser::tokenBegin;
 using parser::tokenEnd;
 
+// The location of a byte offset in columns as SourceLoc counts them (code points). The text
+// before `offset` is valid UTF-8 (the offset is where validation failed).
 SourceLoc locationOfOffset(const std::string& text, size_t offset) {
     SourceLoc loc{1, 1};
     for (size_t i = 0; i < offset && i < text.size(); ++i) {
-        if (text[i] == '\n') {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') {
             ++loc.line;
             loc.col = 1;
-        } else {
+        } else if ((c & 0xC0) != 0x80) {
             ++loc.col;
         }
     }

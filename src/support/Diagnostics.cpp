@@ -17,6 +17,25 @@ const DiagInfo kDiagTable[] = {
 };
 static_assert(sizeof(kDiagTable) / sizeof(kDiagTable[0]) == size_t(DiagId::Count));
 
+// Columns count code points (see SourceFile.h); on a line that is not valid UTF-8 every byte
+// counts as one. The byte offset where code point `n` (0-based) of `line` starts.
+size_t byteOfColumn(std::string_view line, size_t n, bool validUtf8) {
+    if (!validUtf8) return std::min(n, line.size());
+    size_t i = 0;
+    for (; n > 0 && i < line.size(); --n) {
+        ++i;  // the lead byte
+        while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;  // continuations
+    }
+    return i;
+}
+
+size_t columnCount(std::string_view line, bool validUtf8) {
+    if (!validUtf8) return line.size();
+    size_t n = 0;
+    for (char c : line) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+}
+
 void printOne(std::ostream& os, const SourceFile& file, const Diagnostic& d, bool color) {
     const char* bold = color ? "\033[1m" : "";
     const char* reset = color ? "\033[0m" : "";
@@ -31,28 +50,33 @@ void printOne(std::ostream& os, const SourceFile& file, const Diagnostic& d, boo
        << d.message << reset << '\n';
     if (!d.range.valid()) return;
     std::string_view line = file.line(d.range.begin.line);
-    // Very long lines (minified or hostile input) are clipped around the caret.
-    size_t begin = 0;
-    uint32_t col = d.range.begin.col;
-    if (line.size() > 200 && col > 100) {
-        begin = col - 80;
-        line = line.substr(begin, 160);
-    } else if (line.size() > 200) {
-        line = line.substr(0, 160);
-    }
-    std::string text;
-    // Control characters and bytes of broken UTF-8 would garble the terminal: show '?'.
     bool validUtf8 = firstInvalidUtf8(line) == std::string_view::npos;
-    for (char c : line) {
+    // Very long lines (minified or hostile input) are clipped to 160 columns around the caret.
+    size_t columns = columnCount(line, validUtf8);
+    uint32_t col = d.range.begin.col;
+    size_t firstColumn = 0;  // 0-based column where the printed text starts
+    size_t shownColumns = columns;
+    if (columns > 200) {
+        firstColumn = col > 100 ? col - 80 : 0;
+        shownColumns = std::min<size_t>(160, columns - std::min(columns, firstColumn));
+    }
+    size_t beginByte = byteOfColumn(line, firstColumn, validUtf8);
+    size_t endByte = byteOfColumn(line, firstColumn + shownColumns, validUtf8);
+    std::string_view shown = line.substr(beginByte, endByte - beginByte);
+    // One character per column: control characters and bytes of broken UTF-8 would garble the
+    // terminal and are shown as '?', tabs as a space.
+    std::string text;
+    text.reserve(shown.size());
+    for (char c : shown) {
         unsigned char u = static_cast<unsigned char>(c);
         text += c == '\t' ? ' ' : (u < 0x20 || u == 0x7f || (u >= 0x80 && !validUtf8)) ? '?' : c;
     }
     os << text << '\n';
-    uint32_t caretCol = col - static_cast<uint32_t>(begin);
+    uint32_t caretCol = col > firstColumn ? col - static_cast<uint32_t>(firstColumn) : 1;
     uint32_t endCol = d.range.end.line == d.range.begin.line && d.range.end.col >= col
-                          ? d.range.end.col - static_cast<uint32_t>(begin)
+                          ? d.range.end.col - static_cast<uint32_t>(firstColumn)
                           : caretCol;
-    endCol = std::min<uint32_t>(endCol, static_cast<uint32_t>(text.size()) + 1);
+    endCol = std::min<uint32_t>(endCol, static_cast<uint32_t>(shownColumns) + 1);
     std::string marker(caretCol > 0 ? caretCol - 1 : 0, ' ');
     marker += '^';
     for (uint32_t c = caretCol + 1; c <= endCol; ++c) marker += '~';

@@ -8,7 +8,10 @@
 
 namespace tlc {
 
-// 1-based line and column (columns count bytes). line == 0 means "no location".
+// 1-based line and column. Columns count characters (Unicode code points: what ANTLR counts,
+// and what puts a caret under the right character); a tab is one column. On a line that is not
+// valid UTF-8 (only reachable for err_invalid_utf8), columns count bytes. line == 0 means
+// "no location".
 struct SourceLoc {
     uint32_t line = 0;
     uint32_t col = 0;

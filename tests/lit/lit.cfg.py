@@ -18,7 +18,15 @@ if not hasattr(config, "tlc"):
     lit_config.fatal("tests/lit/lit.cfg.py was loaded without the lit.site.cfg.py that CMake "
                      "generates; run lit on <build>/tests/lit instead of the source directory")
 
-config.substitutions.append(("%tlc", config.tlc))
+# tests/check_diag_coverage.py runs a suite with %tlc replaced by itself (in --wrap mode), to
+# record the id of every diagnostic tlc prints.
+coverage_record = lit_config.params.get("tlc_coverage_record")
+if coverage_record:
+    script = lit_config.params["tlc_coverage_script"]
+    config.substitutions.append(("%tlc", f'"{config.python}" "{script}" --wrap --tlc "{config.tlc}" '
+                                         f'--record "{coverage_record}" --'))
+else:
+    config.substitutions.append(("%tlc", config.tlc))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append((r"\bFileCheck\b", config.filecheck))
 
