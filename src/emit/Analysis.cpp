@@ -85,10 +85,31 @@ private:
     BufferUse& touch(const Buffer& b) {
         info_.dtypes.insert(b->dtype);
         for (const auto& s : b->strides) visit(s);  // the flattened index reads the strides' sizes
-        return info_.buffers[b.get()];
+        return info_.buffers[info_.canonical(b.get())];
     }
     KernelInfo& info_;
     bool debug_;
+};
+
+// Every allocation, and every buffer that loads and stores name.
+class BufferFinder : public IRVisitor {
+public:
+    std::vector<const BufferNode*> allocated;
+    std::vector<const BufferNode*> used;
+
+protected:
+    void visitAllocate(const Allocate* a) override {
+        allocated.push_back(a->buffer.get());
+        IRVisitor::visitAllocate(a);
+    }
+    void visitLoad(const Load* l) override {
+        used.push_back(l->buffer.get());
+        IRVisitor::visitLoad(l);
+    }
+    void visitStore(const Store* s) override {
+        used.push_back(s->buffer.get());
+        IRVisitor::visitStore(s);
+    }
 };
 
 // The lets of a body.
@@ -116,10 +137,30 @@ KernelInfo analyzeKernel(const Kernel& kernel, bool debug) {
         if (kernel.blockVars[i]) implicitRoles[kernel.blockVars[i].get()] = blockRoles[i];
     if (kernel.threadIndex) implicitRoles[kernel.threadIndex.get()] = VarRole::ThreadIndex;
 
+    // Views of allocations: a buffer that is used but neither allocated nor a parameter, with the
+    // name and scope of an allocated one.
+    std::map<const BufferNode*, const BufferNode*> aliases;
+    {
+        BufferFinder buffers;
+        buffers.visit(kernel.body);
+        std::set<const BufferNode*> known(buffers.allocated.begin(), buffers.allocated.end());
+        for (const auto& p : kernel.params)
+            if (p.buffer) known.insert(p.buffer.get());
+        for (const BufferNode* b : buffers.used) {
+            if (known.count(b) || aliases.count(b)) continue;
+            for (const BufferNode* a : buffers.allocated)
+                if (a->name == b->name && a->scope == b->scope && a->dtype == b->dtype) {
+                    aliases[b] = a;
+                    break;
+                }
+        }
+    }
+
     std::set<const LetStmt*> dead;
     KernelInfo info;
     for (;;) {
         info = KernelInfo{};
+        info.aliases = aliases;
         info.implicitRoles = implicitRoles;
         info.deadLets = dead;
         UseCollector collector(info, debug);

@@ -27,6 +27,13 @@ struct KernelInfo {
     std::array<bool, 5> roleUsed{};                 // by VarRole
     std::array<std::string, 5> roleName;            // tx, bx, by, bz as named in the source
     std::set<DType> dtypes;                         // every element/value type in the kernel
+    // Loads and stores through another BufferNode with the name and scope of an allocation (a
+    // reshaped view of it) use the allocation's storage: view -> allocated buffer.
+    std::map<const ir::BufferNode*, const ir::BufferNode*> aliases;
+    const ir::BufferNode* canonical(const ir::BufferNode* b) const {
+        auto it = aliases.find(b);
+        return it == aliases.end() ? b : it->second;
+    }
     // The kernel's blockVars and threadIndex stand for the indices even without a role.
     std::map<const ir::Var*, ir::VarRole> implicitRoles;
 
@@ -37,9 +44,9 @@ struct KernelInfo {
     }
 
     bool used(const ir::Var* v) const { return usedVars.count(v) != 0; }
-    bool live(const ir::BufferNode* b) const { return buffers.count(b) != 0; }
+    bool live(const ir::BufferNode* b) const { return buffers.count(canonical(b)) != 0; }
     const BufferUse* use(const ir::BufferNode* b) const {
-        auto it = buffers.find(b);
+        auto it = buffers.find(canonical(b));
         return it == buffers.end() ? nullptr : &it->second;
     }
     bool written(const ir::BufferNode* b) const {

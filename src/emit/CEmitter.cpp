@@ -125,6 +125,7 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
         size_t next;  // the continuation starts here
         int depth;
         int rank;     // 0 for a comma
+        bool assignment = false;
     };
     std::vector<Break> breaks;
     int depth = 0;
@@ -141,6 +142,10 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
         else if (c == '(' || c == '[' || c == '{') ++depth;
         else if (c == ')' || c == ']' || c == '}') --depth;
         else if (c == ',' && i + 1 < text.size() && text[i + 1] == ' ') breaks.push_back({i + 1, i + 2, depth, 0});
+        else if (c == '=' && depth == 0 && i > 0 && i + 1 < text.size() && text[i + 1] == ' ' &&
+                 std::string_view("=!<>").find(text[i - 1]) == std::string_view::npos &&
+                 (i + 2 >= text.size() || text[i + 2] != '='))
+            breaks.push_back({i + 1, i + 2, 0, 0, true});  // after an assignment: the value on the next line
         else if (c == ' ' && i > 0 && text[i - 1] != ',' && text[i - 1] != '(') {
             for (const auto& [op, rank] : ops)
                 if (text.compare(i + 1, std::string_view(op).size(), op) == 0) {
@@ -161,7 +166,12 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
         const Break* best = nullptr;
         for (const auto& b : breaks) {
             if (b.at <= start || int(prefix.size() + b.at - start) > width) continue;
-            auto key = [](const Break& x) { return std::pair(x.depth, x.rank); };
+            // After "x =" only when the whole value then fits on the next line.
+            auto key = [&](const Break& x) {
+                if (!x.assignment) return std::pair(x.depth, x.rank);
+                bool fits = int(pad.size() + text.size() - x.next) <= width;
+                return fits ? std::pair(-1, 0) : std::pair(1000, 0);
+            };
             if (!best || key(b) < key(*best) || (key(b) == key(*best) && b.at > best->at)) best = &b;
         }
         if (!best)
@@ -181,6 +191,7 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
 CEmitter::CEmitter(const Target& target, const EmitOptions& options) : target_(target), options_(options) {}
 
 void CEmitter::line(const std::string& text) {
+    flushLocation();
     int indent = 4 * out_->depth();
     // A statement that fits without its trailing comment gets the comment on the line above.
     size_t comment = text.find("  // ");
@@ -212,7 +223,7 @@ std::string CEmitter::roleName(VarRole role) const {
 }
 
 std::string CEmitter::bufferName(const BufferNode* b) const {
-    if (const std::string* n = names_.lookup(b)) return *n;
+    if (const std::string* n = names_.lookup(info_.canonical(b))) return *n;
     return sanitizeIdentifier(b->name);
 }
 
@@ -494,11 +505,19 @@ std::string CEmitter::sourceName() const {
 std::string CEmitter::where(SourceLoc loc) const { return fmt::format("{}:{}", sourceName(), loc.line); }
 
 void CEmitter::locate(const Stmt& s) {
-    SourceLoc loc = s->loc;
-    if (!loc.valid() || loc.line == lastLine_) return;
-    lastLine_ = loc.line;
-    if (options_.lineDirectives) out_->directive(fmt::format("#line {} \"{}\"", loc.line, escapeCString(sourceName())));
-    else line("// " + commentText(where(loc)));
+    // Written with the statement's first line, so that statements that print nothing (dead lets,
+    // unused buffers) leave no stray comment.
+    if (s->loc.valid()) pendingLine_ = s->loc.line;
+}
+
+void CEmitter::flushLocation() {
+    if (pendingLine_ == 0 || pendingLine_ == lastLine_) return;
+    lastLine_ = pendingLine_;
+    pendingLine_ = 0;
+    if (options_.lineDirectives)
+        out_->directive(fmt::format("#line {} \"{}\"", lastLine_, escapeCString(sourceName())));
+    else
+        out_->line("// " + commentText(where(SourceLoc{lastLine_, 0})));
 }
 
 void CEmitter::openBrace(const std::string& head) {
@@ -557,13 +576,12 @@ void CEmitter::emitComment(const Comment* c) {
         lines.push_back(text.substr(start, nl - start));
     lines.push_back(text.substr(start));
     // "// gemm.tl:14: copy(A[...], A_s)" when the comment starts a new source line.
-    if (c->loc.valid() && c->loc.line != lastLine_ && !options_.lineDirectives) {
-        lastLine_ = c->loc.line;
-        lines[0] = where(c->loc) + ": " + lines[0];
-    } else if (c->loc.valid() && c->loc.line != lastLine_) {
-        lastLine_ = c->loc.line;
-        out_->directive(fmt::format("#line {} \"{}\"", c->loc.line, escapeCString(sourceName())));
+    if (c->loc.valid()) pendingLine_ = c->loc.line;
+    if (pendingLine_ && pendingLine_ != lastLine_ && !options_.lineDirectives) {
+        lines[0] = where(SourceLoc{pendingLine_, 0}) + ": " + lines[0];
+        lastLine_ = pendingLine_;
     }
+    pendingLine_ = pendingLine_ == lastLine_ ? 0 : pendingLine_;
     for (const auto& l : lines) line("// " + commentText(l));
 }
 

@@ -141,7 +141,9 @@ protected:
     const ir::Kernel* kernel_ = nullptr;
     KernelInfo info_;
     CodeWriter* out_ = nullptr;
-    uint32_t lastLine_ = 0;
+    uint32_t lastLine_ = 0;     // the .tl line of the last location comment
+    uint32_t pendingLine_ = 0;  // a location to write before the next line
+    void flushLocation();
     std::map<const ir::Kernel*, LauncherSignature> signatures_;
 };
 

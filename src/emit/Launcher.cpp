@@ -109,6 +109,7 @@ void CEmitter::beginKernel(const Kernel& k) {
     kernel_ = &k;
     info_ = analyzeKernel(k, options_.debug);
     lastLine_ = 0;
+    pendingLine_ = 0;
 }
 
 void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
