@@ -27,8 +27,10 @@ std::string toString(const ConstValue& v) {
 std::string Extent::str() const { return value ? std::to_string(*value) : symbol; }
 
 std::string shapeString(const Shape& s) {
+    // For messages: a symbolic extent written by a hostile input can be enormous.
+    auto clip = [](std::string text) { return text.size() > 48 ? text.substr(0, 45) + "..." : text; };
     std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].str();
+    for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + clip(s[i].str());
     return out + "]";
 }
 

@@ -358,7 +358,7 @@ Type KernelChecker::checkIndex(Index& ix, bool operand) {
                 subsOk = expectInteger(*part, "an integer index") && subsOk;
             }
     if (base.isError()) return base;
-    std::string baseName = structuralText(*ix.base);
+    std::string baseName = brief(*ix.base);
     if (base.kind != Type::Kind::Tensor) {
         diags_.report(DiagId::err_not_indexable, ix.base->range, baseName, describe(*ix.base));
         return Type::error();
@@ -465,13 +465,18 @@ std::optional<Affine> KernelChecker::affineOf(const Expr& e) const {
             if (auto n = a->scaled(-1)) return n;
         return asAtom();
     }
+    // Each operand is visited once (no text is built for a subtree that is then discarded),
+    // so that long operator chains stay linear.
     if (auto* b = e.as<Binary>()) {
-        auto l = affineOf(*b->lhs), r = affineOf(*b->rhs);
         std::optional<Affine> out;
-        if (b->op == BinaryOp::Add) out = l->plus(*r);
-        else if (b->op == BinaryOp::Sub) out = l->minus(*r);
-        else if (b->op == BinaryOp::Mul && l->isConstant()) out = r->scaled(l->constant);
-        else if (b->op == BinaryOp::Mul && r->isConstant()) out = l->scaled(r->constant);
+        if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
+            auto l = affineOf(*b->lhs), r = affineOf(*b->rhs);
+            out = b->op == BinaryOp::Add ? l->plus(*r) : l->minus(*r);
+        } else if (b->op == BinaryOp::Mul) {
+            auto constantOf = [](const Expr& x) { return x.constant ? asInt(*x.constant) : std::nullopt; };
+            if (auto k = constantOf(*b->lhs)) out = affineOf(*b->rhs)->scaled(*k);
+            else if (auto k2 = constantOf(*b->rhs)) out = affineOf(*b->lhs)->scaled(*k2);
+        }
         if (out) return out;
     }
     return asAtom();
@@ -548,6 +553,11 @@ std::string KernelChecker::structuralText(const Expr& e) const {
     }
     }
     return "?";
+}
+
+std::string KernelChecker::brief(const Expr& e) const {
+    std::string text = structuralText(e);
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
 void KernelChecker::collectDeps(const Expr& e, std::set<const Decl*>& out) const {

@@ -146,7 +146,7 @@ void KernelChecker::checkAssign(AssignStmt& s) {
     } else {
         t = checkValue(target);
         if (t.isError()) return;
-        diags_.report(DiagId::err_assign_to_immutable, target.range, "expression", structuralText(target));
+        diags_.report(DiagId::err_assign_to_immutable, target.range, "expression", brief(target));
         return;
     }
 

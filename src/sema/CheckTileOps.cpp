@@ -68,7 +68,7 @@ void KernelChecker::checkTileOp(Call& c, Builtin id) {
 std::optional<Shape> KernelChecker::knownShape(Expr& operand, std::string_view opName) {
     const Type& t = operand.type;
     if (t.kind == Type::Kind::Tensor || !t.extentsFromOtherOperand || !t.shape.empty()) return t.shape;
-    diags_.report(DiagId::err_region_extent_unknown, operand.range, structuralText(operand),
+    diags_.report(DiagId::err_region_extent_unknown, operand.range, brief(operand),
                   fmt::format("'{}' has no other operand to take it from; give the extents with slices "
                               "such as 'X[i : i + 64, j : +32]'",
                               opName));
@@ -91,7 +91,7 @@ void KernelChecker::resolveRegionFrom(Expr& region, const Shape& other, Call& c,
         for (auto it = out.begin(); out.size() > rank && it != out.end();) it = isUnit(*it) ? out.erase(it) : it + 1;
         if (out.size() > rank) {
             diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
-                          fmt::format("a rank-{} region of '{}'", rank, structuralText(*region.as<Index>()->base)),
+                          fmt::format("a rank-{} region of '{}'", rank, brief(*region.as<Index>()->base)),
                           fmt::format("{} ({})", shapeString(other), describe(otherExpr)));
             return;
         }
@@ -105,7 +105,7 @@ void KernelChecker::checkCopyLike(Call& c, Expr& src, Expr& dst) {
     bool srcPoints = s.kind == Type::Kind::Region && s.extentsFromOtherOperand;
     bool dstPoints = d.kind == Type::Kind::Region && d.extentsFromOtherOperand;
     if (srcPoints && dstPoints) {
-        diags_.report(DiagId::err_region_extent_unknown, src.range, structuralText(src),
+        diags_.report(DiagId::err_region_extent_unknown, src.range, brief(src),
                       fmt::format("both operands of '{}' are single points; give one of them slices", c.callee));
         return;
     }
@@ -205,7 +205,7 @@ void KernelChecker::checkReduce(Call& c, Builtin id) {
     if (d < 0 || d >= rank) {
         const Expr* dimArg = boundArg(c, "dim");
         diags_.report(DiagId::err_reduce_dim_out_of_range, dimArg ? dimArg->range : c.range, *dim,
-                      structuralText(src), rank);
+                      brief(src), rank);
         return;
     }
     Shape expected = *ss;
@@ -233,7 +233,7 @@ void KernelChecker::checkCumsum(Call& c) {
         if (*dim < -rank || *dim >= rank) {
             const Expr* dimArg = boundArg(c, "dim");
             diags_.report(DiagId::err_reduce_dim_out_of_range, dimArg ? dimArg->range : c.range, *dim,
-                          structuralText(src), rank);
+                          brief(src), rank);
             return;
         }
     }

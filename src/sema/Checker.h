@@ -99,6 +99,7 @@ public:
     std::optional<Affine> affineOf(const ast::Expr& e) const;
     std::string canonical(const ast::Expr& e) const;
     std::string structuralText(const ast::Expr& e) const;
+    std::string brief(const ast::Expr& e) const;  // structuralText clipped for messages
     void collectDeps(const ast::Expr& e, std::set<const ast::Decl*>& out) const;
     // "global tensor 'A'", "region of shared buffer 'A_s'", "i32" for messages.
     std::string describe(const ast::Expr& e) const;
