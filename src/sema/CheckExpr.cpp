@@ -324,6 +324,12 @@ Type KernelChecker::checkTernary(Ternary& t) {
     if (a.isScalar() && b.isScalar()) {
         result = Type::scalar(promote(a.dtype, b.dtype));
     } else if (a.kind == Type::Kind::DTypeValue && b.kind == Type::Kind::DTypeValue) {
+        // A dtype is a compile-time thing: choosing one needs a condition known at compile time.
+        if (!t.cond->constant) {
+            diags_.report(DiagId::err_not_constant, t.cond->range, "a condition choosing between dtypes");
+            explainNotConstant(*t.cond);
+            return Type::error();
+        }
         result = Type::dtypeValue(a.dtype);
     } else if (a.isTile() || b.isTile()) {
         diags_.report(DiagId::err_tile_arithmetic, t.range, "?:");

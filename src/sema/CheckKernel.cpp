@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tlc::sema {
@@ -252,7 +253,7 @@ void KernelChecker::finishKernel() {
     const SharedAlloc* largest = nullptr;
     for (const auto& a : sharedAllocs_) {
         if (!a.bytes) return;  // an extent waits for an `auto` parameter: checked after inference
-        total += *a.bytes;
+        total = std::min<int64_t>(total + *a.bytes, int64_t(1) << 61);  // absurd sizes saturate
         if (!largest || *a.bytes > *largest->bytes) largest = &a;
     }
     if (total > target->sharedMemPerBlock) {
