@@ -378,6 +378,9 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
                 diags_.report(DiagId::err_zero_step, step->range);
         return Type::voidType();
     case BuiltinKind::Grid: {
+        for (const char* dim : {"x", "y", "z"})
+            if (const Expr* e = boundArg(c, dim); e && e->constant && *asInt(*e->constant) <= 0)
+                diags_.report(DiagId::err_nonpositive_extent, e->range, "a grid dimension", *asInt(*e->constant));
         const Expr* threads = boundArg(c, "threads");
         const Target* target = options_.target;
         if (threads && threads->constant && target && *asInt(*threads->constant) > target->maxThreadsPerBlock)
