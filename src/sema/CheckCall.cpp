@@ -146,6 +146,7 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
             std::vector<std::string> names;
             if (!isParallel)
                 for (const auto& p : info.params) names.emplace_back(p.name);
+            if (info.id == Builtin::Pipelined) names.emplace_back("num_stages");
             std::string best = closestMatch(a.keyword, names);
             diags_.report(DiagId::err_unknown_keyword, a.keywordRange, c.callee, a.keyword,
                           best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
