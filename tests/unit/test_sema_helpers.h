@@ -6,6 +6,7 @@
 #include "parser/Parser.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
+#include "support/LargeStack.h"
 #include "target/Target.h"
 
 #include <functional>
@@ -45,12 +46,15 @@ inline Checked check(const std::string& text, std::map<std::string, std::string>
     Checked c;
     c.source = std::make_unique<SourceFile>("test.tl", text);
     c.diags = std::make_unique<DiagnosticEngine>(*c.source);
-    c.file = parseFile(*c.source, *c.diags);
-    if (!c.file) return c;
-    SemaOptions options;
-    options.target = target ? findTarget(target) : nullptr;
-    options.defines = std::move(defines);
-    c.ok = checkFile(*c.file, *c.diags, options);
+    // As in the driver: the parser and sema recurse over the tree, deep trees need the stack.
+    runWithLargeStack([&] {
+        c.file = parseFile(*c.source, *c.diags);
+        if (!c.file) return;
+        SemaOptions options;
+        options.target = target ? findTarget(target) : nullptr;
+        options.defines = std::move(defines);
+        c.ok = checkFile(*c.file, *c.diags, options);
+    });
     return c;
 }
 
