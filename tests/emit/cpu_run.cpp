@@ -96,8 +96,11 @@ void testMixedTypes() {
     std::vector<tl::fp8_e4m3> q(N);
     std::vector<tl::half> h(16, tl::half(0.0f));
     std::vector<long long> c(4, 0);
+    std::vector<uint16_t> counts(8, 0);
     for (auto& v : x) v = tl::bfloat16(uniform(-4, 4));
-    check(tl_kernels::mixed_types(x.data(), q.data(), h.data(), c.data(), scale, N) == tl::cpu_success, "mixed status");
+    check(tl_kernels::mixed_types(x.data(), q.data(), h.data(), c.data(), counts.data(), scale, N) == tl::cpu_success,
+          "mixed status");
+    check(counts == std::vector<uint16_t>(8, N / 8), "mixed_types u16 atomics");
     std::vector<long long> cref(4, 0);
     bool qok = true;
     for (int i = 0; i < N; ++i) {

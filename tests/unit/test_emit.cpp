@@ -223,6 +223,7 @@ TEST_CASE("emit: element types, atomics, math and names") {
     CHECK_HAS(s, "atomicAdd(&H[tl::floormod(i, 16)], __half(y));");
     CHECK_HAS(s, "atomicAdd(reinterpret_cast<unsigned long long*>(&C[tl::floordiv(i, 16) % 4]),");
     CHECK_HAS(s, "static_cast<long long>(i) * 1099511627776LL");
+    CHECK_HAS(s, "tl::atomic_add_narrow(&counts[i % 8], 1);");
     CHECK_HAS(s, "flags[0] = uint32_t(i) * 2654435761u;");
     CHECK_HAS(s, "flags[1] = flags[0] ^ (flags[0] >> 16u);");
     CHECK_HAS(s, "const bool new_ = x >= 0.0f && !(i < 0 || (i > 1000000 && i < N));");
@@ -434,4 +435,32 @@ TEST_CASE("emit: IR outside the thread-IR contract is an EmitError") {
     Kernel k = tiny(t, X, N, store(X, {intImm(0)}, floatImm(0.0)));
     k.params.insert(k.params.begin(), tensorParam(Q));
     CHECK_THROWS_AS(emit({k}, t, {}), EmitError);  // packed 4-bit tensors
+}
+
+TEST_CASE("emit: a reshaped view of an allocation uses its storage") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer flat = makeBuffer("stage", DType::F16, MemScope::Shared, {intImm(4096)});
+    Buffer view = makeBuffer("stage", DType::F16, MemScope::Shared, {intImm(64), intImm(64)});
+    Stmt body = allocate(flat, seq({store(view, {intImm(1), intImm(2)}, cast(DType::F16, floatImm(1.0))),
+                                    store(X, {intImm(0)}, cast(DType::F32, load(view, {intImm(1), intImm(2)})))}));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    CHECK_HAS(s, "__shared__ __align__(16) __half stage[4096];");
+    CHECK_HAS(s, "stage[66] = __half(1.0f);");
+    CHECK_HAS(s, "X[0] = float(stage[66]);");
+}
+
+TEST_CASE("emit: location comments only where code follows") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer unused = makeBuffer("unused", DType::F32, MemScope::Shared, {intImm(8)});
+    VarPtr dead = makeVar("dead");
+    Stmt body = allocate(unused, letStmt(dead, intImm(1), store(X, {intImm(0)}, floatImm(1.0), L(12)), L(11)), L(10));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    CHECK_HAS(s, "{\n    // tiny.tl:12\n    X[0] = 1.0f;\n}");
+    CHECK_HAS_NOT(s, "tiny.tl:10");
+    CHECK_HAS_NOT(s, "tiny.tl:11");
+    CHECK_HAS_NOT(s, "unused");
 }

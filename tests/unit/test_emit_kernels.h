@@ -223,6 +223,7 @@ inline Kernel mixedTypes(const Target& target) {
     Buffer Q = makeBuffer("Q", DType::F8E4M3, MemScope::Global, {Expr(N)});
     Buffer H = makeBuffer("H", DType::F16, MemScope::Global, {intImm(16)});
     Buffer C = makeBuffer("C", DType::I64, MemScope::Global, {intImm(4)});
+    Buffer counts = makeBuffer("counts", DType::U16, MemScope::Global, {intImm(8)});  // 16-bit atomics
     Buffer best = makeBuffer("best", DType::F32, MemScope::Local, {});
     Buffer flags = makeBuffer("flags", DType::U32, MemScope::Local, {intImm(2)});
     Buffer wide = makeBuffer("wide", DType::F32, MemScope::Local, {intImm(8)});  // a 32-byte zero fill
@@ -243,6 +244,7 @@ inline Kernel mixedTypes(const Target& target) {
                 seq({store(Q, {Expr(i)}, cast(DType::F8E4M3, Expr(y) * Expr(scale)), L(6)),
                      store(H, {call("floormod", DType::I32, {Expr(i), intImm(16)})}, cast(DType::F16, Expr(y)), L(7), StoreKind::AtomicAdd),
                      store(C, {call("floordiv", DType::I32, {Expr(i), intImm(16)}) % 4}, Expr(big), L(7), StoreKind::AtomicAdd),
+                     store(counts, {Expr(i) % 8}, intImm(1, DType::U16), L(7), StoreKind::AtomicAdd),
                      evaluate(call("print", DType::I32, {Expr(y)}), L(8)),
                      evaluate(call("assert", DType::I32, {binary(BinaryOp::Ge, Expr(i), intImm(0))}), L(8))}),
                 L(6)),
@@ -266,7 +268,8 @@ inline Kernel mixedTypes(const Target& target) {
     k.name = "mixed_types";
     k.sourceName = "mixed.tl";
     k.loc = L(1);
-    k.params = {tensorParam(X), tensorParam(Q), tensorParam(H), tensorParam(C), scalarParam(scale), sizeParam(N)};
+    k.params = {tensorParam(X), tensorParam(Q), tensorParam(H), tensorParam(C), tensorParam(counts), scalarParam(scale),
+                sizeParam(N)};
     k.gridExtents = {ceildivExpr(Expr(N), threads)};
     k.blockVars = {bx};
     k.threads = threads;

@@ -48,8 +48,8 @@ inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 namespace tl {
 // Atomic add for 8- and 16-bit element types (tl::half, tl::bfloat16, fp8, small integers),
 // which `#pragma omp atomic` does not cover: a compare-and-swap loop on the element.
-template <typename T>
-inline void atomic_add_narrow(T* address, T value) {
+template <typename T, typename V>
+inline void atomic_add_narrow(T* address, V value) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2, "for 8- and 16-bit types");
     using Bits = typename std::conditional<sizeof(T) == 1, std::uint8_t, std::uint16_t>::type;
     Bits* bits = reinterpret_cast<Bits*>(address);
@@ -57,7 +57,9 @@ inline void atomic_add_narrow(T* address, T value) {
     for (;;) {
         T current;
         std::memcpy(&current, &expected, sizeof(T));
-        const T sum = T(float(current) + float(value));
+        T sum;
+        if constexpr (std::is_integral<T>::value) sum = T(current + value);
+        else sum = T(float(current) + float(value));
         Bits desired;
         std::memcpy(&desired, &sum, sizeof(T));
         if (__atomic_compare_exchange_n(bits, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;

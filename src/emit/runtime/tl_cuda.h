@@ -61,11 +61,12 @@ __device__ __forceinline__ float fast_tanh(float x) {
 // tlc:end
 
 // tlc:section narrow_atomic_add
+#include <type_traits>
 namespace tl {
 // atomicAdd for element types the hardware cannot add atomically (8- and 16-bit types other
 // than __half/__nv_bfloat16): a compare-and-swap loop on the aligned 32-bit word around it.
-template <typename T>
-__device__ __forceinline__ void atomic_add_narrow(T* address, T value) {
+template <typename T, typename V>
+__device__ __forceinline__ void atomic_add_narrow(T* address, V value) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2, "for 8- and 16-bit types");
     const unsigned long long where = reinterpret_cast<unsigned long long>(address);
     unsigned int* word = reinterpret_cast<unsigned int*>(where & ~3ull);
@@ -78,7 +79,9 @@ __device__ __forceinline__ void atomic_add_narrow(T* address, T value) {
         T current;
         const unsigned int currentBits = (assumed & mask) >> shift;
         memcpy(&current, &currentBits, sizeof(T));  // little-endian: the low bytes
-        const T sum = T(float(current) + float(value));
+        T sum;
+        if constexpr (std::is_integral<T>::value) sum = T(current + value);
+        else sum = T(float(current) + float(value));
         unsigned int sumBits = 0;
         memcpy(&sumBits, &sum, sizeof(T));
         old = atomicCAS(word, assumed, (assumed & ~mask) | (sumBits << shift));
@@ -91,7 +94,7 @@ __device__ __forceinline__ void atomic_add_narrow(T* address, T value) {
 #include <cstdio>
 namespace tl {
 // Reports a failed assert(...) of the .tl source and stops the kernel.
-static __device__ __noinline__ void assert_fail(const char* where, const char* condition) {
+__device__ inline void assert_fail(const char* where, const char* condition) {
     printf("%s: assertion failed: %s (block %d %d %d, thread %d)\n", where, condition, int(blockIdx.x),
            int(blockIdx.y), int(blockIdx.z), int(threadIdx.x));
     __trap();
