@@ -20,10 +20,24 @@ Expr counter(const Expr& base, int64_t stride, int64_t extent, int64_t total) {
     return e;
 }
 
+// The canonical form of a dimension's terms: no unit digits, sorted by scale, and two
+// neighbouring digits of the same counter that continue each other merged into one
+// (l%4 + 4*(l/4%2) is l%8), so that equal placements compare equal.
 std::vector<Term> normalized(std::vector<Term> terms) {
     terms.erase(std::remove_if(terms.begin(), terms.end(), [](const Term& t) { return t.extent == 1; }), terms.end());
     std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.scale < b.scale; });
-    return terms;
+    std::vector<Term> out;
+    for (const Term& t : terms) {
+        if (!out.empty()) {
+            Term& prev = out.back();
+            if (prev.onThread == t.onThread && t.scale == prev.scale * prev.extent && t.stride == prev.stride * prev.extent) {
+                prev.extent *= t.extent;
+                continue;
+            }
+        }
+        out.push_back(t);
+    }
+    return out;
 }
 
 } // namespace
@@ -176,7 +190,7 @@ bool Fragment::isBijective() const {
 std::string Fragment::str() const {
     std::string out = "[";
     for (size_t d = 0; d < shape_.size(); ++d) out += (d ? ", " : "") + std::to_string(shape_[d]);
-    out += fmt::format("] over {} threads, {} per thread", threads_, locals_);
+    out += fmt::format("] over {} thread{}, {} per thread", threads_, threads_ == 1 ? "" : "s", locals_);
     if (replicas() > 1) out += fmt::format(", {} replicas", replicas());
     out += ":";
     for (size_t d = 0; d < dims_.size(); ++d) {
@@ -201,13 +215,18 @@ Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int
     // with shuffles), at least 8 of them when rows allow, so that a thread holds a 2-D piece
     // of a tile (fewer shared-memory reads per multiply-add in the SIMT gemm). Both numbers
     // depend on the row count and the threads only: fragments with the same rows agree.
+    if (rank == 1) {
+        // A vector that no tile relates it to (those get their tile's rows by inference):
+        // consecutive threads hold consecutive vectors of elements.
+        int64_t vec = maxVector;
+        while (vec > 1 && rows % vec != 0) vec /= 2;
+        int64_t used = std::gcd(rows / vec, threads);
+        dims[0] = {{false, 1, vec, 1}, {true, 1, used, vec}, {false, vec, rows / (vec * used), vec * used}};
+        return Fragment(shape, threads, rows / used, std::move(dims));
+    }
     int64_t tr = std::gcd(rows, threads);
     while (threads / tr < std::min<int64_t>(8, threads) && tr % 2 == 0) tr /= 2;
     int64_t tc = threads / tr;
-    if (rank == 1) {
-        dims[0] = {{true, tc, tr, 1}, {false, 1, rows / tr, tr}};
-        return Fragment(shape, threads, rows / tr, std::move(dims));
-    }
     int64_t cols = shape[rank - 1];
     int64_t colThreads = std::gcd(cols, tc);  // fewer when the columns cannot use them all: replicas
     int64_t vec = maxVector;

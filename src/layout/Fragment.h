@@ -71,7 +71,9 @@ private:
 // The plain SIMT layout for a fragment of `shape` on `threads` threads: the last dimension
 // spread over tx % tc in vectors of up to `maxVector` elements, the rows (dimension rank-2, or
 // 0 for vectors) over (tx / tc) % tr, the rest local. tr and tc depend only on the row count
-// and the threads, so that a row vector and every fragment with the same rows agree.
+// and the threads, so that every fragment with the same rows agrees. A vector on its own is
+// spread over all threads in vectors; inference gives vectors that belong to tiles their
+// tile's rows instead.
 Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector = 4);
 
 } // namespace tlc::layout

@@ -71,7 +71,7 @@ std::vector<std::string> indexNames(size_t rank) {
 }
 
 Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
-                     const std::vector<std::string>& names, const OffsetsBody& body) {
+                     const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
     int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
     int64_t vectors = total / vec;
     int64_t T = ctx.threads;
@@ -79,8 +79,10 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
     VarPtr it = ctx.freshVar("it");
     Expr q = iterations == 1 ? ctx.tx() : Expr(it) * T + ctx.tx();
     if (T == 1) q = Expr(it);
+    // One dimension needs no flat index of its own: its offset is the flat index.
+    bool oneDim = extents.size() == 1;
     VarPtr e = ctx.freshVar("e");
-    Expr flat = Expr(e);
+    Expr flat = oneDim ? (vec == 1 ? q : q * vec) : Expr(e);
     // Offsets of each dimension, last fastest.
     std::vector<VarPtr> offsetVars;
     std::vector<Expr> offsetValues;
@@ -89,13 +91,13 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
         Expr v = inner == 1 ? flat : flat / inner;
         if (d > 0) v = v % extents[d];
         inner *= extents[d];
-        offsetVars.insert(offsetVars.begin(), ctx.freshVar(d < names.size() ? names[d] : "o"));
+        offsetVars.insert(offsetVars.begin(), d < vars.size() ? vars[d] : ctx.freshVar(d < names.size() ? names[d] : "o"));
         offsetValues.insert(offsetValues.begin(), v);
     }
     std::vector<Expr> offsets(offsetVars.begin(), offsetVars.end());
     Stmt inner_ = body(offsets);
     for (size_t d = offsetVars.size(); d-- > 0;) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
-    inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
+    if (!oneDim) inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
     Stmt loop = forLoop(it, intImm(0), intImm(iterations), ctx.slotLoopKind(), inner_);
     VarBounds bounds = ctx.bounds();

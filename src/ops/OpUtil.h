@@ -31,8 +31,10 @@ using OffsetsBody = std::function<ir::Stmt(const std::vector<ir::Expr>& offsets)
 // Spreads the elements of a tile of `extents` over the block's threads, `vec` consecutive
 // elements of the last dimension at a time: body gets the tile offsets of a vector's first
 // element. Offsets are bound to named variables (names[i] for dimension i).
+// `vars`, when given, are the offset variables themselves (a parallel loop's own).
 ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
-                         const std::vector<std::string>& names, const OffsetsBody& body);
+                         const std::vector<std::string>& names, const OffsetsBody& body,
+                         const std::vector<ir::VarPtr>& vars = {});
 
 using SlotBody = std::function<ir::Stmt(const ir::Expr& slot, const std::vector<ir::Expr>& indices)>;
 // Visits the slots a thread holds of a fragment, `vec` consecutive slots at a time; body gets

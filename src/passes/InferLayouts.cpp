@@ -147,25 +147,20 @@ private:
         }
     }
 
-    // The next fragment to give a default layout: one that a loop uses as its full domain,
-    // largest first, so that vectors derive from the tiles they belong to.
+    // The next fragment to give a default layout. Tiles (rank >= 2) first, largest first, so
+    // that vectors derive from the tiles they belong to (a reduction's result, a row vector
+    // in a loop over a tile); then loops whose vectors are indexed by some of their variables
+    // but that hold no tile take their default domain; then the remaining vectors.
     Buffer nextUnassigned() {
         Buffer best;
-        size_t bestRank = 0;
-        for (const auto& nest : g_.loops)
-            for (const auto& a : ops::fragmentAccesses(nest.body)) {
-                auto dims = ops::directDims(a, nest);
-                if (!known(a.buffer) && dims && dims->size() == nest.vars.size() && a.buffer->shape.size() >= bestRank) {
-                    best = a.buffer;
-                    bestRank = a.buffer->shape.size();
-                }
-            }
+        for (const auto& b : g_.fragments)
+            if (!known(b) && b->shape.size() >= 2 && (!best || b->shape.size() > best->shape.size())) best = b;
         if (best) return best;
-        // Loops whose fragments are all partial (x[i] in a loop over (i, j)): their default
-        // domain decides.
         for (const auto& nest : g_.loops) {
+            if (nest.vars.size() < 2) continue;
             bool touchesUnknown = false;
-            for (const auto& a : ops::fragmentAccesses(nest.body)) touchesUnknown |= !known(a.buffer) && ops::directDims(a, nest).has_value();
+            for (const auto& a : ops::fragmentAccesses(nest.body))
+                touchesUnknown |= !known(a.buffer) && ops::directDims(a, nest).has_value();
             if (!touchesUnknown) continue;
             Fragment domain = layout::defaultFragment(nest.extents, ctx_.threads);
             for (const auto& a : ops::fragmentAccesses(nest.body))
@@ -174,10 +169,8 @@ private:
             return nextUnassigned();
         }
         for (const auto& b : g_.fragments)
-            if (!known(b)) {
-                if (!best || b->shape.size() > best->shape.size()) best = b;
-            }
-        return best;
+            if (!known(b)) return b;
+        return {};
     }
 };
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tlc::ops {
 
 using namespace ir;
@@ -70,13 +72,17 @@ std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
                                          const std::map<const BufferNode*, layout::Fragment>& layouts, int64_t threads) {
     auto accesses = fragmentAccesses(nest.body);
     if (accesses.empty()) return std::nullopt;
-    // Prefer a fragment the loop writes, then one it reads.
-    for (bool stores : {true, false})
-        for (const auto& a : accesses) {
-            auto dims = directDims(a, nest);
-            if (a.isStore != stores || !dims || dims->size() != nest.vars.size()) continue;
-            if (auto it = layouts.find(a.buffer.get()); it != layouts.end()) return it->second;
-        }
+    // Prefer a fragment of exactly the loop's shape, one the loop writes, then any indexed by
+    // all the loop variables (the loop may cover part of it).
+    for (bool exact : {true, false})
+        for (bool stores : {true, false})
+            for (const auto& a : accesses) {
+                auto dims = directDims(a, nest);
+                if (a.isStore != stores || !dims || dims->size() != nest.vars.size()) continue;
+                auto it = layouts.find(a.buffer.get());
+                if (it == layouts.end() || (exact && it->second.shape() != nest.extents)) continue;
+                return it->second;
+            }
     return layout::defaultFragment(nest.extents, threads);
 }
 
@@ -99,19 +105,28 @@ protected:
         if (n->buffer->scope == MemScope::Fragment) return load(ctx_.localBuffer(n->buffer), {slotOf(n->buffer, idx)});
         Expr l = changed ? load(n->buffer, idx, n->lanes) : self;
         if (n->buffer->scope != MemScope::Global) return l;
-        Expr ok = inBounds(n->buffer, idx);
+        // Bounds the enclosing store already checks need no second test.
+        Expr ok = boolImm(true);
+        for (const Expr& c : conjuncts(inBounds(n->buffer, idx)))
+            if (std::none_of(facts_.begin(), facts_.end(), [&](const Expr& f) { return equal(f, c); })) ok = logicalAnd(ok, c);
+        ok = simplify(ok, bounds_);
         return asConstInt(ok) && *asConstInt(ok) ? l : select(ok, l, zero(n->dtype));
     }
 
     Stmt mutateStore(const Store* n, const Stmt& self) override {
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
-        Expr v = mutate(n->value);
+        Expr v = n->buffer->scope == MemScope::Global ? Expr() : mutate(n->value);
         if (n->buffer->scope == MemScope::Fragment)
             return store(ctx_.localBuffer(n->buffer), {slotOf(n->buffer, idx)}, v, n->loc, n->storeKind);
+        if (n->buffer->scope != MemScope::Global) return store(n->buffer, idx, v, n->loc, n->storeKind);
+        Expr inside = inBounds(n->buffer, idx);
+        size_t known = facts_.size();
+        for (const Expr& c : conjuncts(inside)) facts_.push_back(c);
+        v = mutate(n->value);
+        facts_.resize(known);
         Stmt s = store(n->buffer, idx, v, n->loc, n->storeKind);
-        if (n->buffer->scope != MemScope::Global) return s;
-        Expr ok = simplify(logicalAnd(writer_, inBounds(n->buffer, idx)), bounds_);
+        Expr ok = simplify(logicalAnd(writer_, inside), bounds_);
         return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
     }
 
@@ -121,6 +136,17 @@ private:
     std::vector<std::pair<VarPtr, Expr>> binding_;
     VarBounds bounds_;
     Expr writer_;
+    std::vector<Expr> facts_;  // conditions known to hold where the code being rewritten runs
+
+    static std::vector<Expr> conjuncts(const Expr& e) {
+        if (const auto* b = e.as<Binary>(); b && b->op == BinaryOp::And) {
+            auto l = conjuncts(b->a), r = conjuncts(b->b);
+            l.insert(l.end(), r.begin(), r.end());
+            return l;
+        }
+        if (asConstInt(e) && *asConstInt(e)) return {};
+        return {e};
+    }
 
     Expr slotOf(const Buffer& b, const std::vector<Expr>& idx) {
         const auto& f = ctx_.layoutOf(b);
@@ -147,14 +173,26 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     for (const auto& v : nest.vars) names.push_back(v->name);
 
     if (!domain) {
-        return distributedLoop(ctx, nest.extents, 1, names, [&](const std::vector<Expr>& offsets) {
-            std::vector<std::pair<VarPtr, Expr>> binding;
-            for (size_t d = 0; d < nest.vars.size(); ++d) binding.push_back({nest.vars[d], offsets[d]});
-            BodyRewriter rewriter(ctx, nest, binding, ctx.bounds(), boolImm(true));
-            return substitute(rewriter.mutate(nest.body), binding);
-        });
+        return distributedLoop(
+            ctx, nest.extents, 1, names,
+            [&](const std::vector<Expr>&) {
+                BodyRewriter rewriter(ctx, nest, {}, ctx.bounds(), boolImm(true));
+                return rewriter.mutate(nest.body);
+            },
+            nest.vars);
     }
     const layout::Fragment& D = *domain;
+    // A loop over part of its domain fragment runs the iterations inside the loop's range.
+    Expr inRange = boolImm(true);
+    for (size_t d = 0; d < nest.extents.size(); ++d) {
+        if (D.shape()[d] < nest.extents[d]) {
+            ctx.diags.report(DiagId::err_not_lowerable, SourceRange(nest.loc), "this parallel loop",
+                             fmt::format("it runs past the end of the fragment it works on (extent {} > {})",
+                                         nest.extents[d], D.shape()[d]));
+            return seq({});
+        }
+        if (D.shape()[d] > nest.extents[d]) inRange = logicalAnd(inRange, Expr(nest.vars[d]) < nest.extents[d]);
+    }
     VarPtr slotVar = ctx.freshVar("l");
     std::vector<Expr> values = D.indicesAt(ctx.tx(), Expr(slotVar));
     VarBounds bounds = ctx.bounds();
@@ -165,6 +203,7 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     Expr writer = D.replicas() > 1 ? binary(BinaryOp::Eq, D.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
     BodyRewriter rewriter(ctx, nest, binding, bounds, writer);
     Stmt body = rewriter.mutate(nest.body);
+    if (!(asConstInt(inRange) && *asConstInt(inRange))) body = ifThenElse(inRange, body, {}, nest.loc);
     for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
     Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
     return simplify(loop, ctx.bounds());

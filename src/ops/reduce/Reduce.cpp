@@ -84,9 +84,14 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     }));
     // 1. What this thread holds.
     steps.push_back(fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+        // The destination slot from the source slot's own formula, so that it folds to an
+        // expression of the slot alone (register arrays need constant indices once unrolled).
+        std::vector<Expr> values = S.indicesAt(ctx.tx(), slot);
         std::vector<Expr> kept;
-        for (size_t d : keep) kept.push_back(idx[d]);
-        Expr target = simplify(D.localOf(kept), ctx.bounds());
+        for (size_t d : keep) kept.push_back(values[d]);
+        VarBounds bounds = ctx.bounds();
+        if (const Var* v = slot.as<Var>()) bounds.push_back({v, Interval{0, S.locals() - 1}});
+        Expr target = simplify(D.localOf(kept), bounds);
         Expr v = cast(acc, load(src, {slot}));
         if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
         return store(part, {target}, combine(kind_, load(part, {target}), v));
