@@ -108,7 +108,8 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
         }
     } order;
     order.visit(kernel.body);
-    std::string out = fmt::format("kernel {} ({} threads on {}):\n", kernel.name, ctx.threads, target.name);
+    std::string out = fmt::format("kernel {} ({} thread{} on {}):\n", kernel.name, ctx.threads,
+                                  ctx.threads == 1 ? "" : "s", target.name);
     for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
     return out;
 }

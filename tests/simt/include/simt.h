@@ -1,0 +1,176 @@
+// The SIMT simulator: runs a CUDA-style kernel on the CPU with one fiber (ucontext) per GPU
+// thread, so that tlc's GPU lowering (thread mapping, warp shuffles, shared memory, barriers)
+// is checked by running it on a machine without a GPU.
+//
+// Fibers run one at a time, each until it reaches a barrier, a warp shuffle or its end; the
+// order in which they run between two synchronisation points is shuffled (fixed seed), so a
+// missing barrier shows up as a wrong result rather than passing by luck. A barrier releases
+// when every live thread of the block has reached it; a shuffle when every live lane of the
+// warp has. A state where neither can happen (a barrier some threads skip) aborts.
+#pragma once
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace simt {
+
+struct dim3 {
+    unsigned x = 1, y = 1, z = 1;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+inline int& warpSize() {
+    static int size = 32;  // 64 for AMD targets
+    return size;
+}
+
+struct Fiber {
+    ucontext_t context;
+    std::vector<char> stack;
+    dim3 thread;
+    enum class State { Running, AtBarrier, AtShuffle, Done } state = State::Running;
+    unsigned long long shuffleIn = 0, shuffleOut = 0;
+    int shuffleMask = 0, shuffleWidth = 0;
+};
+
+struct Block {
+    std::vector<Fiber> fibers;
+    Fiber* current = nullptr;
+    ucontext_t scheduler;
+    dim3 block, blockDim, gridDim;
+    const std::function<void()>* body = nullptr;
+};
+
+inline Block& state() {
+    static Block b;
+    return b;
+}
+
+inline const dim3& threadIndex() { return state().current->thread; }
+inline const dim3& blockIndex() { return state().block; }
+inline const dim3& blockDimension() { return state().blockDim; }
+inline const dim3& gridDimension() { return state().gridDim; }
+
+inline void yieldToScheduler() { swapcontext(&state().current->context, &state().scheduler); }
+
+inline void barrier() {
+    state().current->state = Fiber::State::AtBarrier;
+    yieldToScheduler();
+}
+
+template <typename T> T shuffleXor(T value, int laneMask, int width) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffles move up to 8 bytes");
+    Fiber& f = *state().current;
+    f.shuffleIn = 0;
+    std::memcpy(&f.shuffleIn, &value, sizeof(T));
+    f.shuffleMask = laneMask;
+    f.shuffleWidth = width;
+    f.state = Fiber::State::AtShuffle;
+    yieldToScheduler();
+    T out;
+    std::memcpy(&out, &f.shuffleOut, sizeof(T));
+    return out;
+}
+
+inline void fiberEntry() {
+    Block& b = state();
+    (*b.body)();
+    b.current->state = Fiber::State::Done;
+    swapcontext(&b.current->context, &b.scheduler);
+}
+
+// Runs one block to completion. Returns false on a deadlock.
+inline bool runBlock(Block& b, std::mt19937& order) {
+    using S = Fiber::State;
+    size_t n = b.fibers.size();
+    for (auto& f : b.fibers) {
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = f.stack.data();
+        f.context.uc_stack.ss_size = f.stack.size();
+        f.context.uc_link = nullptr;
+        makecontext(&f.context, fiberEntry, 0);
+        f.state = S::Running;
+    }
+    std::vector<size_t> schedule(n);
+    for (size_t i = 0; i < n; ++i) schedule[i] = i;
+    int lanes = warpSize();
+    while (true) {
+        std::shuffle(schedule.begin(), schedule.end(), order);
+        for (size_t i : schedule) {
+            if (b.fibers[i].state != S::Running) continue;
+            b.current = &b.fibers[i];
+            swapcontext(&b.scheduler, &b.fibers[i].context);
+        }
+        bool allDone = true, progress = false;
+        for (const auto& f : b.fibers) allDone &= f.state == S::Done;
+        if (allDone) return true;
+        // Warps whose live lanes all wait at a shuffle exchange values.
+        for (size_t w = 0; w < n; w += size_t(lanes)) {
+            size_t end = std::min(n, w + size_t(lanes));
+            bool ready = false, complete = true;
+            for (size_t i = w; i < end; ++i) {
+                ready |= b.fibers[i].state == S::AtShuffle;
+                complete &= b.fibers[i].state == S::AtShuffle || b.fibers[i].state == S::Done;
+            }
+            if (!ready || !complete) continue;
+            for (size_t i = w; i < end; ++i) {
+                Fiber& f = b.fibers[i];
+                if (f.state != S::AtShuffle) continue;
+                int lane = int(i - w), width = f.shuffleWidth;
+                int src = lane ^ f.shuffleMask;
+                if (src / width != lane / width || w + size_t(src) >= end || b.fibers[w + src].state != S::AtShuffle)
+                    src = lane;
+                f.shuffleOut = b.fibers[w + size_t(src)].shuffleIn;
+            }
+            for (size_t i = w; i < end; ++i)
+                if (b.fibers[i].state == S::AtShuffle) b.fibers[i].state = S::Running;
+            progress = true;
+        }
+        if (progress) continue;
+        bool barrierComplete = true;
+        for (const auto& f : b.fibers) barrierComplete &= f.state == S::AtBarrier || f.state == S::Done;
+        if (barrierComplete) {
+            for (auto& f : b.fibers)
+                if (f.state == S::AtBarrier) f.state = S::Running;
+            continue;
+        }
+        return false;
+    }
+}
+
+// kernel<<<grid, block, smem, stream>>>(args...) becomes launch(kernel, grid, block, smem, stream, args...).
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Args&&... args) {
+    Block& b = state();
+    size_t threads = size_t(block.x) * block.y * block.z;
+    b.fibers.resize(threads);
+    for (auto& f : b.fibers) f.stack.resize(256 * 1024);
+    size_t t = 0;
+    for (unsigned z = 0; z < block.z; ++z)
+        for (unsigned y = 0; y < block.y; ++y)
+            for (unsigned x = 0; x < block.x; ++x) b.fibers[t++].thread = dim3(x, y, z);
+    b.blockDim = block;
+    b.gridDim = grid;
+    std::function<void()> body = [&] { kernel(args...); };
+    b.body = &body;
+    std::mt19937 order(12345);
+    for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+            for (unsigned x = 0; x < grid.x; ++x) {
+                b.block = dim3(x, y, z);
+                if (!runBlock(b, order)) {
+                    std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
+                                         "synchronisation points\n", x, y, z);
+                    std::abort();
+                }
+            }
+}
+
+} // namespace simt
