@@ -20,10 +20,14 @@ sample kernels (tests/unit/test_emit_kernels.h) for every target, checks those, 
     tl_cpu.h with g++), and runs tests/emit/check_types.cpp, which compares tl_types.h's
     f16/bf16/fp8 conversions with the CUDA toolkit's host conversions.
 
+With --tlc PATH and --tl FILE_OR_DIR (repeatable), it first runs tlc on those .tl files for
+every target (or --targets) and checks the output the same way.
+
 Missing tools are reported and skipped (exit 0), unless --require-all.
 
 Examples:
   tests/emit/compile_check.py --unit-tests build/tests/tlc_unit_tests
+  tests/emit/compile_check.py --tlc build/tlc --tl samples/
   tests/emit/compile_check.py out/sm90 out/cpu          # directories of tlc output
 """
 
@@ -49,6 +53,8 @@ CXX = os.environ.get("CXX_FOR_EMIT_TESTS", "g++")
 CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}
 HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
 SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
+ALL_TARGETS = ["sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu"]
+EXTENSION = {**{t: ".cu" for t in CUDA_ARCH}, **{t: ".hip" for t in HIP_ARCH}, "cpu": ".cpp"}
 
 
 def have(tool):
@@ -253,6 +259,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dirs", nargs="*", type=Path, help="directories of emitted files, named after their target")
     parser.add_argument("--unit-tests", type=Path, help="tlc_unit_tests binary: write and check the emitter's samples")
+    parser.add_argument("--tlc", type=Path, help="the tlc binary, to compile the --tl files for every target")
+    parser.add_argument("--tl", type=Path, action="append", default=[], help=".tl file or directory of them")
     parser.add_argument("--work", type=Path, help="where to put samples and objects (default: a temporary directory)")
     parser.add_argument("--targets", help="comma-separated subset of targets to check (default: all found)")
     parser.add_argument("--jobs", "-j", type=int, default=2)
@@ -281,6 +289,21 @@ def main():
             return 1
         dirs += sorted(d for d in samples.iterdir() if d.is_dir())
     wanted = set(args.targets.split(",")) if args.targets else None
+    if args.tlc and args.tl:
+        files = []
+        for path in args.tl:
+            files += sorted(path.glob("*.tl")) if path.is_dir() else [path]
+        emitted = work / "tlc"
+        jobs = []
+        for target in ALL_TARGETS:
+            if wanted is not None and target not in wanted:
+                continue
+            (emitted / target).mkdir(parents=True, exist_ok=True)
+            for f in files:
+                out = emitted / target / (f.stem + EXTENSION[target])
+                jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", "-o", str(out)], None))
+            dirs.append(emitted / target)
+        ck.parallel(jobs)
     for d in dirs:
         if wanted is None or d.name in wanted:
             check_directory(ck, d, work / "build" / d.parent.name)
