@@ -1,7 +1,8 @@
 // The checker of one kernel. Its member functions are spread over several files by topic:
 //   CheckKernel.cpp   compile-time parameters, -D, tensor parameters and sizes, kernel-wide rules
 //   CheckStmt.cpp     statements, scopes, loops, the grid, assignments
-//   CheckExpr.cpp     names, operators, element access and regions, folding, symbolic extents
+//   CheckExpr.cpp     names, operators, element access and regions, folding
+//   Symbolic.cpp      symbolic extents (affine forms, canonical text), message text, dependencies
 //   CheckCall.cpp     builtin calls: argument binding, argument kinds, casts, math
 //   CheckTileOps.cpp  copy, gemm, reductions and the other tile operations
 // Internal to src/sema; the interface is checkFile() in Sema.h.
