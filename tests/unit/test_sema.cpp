@@ -499,3 +499,31 @@ TEST_CASE("sema: long operator chains stay fast") {
     REQUIRE_FALSE(c.messages().empty());
     CHECK(c.messages()[0].size() < 400);
 }
+
+TEST_CASE("sema: flash attention's slices, folded condition and fp16 casts") {
+    std::ifstream in(std::string(TLC_SOURCE_DIR) + "/samples/flash_attention.tl");
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const char* causal : {"false", "true"}) {
+        Checked c = check(text.str(), {{"causal", causal}, {"block_M", "128"}});
+        REQUIRE_CHECKS(c);
+        const Kernel& k = c.kernel();
+        // Q[bz, bx * block_M : +block_M, by, :]: points are extent 1, `:` the whole of D.
+        const Call* copyQ = findCall(k, "copy", 0);
+        const Expr& q = *copyQ->boundArgs[0];
+        CHECK_FALSE(q.type.extentsFromOtherOperand);
+        CHECK(q.type.shape == shapeOf({1, 128, 1, 128}));
+        // `if (causal)` folds to the -D value.
+        const Expr* cond = tlc::test::findExpr(k, [](const Expr& e) {
+            auto* n = e.as<Name>();
+            return n && n->name == "causal";
+        });
+        REQUIRE(cond);
+        CHECK(std::get<bool>(*cond->constant) == (std::string(causal) == "true"));
+        // The sizes of Q are B, S, H (D is a compile-time parameter).
+        REQUIRE(k.sizeParams.size() == 3);
+        CHECK(k.sizeParams[1]->name == "S");
+        CHECK(shapeString(k.params[0].decl->type.shape) == "[B, S, H, 128]");
+    }
+}
