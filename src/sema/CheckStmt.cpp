@@ -157,7 +157,8 @@ void KernelChecker::checkAssign(AssignStmt& s) {
 }
 
 // A store to a global tensor element runs once per thread: outside a `parallel` loop every
-// thread stores to the same element, and inside one the index must tell the threads apart.
+// thread stores to the same element, and inside one the index (or an enclosing `if`) must
+// tell the threads apart.
 void KernelChecker::checkGlobalStore(const Index& target, const Decl* tensor) {
     if (parallel_.empty()) {
         diags_.report(DiagId::err_global_store_race, target.range, tensor->name,
@@ -168,6 +169,7 @@ void KernelChecker::checkGlobalStore(const Index& target, const Decl* tensor) {
     std::set<const Decl*> deps;
     for (const auto& sub : target.subscripts)
         if (sub.point) collectDeps(*sub.point, deps);
+    for (const auto& guard : guards_) deps.insert(guard.begin(), guard.end());
     for (const auto& loop : parallel_) {
         for (const Decl* var : loop) {
             if (deps.count(var)) continue;
@@ -232,8 +234,14 @@ void KernelChecker::checkIf(IfStmt& s) {
     checkValue(*s.cond);
     expectBoolConvertible(*s.cond);
     nesting_.push_back("an 'if' statement");
+    // `if (j == 0) { out[i] = ...; }` in a parallel loop over (i, j) is one store per i: the
+    // condition tells the threads apart as much as an index would.
+    std::set<const Decl*> deps;
+    collectDeps(*s.cond, deps);
+    guards_.push_back(std::move(deps));
     checkBlock(*s.thenBlock);
     if (s.elseStmt) checkStmt(*s.elseStmt);
+    guards_.pop_back();
     nesting_.pop_back();
 }
 

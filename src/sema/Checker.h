@@ -143,6 +143,7 @@ public:
     bool inGrid_ = false;
     std::vector<std::string> nesting_;                    // "a 'for' loop", ...: where the grid may not be
     std::vector<std::vector<const ast::Decl*>> parallel_; // variables of the enclosing parallel loops
+    std::vector<std::set<const ast::Decl*>> guards_;       // what enclosing `if` conditions read
     int gridCount_ = 0;
     const ast::GridStmt* firstGrid_ = nullptr;
 
