@@ -97,7 +97,8 @@ protected:
         const int64_t* lo = asConstInt(mn);
         const int64_t* len = asConstInt(ext);
         const int64_t* step = asConstInt(st);
-        if (len && *len <= 0) return seq({});
+        // An empty range (the step's sign says which way the loop runs) is no loop.
+        if (len && step && ((*step > 0 && *len <= 0) || (*step < 0 && *len >= 0))) return seq({});
         bool pushed = false;
         if (lo && len && step && *step == 1) {
             bounds_.push_back({n->var.get(), Interval{*lo, *lo + *len - 1}});

@@ -90,6 +90,29 @@ inline void expectStatus(const std::string& what, int status, int expected) {
     }
 }
 
+// The GPU flavours (TLC_RUN_GPU, the SIMT simulator) run tlc's GPU lowering, whose vector
+// accesses need each tensor row to start on a 16-byte boundary: the launcher refuses other
+// sizes with an error status instead of launching. The cpu target accepts every size.
+#ifdef TLC_RUN_GPU
+constexpr bool kGpu = true;
+#else
+constexpr bool kGpu = false;
+#endif
+
+// Whether the launch should run; when it should not, checks that it was refused and that the
+// output was left alone.
+template <typename T>
+bool launched(const std::string& what, int status, bool shouldRun, const std::vector<T>& output, double untouched) {
+    if (shouldRun) {
+        expectStatus(what + " status", status, 0);
+        return status == 0;
+    }
+    expectStatus(what + " refused (rows not 16-byte aligned)", status, 1);
+    std::vector<double> same(output.size(), untouched);
+    check(what + " output untouched", output, same, 0, 0);
+    return false;
+}
+
 inline int summary() {
     std::printf("%d passed, %d failed\n", passes(), failures());
     return failures() == 0 ? 0 : 1;

@@ -3,7 +3,7 @@
 `k<<<grid, block, smem, stream>>>(args)` become `::simt::launch(k, grid, block, smem, stream, args)`
 and dynamic shared memory gets a fixed size.
 
-    to_cpp.py kernel.cu kernel.sim.cpp
+    to_cpp.py kernel.cu kernel.sim.cpp [--lanes 64]
 """
 import re
 import sys
@@ -16,9 +16,10 @@ DYNAMIC_SMEM = re.compile(r"extern __shared__ (.*?)(\w+)\[\];")
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    lanes = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--lanes" else "32"
     with open(src) as f:
         text = f.read()
-    text, count = LAUNCH.subn(r"::simt::launch(\1, \2, ", text)
+    text, count = LAUNCH.subn(rf"::simt::launch<{lanes}>(\1, \2, ", text)
     text = DYNAMIC_SMEM.sub(r"__shared__ \1\2[262144];", text)
     if count == 0:
         sys.exit(f"{src}: no kernel launch found")

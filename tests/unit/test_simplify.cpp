@@ -52,3 +52,13 @@ TEST_CASE("known multiples") {
     CHECK(knownMultiple(Expr(k) * 32 + 16) == 16);
     CHECK(knownMultiple(Expr(k)) == 1);
 }
+
+TEST_CASE("loops: empty ranges vanish, count-down loops stay") {
+    VarPtr i = makeVar("i");
+    Buffer b = makeBuffer("b", DType::I32, tlc::MemScope::Local, {intImm(16)});
+    Stmt body = store(b, {Expr(i)}, intImm(1));
+    CHECK(printStmt(simplify(forLoop(i, intImm(0), intImm(0), ForKind::Serial, body))).empty());
+    // range(10, 0, -1): extent -10 with step -1 runs ten times.
+    Stmt down = forLoop(i, intImm(10), intImm(-10), ForKind::Serial, body, {}, {}, intImm(-1));
+    CHECK(printStmt(simplify(down)).find("for i") != std::string::npos);
+}

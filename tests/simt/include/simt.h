@@ -27,7 +27,7 @@ struct dim3 {
 };
 
 inline int& warpSize() {
-    static int size = 32;  // 64 for AMD targets
+    static int size = 32;
     return size;
 }
 
@@ -145,9 +145,11 @@ inline bool runBlock(Block& b, std::mt19937& order) {
     }
 }
 
-// kernel<<<grid, block, smem, stream>>>(args...) becomes launch(kernel, grid, block, smem, stream, args...).
-template <typename... Params, typename... Args>
+// kernel<<<grid, block, smem, stream>>>(args...) becomes
+// launch<Lanes>(kernel, grid, block, smem, stream, args...), Lanes the warp (wavefront) size.
+template <int Lanes, typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Args&&... args) {
+    warpSize() = Lanes;
     Block& b = state();
     size_t threads = size_t(block.x) * block.y * block.z;
     b.fibers.resize(threads);

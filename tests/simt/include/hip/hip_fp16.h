@@ -1,0 +1,3 @@
+#pragma once
+#include "hip_runtime.h"
+#include "../cuda_fp16.h"

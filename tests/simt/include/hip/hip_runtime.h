@@ -1,0 +1,16 @@
+// Stand-in for <hip/hip_runtime.h> in the SIMT simulator: the CUDA vocabulary of
+// ../cuda_runtime.h with HIP's names (to_cpp.py --lanes 64 makes the launches 64-lane).
+#pragma once
+
+#include "../cuda_runtime.h"
+
+enum hipError_t { hipSuccess = 0, hipErrorInvalidValue = 1 };
+using hipStream_t = struct ihipStream_t*;
+enum hipFuncAttribute { hipFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+inline hipError_t hipGetLastError() { return hipSuccess; }
+template <typename F> hipError_t hipFuncSetAttribute(F, hipFuncAttribute, int) { return hipSuccess; }
+
+template <typename T> T __shfl_xor(T value, int laneMask, int width = 64) {
+    return ::simt::shuffleXor(value, laneMask, width);
+}
