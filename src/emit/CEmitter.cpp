@@ -424,7 +424,13 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
         const Call* c = e.as<Call>();
         std::vector<std::string> args;
         for (const auto& a : c->args) args.push_back(print(a, 0));
-        if (c->name == "ceildiv" || c->name == "floordiv" || c->name == "floormod") {
+        if (c->name == "address_of") {
+            // &buffer[index]: how tensor-core helpers receive their register arrays.
+            const Load* l = c->args.size() == 1 ? c->args[0].as<Load>() : nullptr;
+            if (!l) throw EmitError("emit: address_of takes one element of a buffer");
+            text = "&" + elementText(l->buffer, l->indices);
+            prec = kUnary;
+        } else if (c->name == "ceildiv" || c->name == "floordiv" || c->name == "floormod") {
             if (args.size() != 2) throw EmitError("emit: " + c->name + " takes two arguments");
             need("tl_common.h", "intmath");
             text = fmt::format("tl::{}({}, {})", c->name, args[0], args[1]);

@@ -82,6 +82,12 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(3);
         return shuffleXor(args);
     }
+    if (n.rfind("mma_", 0) == 0) {
+        // Tensor-core instructions: helpers of the runtime's mma section (accumulators, A, B).
+        arity(3);
+        need(runtimeFile(), "mma");
+        return fmt::format("tl::{}({}, {}, {})", n, args[0], args[1], args[2]);
+    }
     DType t = c->dtype;
     if (n == "abs" && isInteger(t)) {
         arity(1);

@@ -11,6 +11,7 @@
 #include "ir/Visitor.h"
 #include "ops/copy/Copy.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/gemm/GemmPlan.h"
 #include "ops/parallel/Parallel.h"
 #include "ops/reduce/Reduce.h"
 
@@ -37,7 +38,8 @@ struct Constraint {
 struct Graph {
     std::vector<Buffer> fragments;            // in program order
     std::vector<Constraint> constraints;
-    std::vector<std::tuple<Buffer, std::string, SourceLoc>> strict;  // gemm accumulators
+    std::vector<const ops::GemmOp*> gemms;  // their accumulators' layouts are fixed
+    std::vector<SourceLoc> gemmLocs;
     std::vector<ops::ParallelNest> loops;
 };
 
@@ -53,7 +55,8 @@ protected:
     void visitTileOpStmt(const TileOpStmt* n) override {
         const TileOp* op = n->op.get();
         if (const auto* gemm = dynamic_cast<const ops::GemmOp*>(op)) {
-            g.strict.push_back({gemm->c().buffer, gemm->str(), n->loc});
+            g.gemms.push_back(gemm);
+            g.gemmLocs.push_back(n->loc);
         } else if (const auto* r = dynamic_cast<const ops::ReduceOp*>(op)) {
             std::vector<size_t> keep;
             for (size_t d = 0; d < r->src().rank(); ++d)
@@ -80,7 +83,9 @@ public:
     Solver(Graph& g, LowerContext& ctx, std::string kernelName) : g_(g), ctx_(ctx), kernel_(std::move(kernelName)) {}
 
     bool run() {
-        for (const auto& [c, src, loc] : g_.strict) assign(c, layout::defaultFragment(shapeOf(c), ctx_.threads), src, loc);
+        for (size_t i = 0; i < g_.gemms.size(); ++i)
+            assign(g_.gemms[i]->c().buffer, ops::planGemm(*g_.gemms[i], ctx_).accumulator, g_.gemms[i]->str(),
+                   g_.gemmLocs[i]);
         while (true) {
             propagate();
             if (failed_) return false;

@@ -101,3 +101,35 @@ __device__ inline void assert_fail(const char* where, const char* condition) {
 }
 } // namespace tl
 // tlc:end
+
+// tlc:section mma
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cstdint>
+namespace tl {
+// Two 16-bit values in one 32-bit register, the first in the low half (no alignment needed).
+__device__ __forceinline__ uint32_t pack_pair(__half lo, __half hi) {
+    return uint32_t(__half_as_ushort(lo)) | uint32_t(__half_as_ushort(hi)) << 16;
+}
+__device__ __forceinline__ uint32_t pack_pair(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+    return uint32_t(__bfloat16_as_ushort(lo)) | uint32_t(__bfloat16_as_ushort(hi)) << 16;
+}
+// One warp-wide mma.sync.m16n8k16 with f32 accumulators (sm_80 and later). Each lane passes
+// its fragments in the instruction's layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
+// c[0..3] its four accumulators, a[0..7] its eight A elements, b[0..3] its four B elements.
+__device__ __forceinline__ void mma_m16n8k16_f32_f16(float* c, const __half* a, const __half* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(pack_pair(a[0], a[1])), "r"(pack_pair(a[2], a[3])), "r"(pack_pair(a[4], a[5])),
+                   "r"(pack_pair(a[6], a[7])), "r"(pack_pair(b[0], b[1])), "r"(pack_pair(b[2], b[3])));
+}
+__device__ __forceinline__ void mma_m16n8k16_f32_bf16(float* c, const __nv_bfloat16* a, const __nv_bfloat16* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(pack_pair(a[0], a[1])), "r"(pack_pair(a[2], a[3])), "r"(pack_pair(a[4], a[5])),
+                   "r"(pack_pair(a[6], a[7])), "r"(pack_pair(b[0], b[1])), "r"(pack_pair(b[2], b[3])));
+}
+} // namespace tl
+// tlc:end

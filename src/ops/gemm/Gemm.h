@@ -17,6 +17,9 @@ public:
     const ir::Region& a() const { return a_; }
     const ir::Region& b() const { return b_; }
     const ir::Region& c() const { return c_; }
+    bool transposeA() const { return transA_; }
+    bool transposeB() const { return transB_; }
+    GemmPolicy policy() const { return policy_; }
 
     std::string name() const override { return "gemm"; }
     std::vector<const ir::Region*> reads() const override { return {&a_, &b_, &c_}; }
@@ -26,6 +29,11 @@ public:
     ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
 
 private:
+    ir::Stmt lowerSimt(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
+                       std::vector<ir::Stmt> steps) const;
+    ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
+                      std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
+
     ir::Region a_, b_, c_;
     bool transA_, transB_;
     GemmPolicy policy_;

@@ -10,4 +10,3 @@ struct __nv_bfloat16 {
     __nv_bfloat16(float f) : bits(::simt::encode<8, 7>(f)) {}
     explicit operator float() const { return ::simt::decode<8, 7>(bits); }
 };
-namespace tl { using bfloat16 = ::__nv_bfloat16; }

@@ -8,6 +8,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #define __global__
 #define __device__
@@ -63,3 +66,63 @@ inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+
+#ifndef SIMT_HIP
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
+namespace tl { using bfloat16 = ::__nv_bfloat16; }
+
+// The runtime's mma section, emulated: the emitted code's own section (guarded by this macro)
+// holds inline PTX; here the warp's fragments are gathered, multiplied and scattered back.
+#define TLC_RUNTIME_TL_CUDA_H_MMA
+namespace tl {
+namespace simt_mma {
+template <typename T> struct Lane {
+    float* c;
+    const T* a;
+    const T* b;
+};
+// m16n8k16, lane = 4 * group + t (PTX ISA, "Matrix Fragments for mma.m16n8k16").
+template <typename T> void m16n8k16(void** lanes, int count) {
+    if (count != 32) {
+        std::fprintf(stderr, "simt: mma.sync with %d of 32 lanes\n", count);
+        std::abort();
+    }
+    double A[16][16], B[16][8], C[16][8];
+    for (int lane = 0; lane < 32; ++lane) {
+        const auto& l = *static_cast<Lane<T>*>(lanes[lane]);
+        int g = lane / 4, t = lane % 4;
+        for (int i = 0; i < 2; ++i) {
+            A[g][2 * t + i] = float(l.a[i]);
+            A[g + 8][2 * t + i] = float(l.a[2 + i]);
+            A[g][2 * t + 8 + i] = float(l.a[4 + i]);
+            A[g + 8][2 * t + 8 + i] = float(l.a[6 + i]);
+            B[2 * t + i][g] = float(l.b[i]);
+            B[2 * t + 8 + i][g] = float(l.b[2 + i]);
+            C[g][2 * t + i] = l.c[i];
+            C[g + 8][2 * t + i] = l.c[2 + i];
+        }
+    }
+    for (int lane = 0; lane < 32; ++lane) {
+        const auto& l = *static_cast<Lane<T>*>(lanes[lane]);
+        int g = lane / 4, t = lane % 4;
+        for (int i = 0; i < 4; ++i) {
+            int row = g + (i / 2) * 8, col = 2 * t + i % 2;
+            double sum = C[row][col];
+            for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
+            l.c[i] = float(sum);
+        }
+    }
+}
+} // namespace simt_mma
+
+inline void mma_m16n8k16_f32_f16(float* c, const __half* a, const __half* b) {
+    simt_mma::Lane<__half> lane{c, a, b};
+    ::simt::warpCollective(&lane, simt_mma::m16n8k16<__half>);
+}
+inline void mma_m16n8k16_f32_bf16(float* c, const __nv_bfloat16* a, const __nv_bfloat16* b) {
+    simt_mma::Lane<__nv_bfloat16> lane{c, a, b};
+    ::simt::warpCollective(&lane, simt_mma::m16n8k16<__nv_bfloat16>);
+}
+} // namespace tl
+#endif // SIMT_HIP

@@ -35,7 +35,9 @@ struct Fiber {
     ucontext_t context;
     std::vector<char> stack;
     dim3 thread;
-    enum class State { Running, AtBarrier, AtShuffle, Done } state = State::Running;
+    enum class State { Running, AtBarrier, AtShuffle, AtCollective, Done } state = State::Running;
+    void* collectiveData = nullptr;
+    void (*collectiveOp)(void** lanes, int count) = nullptr;
     unsigned long long shuffleIn = 0, shuffleOut = 0;
     int shuffleMask = 0, shuffleWidth = 0;
 };
@@ -77,6 +79,16 @@ template <typename T> T shuffleXor(T value, int laneMask, int width) {
     T out;
     std::memcpy(&out, &f.shuffleOut, sizeof(T));
     return out;
+}
+
+// A warp-wide operation (a tensor-core instruction): every live lane passes its operands;
+// when the whole warp has, op runs once over all lanes' operands, in lane order.
+inline void warpCollective(void* laneData, void (*op)(void** lanes, int count)) {
+    Fiber& f = *state().current;
+    f.collectiveData = laneData;
+    f.collectiveOp = op;
+    f.state = Fiber::State::AtCollective;
+    yieldToScheduler();
 }
 
 inline void fiberEntry() {
@@ -131,6 +143,27 @@ inline bool runBlock(Block& b, std::mt19937& order) {
             }
             for (size_t i = w; i < end; ++i)
                 if (b.fibers[i].state == S::AtShuffle) b.fibers[i].state = S::Running;
+            progress = true;
+        }
+        // Warps whose live lanes all wait at a collective run it.
+        for (size_t w = 0; w < n; w += size_t(lanes)) {
+            size_t end = std::min(n, w + size_t(lanes));
+            bool ready = false, complete = true;
+            for (size_t i = w; i < end; ++i) {
+                ready |= b.fibers[i].state == S::AtCollective;
+                complete &= b.fibers[i].state == S::AtCollective || b.fibers[i].state == S::Done;
+            }
+            if (!ready || !complete) continue;
+            std::vector<void*> data;
+            void (*op)(void**, int) = nullptr;
+            for (size_t i = w; i < end; ++i) {
+                if (b.fibers[i].state != S::AtCollective) continue;
+                data.push_back(b.fibers[i].collectiveData);
+                op = b.fibers[i].collectiveOp;
+            }
+            op(data.data(), int(data.size()));
+            for (size_t i = w; i < end; ++i)
+                if (b.fibers[i].state == S::AtCollective) b.fibers[i].state = S::Running;
             progress = true;
         }
         if (progress) continue;

@@ -2,6 +2,7 @@
 // ../cuda_runtime.h with HIP's names (to_cpp.py --lanes 64 makes the launches 64-lane).
 #pragma once
 
+#define SIMT_HIP
 #include "../cuda_runtime.h"
 
 enum hipError_t { hipSuccess = 0, hipErrorInvalidValue = 1 };

@@ -1,0 +1,78 @@
+#include "ops/gemm/GemmPlan.h"
+
+#include <cstdlib>
+
+namespace tlc::ops {
+
+using layout::Fragment;
+using layout::Term;
+
+namespace {
+
+// The m16n8k16 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane =
+// 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of each 16 x 8 tile; the
+// four values of one tile sit in consecutive slots (c0..c3), tiles in row-major order.
+Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, const GemmPlan& p) {
+    int64_t slotsPerTile = 4;
+    int64_t tileStrideN = slotsPerTile, tileStrideM = slotsPerTile * p.tilesN;
+    std::vector<Term> rows = {
+        {true, 4, 8, 1},                          // group = lane / 4
+        {false, 2, 2, 8},                         // c2, c3: row + 8
+        {false, tileStrideM, p.tilesM, 16},       // the warp's tiles down
+        {true, 32, p.warpsM, M / p.warpsM},       // the warp's row
+    };
+    std::vector<Term> cols = {
+        {false, 1, 2, 1},                         // c0 / c1
+        {true, 1, 4, 2},                          // t = lane % 4
+        {false, tileStrideN, p.tilesN, 8},        // the warp's tiles across
+        {true, 32 * p.warpsM, p.warpsN, N / p.warpsN},
+    };
+    return Fragment({M, N}, threads, slotsPerTile * p.tilesM * p.tilesN, {rows, cols});
+}
+
+bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+} // namespace
+
+GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
+    GemmPlan plan;
+    std::vector<int64_t> c = op.c().squeezedExtents();
+    std::vector<int64_t> a = op.a().squeezedExtents();
+    plan.accumulator = layout::defaultFragment(c, ctx.threads);
+    if (c.size() != 2 || a.size() != 2) return plan;
+    int64_t M = c[0], N = c[1];
+    int64_t K = op.transposeA() ? a[0] : a[1];
+    DType ta = op.a().buffer->dtype, tb = op.b().buffer->dtype, tc = op.c().buffer->dtype;
+    int64_t warps = ctx.threads / 32;
+    bool fits = ctx.target.has(Feature::MmaSm80) && ctx.threads % 32 == 0 && isHalfType(ta) && ta == tb &&
+                tc == DType::F32 && K % 16 == 0 && op.c().buffer->shape.size() == 2;
+    if (!fits) return plan;
+    // Split the warps over C: full_row gives every warp whole rows, full_col whole columns,
+    // square keeps each warp's tile close to square.
+    int64_t bestM = 0;
+    double bestScore = 1e30;
+    for (int64_t wm = 1; wm <= warps; wm *= 2) {
+        int64_t wn = warps / wm;
+        if (wm * wn != warps || M % (16 * wm) != 0 || N % (8 * wn) != 0) continue;
+        double score;
+        switch (op.policy()) {
+        case GemmPolicy::FullRow: score = wn == 1 ? 0 : 1; break;
+        case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
+        default: score = std::abs(double(M / wm) - double(N / wn)); break;
+        }
+        if (score < bestScore) {
+            bestScore = score;
+            bestM = wm;
+        }
+    }
+    if (bestM == 0) return plan;
+    plan.kind = GemmPlan::Kind::MmaSm80;
+    plan.warpsM = bestM;
+    plan.warpsN = warps / bestM;
+    plan.tilesM = M / (16 * plan.warpsM);
+    plan.tilesN = N / (8 * plan.warpsN);
+    plan.accumulator = mmaAccumulator(M, N, ctx.threads, plan);
+    return plan;
+}
+
+} // namespace tlc::ops

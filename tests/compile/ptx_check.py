@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Checks the PTX nvcc makes of tlc's output for the instructions the target should use, and
+that ptxas reports no register spills.
+
+    ptx_check.py --tlc build/tlc --work DIR SAMPLE.tl TARGET ARCH INSTRUCTION...
+
+e.g. ptx_check.py --tlc build/tlc --work /tmp/p samples/gemm.tl sm80 sm_80 mma.sync.aligned.m16n8k16
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tlc", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("sample")
+    parser.add_argument("target")
+    parser.add_argument("arch")
+    parser.add_argument("instructions", nargs="+")
+    args = parser.parse_args()
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    os.makedirs(args.work, exist_ok=True)
+    name = os.path.splitext(os.path.basename(args.sample))[0]
+    cu = os.path.join(args.work, f"{name}_{args.target}.cu")
+    subprocess.run([args.tlc, args.sample, f"--target={args.target}", "-o", cu], check=True)
+    ptx = cu[:-3] + ".ptx"
+    subprocess.run([nvcc, "-std=c++17", f"-arch={args.arch}", "--ptx", cu, "-o", ptx], check=True)
+    text = open(ptx).read()
+    failed = False
+    for instruction in args.instructions:
+        count = text.count(instruction)
+        print(f"{'ok  ' if count else 'FAIL'} {instruction}: {count} in the PTX of {name} for {args.target}")
+        failed |= count == 0
+    verbose = subprocess.run([nvcc, "-std=c++17", f"-arch={args.arch}", "-c", cu, "-o", cu + ".o", "-Xptxas", "-v"],
+                             capture_output=True, text=True, check=True).stderr
+    spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", verbose)]
+    print(f"{'ok  ' if not any(spills) else 'FAIL'} spill stores: {spills}")
+    failed |= any(spills)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
