@@ -16,26 +16,10 @@ using namespace ir;
 
 namespace {
 
-// C operator precedence, higher binds tighter.
-enum Prec { kTernary = 3, kOr = 4, kAnd = 5, kBitOr = 6, kBitXor = 7, kBitAnd = 8, kEq = 9, kRel = 10,
-            kShift = 11, kAdd = 12, kMul = 13, kUnary = 15, kPrimary = 16, kForceParens = 100 };
-
-int precedence(BinaryOp op) {
-    switch (op) {
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return kMul;
-    case BinaryOp::Add: case BinaryOp::Sub: return kAdd;
-    case BinaryOp::Shl: case BinaryOp::Shr: return kShift;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return kRel;
-    case BinaryOp::Eq: case BinaryOp::Ne: return kEq;
-    case BinaryOp::BitAnd: return kBitAnd;
-    case BinaryOp::BitXor: return kBitXor;
-    case BinaryOp::BitOr: return kBitOr;
-    case BinaryOp::And: return kAnd;
-    case BinaryOp::Or: return kOr;
-    case BinaryOp::Min: case BinaryOp::Max: return kPrimary;
-    }
-    return kPrimary;
-}
+// The shared precedence levels (ir/Printer.h), plus one that forces parentheses.
+enum Prec { kTernary = kPrecTernary, kOr = kPrecOr, kAnd = kPrecAnd, kBitOr = kPrecBitOr, kBitXor = kPrecBitXor,
+            kBitAnd = kPrecBitAnd, kEq = kPrecEq, kRel = kPrecRel, kShift = kPrecShift, kAdd = kPrecAdd, kMul = kPrecMul,
+            kUnary = kPrecUnary, kPrimary = kPrecPrimary, kForceParens = 100 };
 
 bool isRelational(BinaryOp op) {
     return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||

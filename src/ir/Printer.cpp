@@ -8,21 +8,21 @@
 
 namespace tlc::ir {
 
-int ExprPrinter::precedence(BinaryOp op) {
+int precedence(BinaryOp op) {
     switch (op) {
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return kMul;
-    case BinaryOp::Add: case BinaryOp::Sub: return kAdd;
-    case BinaryOp::Shl: case BinaryOp::Shr: return kShift;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return kRel;
-    case BinaryOp::Eq: case BinaryOp::Ne: return kEq;
-    case BinaryOp::BitAnd: return kBitAnd;
-    case BinaryOp::BitXor: return kBitXor;
-    case BinaryOp::BitOr: return kBitOr;
-    case BinaryOp::And: return kAnd;
-    case BinaryOp::Or: return kOr;
-    case BinaryOp::Min: case BinaryOp::Max: return kPrimary;
+    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return kPrecMul;
+    case BinaryOp::Add: case BinaryOp::Sub: return kPrecAdd;
+    case BinaryOp::Shl: case BinaryOp::Shr: return kPrecShift;
+    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return kPrecRel;
+    case BinaryOp::Eq: case BinaryOp::Ne: return kPrecEq;
+    case BinaryOp::BitAnd: return kPrecBitAnd;
+    case BinaryOp::BitXor: return kPrecBitXor;
+    case BinaryOp::BitOr: return kPrecBitOr;
+    case BinaryOp::And: return kPrecAnd;
+    case BinaryOp::Or: return kPrecOr;
+    case BinaryOp::Min: case BinaryOp::Max: return kPrecPrimary;
     }
-    return kPrimary;
+    return kPrecPrimary;
 }
 
 std::string ExprPrinter::printIntImm(const IntImm* i) {

@@ -9,16 +9,19 @@
 
 namespace tlc::ir {
 
+// C operator precedence, higher binds tighter (shared by the IR printer and the emitters).
+enum Precedence { kPrecTernary = 3, kPrecOr = 4, kPrecAnd = 5, kPrecBitOr = 6, kPrecBitXor = 7, kPrecBitAnd = 8,
+                  kPrecEq = 9, kPrecRel = 10, kPrecShift = 11, kPrecAdd = 12, kPrecMul = 13, kPrecUnary = 15,
+                  kPrecPrimary = 16 };
+int precedence(BinaryOp op);
+
 class ExprPrinter {
 public:
     virtual ~ExprPrinter() = default;
     std::string print(const Expr& e) { return print(e, 0); }
 
 protected:
-    // C operator precedence, higher binds tighter.
-    enum Prec { kTernary = 3, kOr = 4, kAnd = 5, kBitOr = 6, kBitXor = 7, kBitAnd = 8, kEq = 9, kRel = 10,
-                kShift = 11, kAdd = 12, kMul = 13, kUnary = 15, kPrimary = 16 };
-    static int precedence(BinaryOp op);
+    enum Prec { kTernary = kPrecTernary, kUnary = kPrecUnary, kPrimary = kPrecPrimary };
     std::string print(const Expr& e, int parentPrec);
 
     virtual std::string printVar(const Var* v) { return v->name; }

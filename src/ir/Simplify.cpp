@@ -449,28 +449,22 @@ public:
 
 } // namespace
 
-Expr simplify(const Expr& e, const VarBounds& bounds) {
+namespace {
+// Rewrites expose further rewrites; a few rounds reach the fixed point in practice.
+template <typename Node> Node toFixedPoint(const Node& n, const VarBounds& bounds) {
     Simplifier s(bounds);
-    // Rewrites expose further rewrites; a few rounds reach the fixed point in practice.
-    Expr cur = e;
+    Node cur = n;
     for (int i = 0; i < 4; ++i) {
-        Expr next = s.mutate(cur);
+        Node next = s.mutate(cur);
         if (next.same(cur)) break;
         cur = next;
     }
     return cur;
 }
+} // namespace
 
-Stmt simplify(const Stmt& st, const VarBounds& bounds) {
-    Simplifier s(bounds);
-    Stmt cur = st;
-    for (int i = 0; i < 4; ++i) {
-        Stmt next = s.mutate(cur);
-        if (next.same(cur)) break;
-        cur = next;
-    }
-    return cur;
-}
+Expr simplify(const Expr& e, const VarBounds& bounds) { return toFixedPoint(e, bounds); }
+Stmt simplify(const Stmt& st, const VarBounds& bounds) { return toFixedPoint(st, bounds); }
 
 std::optional<Interval> boundsOf(const Expr& e, const VarBounds& bounds) { return boundsImpl(e, bounds); }
 
