@@ -1,6 +1,7 @@
 // The tlc command line. The only file that includes CLI11 (slow to compile); everything else
 // lives in the driver.
 #include "driver/Driver.h"
+#include "support/Diagnostics.h"
 #include "target/Target.h"
 
 #include <CLI/CLI.hpp>
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     bool list = false;
     app.add_flag("--list-targets", list, "List the targets and their features");
+    // Hidden: the ids of every diagnostic, one per line (tests/check_diag_coverage.py uses it).
+    bool listDiagnostics = false;
+    app.add_flag("--list-diagnostics", listDiagnostics, "List the diagnostic ids")->group("");
 
     // -Werror and -verify are single-dash long flags, as in clang; CLI11 wants them spelled with two.
     std::vector<std::string> args;
@@ -80,15 +84,27 @@ int main(int argc, char** argv) {
     try {
         app.parse(args);
     } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
-        return code == 0 ? 0 : tlc::kExitUsage;
+        // --help and --version end parsing with a "success" exception: print what they print.
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc --help'\n";
+        return tlc::kExitUsage;
     }
     if (list) {
         listTargets();
-        return 0;
+        return tlc::kExitOk;
+    }
+    if (listDiagnostics) {
+        for (int i = 0; i < int(tlc::DiagId::Count); ++i) std::cout << tlc::diagInfo(tlc::DiagId(i)).name << '\n';
+        return tlc::kExitOk;
+    }
+    for (const auto& d : options.defines) {
+        if (std::string problem = tlc::checkDefine(d); !problem.empty()) {
+            std::cerr << "tlc: error: " << problem << '\n';
+            return tlc::kExitUsage;
+        }
     }
     if (options.input.empty()) {
-        std::cerr << "tlc: error: no input file (try --help)\n";
+        std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
         return tlc::kExitUsage;
     }
     options.jsonDiagnostics = diagFormat == "json";

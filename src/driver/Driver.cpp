@@ -16,6 +16,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 #include <fstream>
 #include <iostream>
@@ -31,15 +35,33 @@ const std::vector<std::string>& emitKinds() {
 
 namespace {
 
-bool readInput(const std::string& path, std::string& text) {
+// Reads the whole input; on failure returns false with the reason in `error`.
+bool readInput(const std::string& path, std::string& text, std::string& error) {
     if (path == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        if (std::cin.bad()) {
+            error = "cannot read standard input";
+            return false;
+        }
         return true;
     }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        error = fmt::format("cannot read '{}': it is a directory", path);
+        return false;
+    }
+    errno = 0;
     std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
+    if (!in) {
+        error = fmt::format("cannot read '{}': {}", path, errno ? std::strerror(errno) : "cannot open");
+        return false;
+    }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return !in.bad();
+    if (in.bad()) {
+        error = fmt::format("cannot read '{}': read error", path);
+        return false;
+    }
+    return true;
 }
 
 void usageError(std::ostream& err, const std::string& message) { err << "tlc: error: " << message << '\n'; }
@@ -102,6 +124,19 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
 
 } // namespace
 
+std::string checkDefine(const std::string& d) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == d.size())
+        return fmt::format("-D expects NAME=VALUE, got '{}'", d);
+    std::string name = d.substr(0, eq);
+    bool identifier = (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                      std::all_of(name.begin(), name.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                      });
+    if (!identifier) return fmt::format("-D {}: '{}' is not a name (letters, digits and '_')", d, name);
+    return "";
+}
+
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
     if (std::find(emitKinds().begin(), emitKinds().end(), options.emit) == emitKinds().end()) {
         usageError(err, fmt::format("unknown --emit kind '{}'", options.emit));
@@ -121,17 +156,17 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     SemaOptions semaOptions;
     semaOptions.target = target;
     for (const auto& d : options.defines) {
-        size_t eq = d.find('=');
-        if (eq == 0 || eq == std::string::npos || eq + 1 == d.size()) {
-            usageError(err, fmt::format("-D expects NAME=VALUE, got '{}'", d));
+        if (std::string problem = checkDefine(d); !problem.empty()) {
+            usageError(err, problem);
             return kExitUsage;
         }
-        semaOptions.defines[d.substr(0, eq)] = d.substr(eq + 1);
+        size_t eq = d.find('=');
+        semaOptions.defines[d.substr(0, eq)] = d.substr(eq + 1);  // the last -D of a name wins
     }
 
-    std::string text;
-    if (!readInput(options.input, text)) {
-        usageError(err, fmt::format("cannot read '{}'", options.input));
+    std::string text, readError;
+    if (!readInput(options.input, text, readError)) {
+        usageError(err, readError);
         return kExitUsage;
     }
     SourceFile source(options.input == "-" ? "<stdin>" : options.input, std::move(text));

@@ -35,6 +35,11 @@ struct DriverOptions {
 // The stages --emit accepts, for --help and validation.
 const std::vector<std::string>& emitKinds();
 
+// Checks one -D argument: NAME=VALUE with NAME an identifier and VALUE not empty. Returns what
+// is wrong with it, or "" when it is well-formed (whether NAME and VALUE make sense for the
+// input is sema's business).
+std::string checkDefine(const std::string& define);
+
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err);
 
 } // namespace tlc

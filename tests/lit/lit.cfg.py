@@ -5,6 +5,7 @@
 #
 # Substitutions:  %tlc  the built compiler      FileCheck  FileCheck-14
 #                 %python  python3               not  (lit's builtin: inverts the exit code)
+#                 %exitcode CMD...  runs CMD, prints its output and then "exit code: N"
 import os
 
 import lit.formats
@@ -27,6 +28,7 @@ if coverage_record:
                                          f'--record "{coverage_record}" --'))
 else:
     config.substitutions.append(("%tlc", config.tlc))
+config.substitutions.append(("%exitcode", f'"{config.python}" "{os.path.join(config.test_source_root, "exitcode.py")}"'))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append((r"\bFileCheck\b", config.filecheck))
 
