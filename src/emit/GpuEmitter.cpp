@@ -82,11 +82,14 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(3);
         return shuffleXor(args);
     }
-    if (n.rfind("mma_", 0) == 0) {
-        // Tensor-core instructions: helpers of the runtime's mma section (accumulators, A, B).
-        arity(3);
-        need(runtimeFile(), "mma");
-        return fmt::format("tl::{}({}, {}, {})", n, args[0], args[1], args[2]);
+    // Instruction helpers of the runtime headers, by name prefix: the section that defines them.
+    static const std::pair<const char*, const char*> helpers[] = {{"mma_", "mma"}, {"cp_async", "async_copy"}};
+    for (const auto& [prefix, section] : helpers) {
+        if (n.rfind(prefix, 0) != 0) continue;
+        need(runtimeFile(), section);
+        std::string list;
+        for (size_t i = 0; i < args.size(); ++i) list += (i ? ", " : "") + args[i];
+        return fmt::format("tl::{}({})", n, list);
     }
     DType t = c->dtype;
     if (n == "abs" && isInteger(t)) {

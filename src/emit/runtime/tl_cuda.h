@@ -133,3 +133,19 @@ __device__ __forceinline__ void mma_m16n8k16_f32_bf16(float* c, const __nv_bfloa
 }
 } // namespace tl
 // tlc:end
+
+// tlc:section async_copy
+namespace tl {
+// 16 bytes from global to shared memory without passing through registers (cp.async, sm_80 and
+// later); when `valid` is false nothing is read and the 16 bytes are zero-filled.
+__device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src, bool valid) {
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(global_src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+// Waits until every cp.async this thread issued has landed in shared memory.
+__device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+}
+} // namespace tl
+// tlc:end

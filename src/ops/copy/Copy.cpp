@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tlc::ops {
 
 using namespace ir;
@@ -66,12 +68,30 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         int64_t vec = std::min(vectorWidthFor(ctx, src_, inner, src_.buffer->dtype),
                                vectorWidthFor(ctx, dst_, inner, dst_.buffer->dtype));
         if (src_.buffer->dtype != dst_.buffer->dtype) vec = 1;
+        // Global to shared in 16-byte pieces goes through cp.async where the target has it.
+        bool async = ctx.target.has(Feature::CpAsync) && src_.buffer->scope == MemScope::Global &&
+                     dst_.buffer->scope == MemScope::Shared && vec * std::max(1, dtypeBits(src_.buffer->dtype) / 8) == 16;
         body = distributedLoop(ctx, tile, vec, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
             std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
-            Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, inBounds(src_.buffer, s, vec));
+            Expr valid = inBounds(src_.buffer, s, vec);
+            if (async) {
+                auto copy = [&](const std::vector<Expr>& from, const Expr& ok) {
+                    return evaluate(call("cp_async_16", DType::I32,
+                                         {call("address_of", DType::I64, {load(dst_.buffer, d)}),
+                                          call("address_of", DType::I64, {load(src_.buffer, from)}), ok}));
+                };
+                if (asConstInt(valid)) return copy(s, valid);
+                // Out of range nothing is read: point at the tensor's start rather than past its end.
+                VarPtr inRange = ctx.freshVar("in_range", DType::Bool);
+                std::vector<Expr> safe;
+                for (const auto& i : s) safe.push_back(select(Expr(inRange), i, intImm(0)));
+                return letStmt(inRange, valid, copy(safe, Expr(inRange)));
+            }
+            Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, valid);
             Expr writable = inBounds(dst_.buffer, d, vec);
             return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
         });
+        if (async) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
     }
     return seq({opComment(str(), loc), body}, loc);
 }

@@ -125,4 +125,15 @@ inline void mma_m16n8k16_f32_bf16(float* c, const __nv_bfloat16* a, const __nv_b
     ::simt::warpCollective(&lane, simt_mma::m16n8k16<__nv_bfloat16>);
 }
 } // namespace tl
+
+// The runtime's async_copy section, emulated: the copy lands at once (each thread waits for its
+// own copies before the barrier that publishes them, so landing early changes nothing).
+#define TLC_RUNTIME_TL_CUDA_H_ASYNC_COPY
+namespace tl {
+inline void cp_async_16(void* shared_dst, const void* global_src, bool valid) {
+    if (valid) std::memcpy(shared_dst, global_src, 16);
+    else std::memset(shared_dst, 0, 16);
+}
+inline void cp_async_wait_all() {}
+} // namespace tl
 #endif // SIMT_HIP
