@@ -429,3 +429,30 @@ TEST_CASE("verify: diagnostics without a location cannot be matched by a line") 
     });
     CHECK(!r.ok);
 }
+
+TEST_CASE("verify: a line number too large for 64 bits is outside the file, not a crash") {
+    // Found by fuzzing (tests/fuzz/crashes-fixed/verify-huge-line-offset.tl): std::stoll threw.
+    for (const char* src : {"// expected-error@99999999999999999999999999 {{x}}\n",
+                            "// expected-error@+99999999999999999999999999 {{x}}\n",
+                            "// expected-error@-99999999999999999999999999 {{x}}\n"}) {
+        auto r = verify(src, [](DiagnosticEngine&) {});
+        CHECK(!r.ok);
+        CHECK(r.report.find("outside the file") != std::string::npos);
+    }
+}
+
+TEST_CASE("verify: very long lines are scanned without recursion") {
+    // std::regex recursed once per character here and overflowed the stack on a 300 KB line.
+    std::string longText(1 << 20, 'a');
+    auto unterminated = verify("// expected-error {{" + longText + "\n", [](DiagnosticEngine&) {});
+    CHECK(unterminated.ok);  // not an expectation at all
+    auto missing = verify("x // expected-error {{" + longText + "}}\n", [](DiagnosticEngine&) {});
+    CHECK(!missing.ok);
+    // Many expectations on one line, and lookalikes that are not expectations.
+    std::string many;
+    for (int i = 0; i < 1000; ++i) many += " expected-error {{invalid}} expected-errors expected-note@ {{x}}";
+    auto r = verify("@" + many + "\n", [](DiagnosticEngine& d) {
+        for (int i = 0; i < 1000; ++i) d.report(DiagId::err_invalid_character, SourceRange{SourceLoc{1, 1}}, "'@'");
+    });
+    CHECK_MESSAGE(r.ok, r.report.substr(0, 500));
+}
