@@ -81,9 +81,13 @@ public:
             if (s.get() == grid) break;
             prefix.push_back(s.get());
         }
+        // The launcher computes the grid: lets before the grid are inlined into its extents.
+        for (const A::Stmt* s : prefix)
+            if (const auto* let = s->as<A::LetStmt>(); let && !let->decl->constant && let->decl->type.isScalar())
+                values_[let->decl] = asMath(value(*let->value));
         const A::Call& launch = *grid->launch;
         for (size_t i = 0; i < 3; ++i)
-            if (launch.boundArgs.size() > i && launch.boundArgs[i]) k.gridExtents.push_back(hostValue(*launch.boundArgs[i], prefix));
+            if (launch.boundArgs.size() > i && launch.boundArgs[i]) k.gridExtents.push_back(simplify(value(*launch.boundArgs[i])));
         const A::Expr* threads = launch.boundArgs.size() > 3 ? launch.boundArgs[3] : nullptr;
         k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 128;
 
@@ -168,12 +172,6 @@ private:
     }
 
     Expr intValue(const A::Expr& e) { return cast(DType::I32, value(e)); }
-
-    // A grid extent: lets before the grid are substituted, since the launcher computes it.
-    Expr hostValue(const A::Expr& e, const std::vector<const A::Stmt*>& prefix) {
-        Expr v = value(e);
-        return simplify(v);
-    }
 
     Expr value(const A::Expr& e) {
         if (e.constant && !std::holds_alternative<DType>(*e.constant)) return constantOf(e);

@@ -76,11 +76,12 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
     int64_t vectors = total / vec;
     int64_t T = ctx.threads;
     int64_t iterations = (vectors + T - 1) / T;
-    VarPtr it = ctx.freshVar("it");
+    // With one thread, a one-dimensional loop runs over its offset variable itself.
+    bool oneDim = extents.size() == 1;
+    VarPtr it = oneDim && T == 1 && vec == 1 && !vars.empty() ? vars[0] : ctx.freshVar("it");
     Expr q = iterations == 1 ? ctx.tx() : Expr(it) * T + ctx.tx();
     if (T == 1) q = Expr(it);
     // One dimension needs no flat index of its own: its offset is the flat index.
-    bool oneDim = extents.size() == 1;
     VarPtr e = ctx.freshVar("e");
     Expr flat = oneDim ? (vec == 1 ? q : q * vec) : Expr(e);
     // Offsets of each dimension, last fastest.
@@ -96,7 +97,8 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
     }
     std::vector<Expr> offsets(offsetVars.begin(), offsetVars.end());
     Stmt inner_ = body(offsets);
-    for (size_t d = offsetVars.size(); d-- > 0;) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
+    for (size_t d = offsetVars.size(); d-- > 0;)
+        if (offsetVars[d] != it) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
     if (!oneDim) inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
     Stmt loop = forLoop(it, intImm(0), intImm(iterations), ctx.slotLoopKind(), inner_);
