@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds tlc and runs the whole test suite: installs what is missing (Debian 12, as root),
+# configures a Ninja build (RelWithDebInfo) in build/ (or $TLC_BUILD_DIR), builds with 2 jobs
+# and runs ctest. This is what CI runs (.ci/run).
+#
+#   scripts/test.sh            # incremental: reuses the build directory
+#   scripts/test.sh --clean    # deletes the build directory first
+#   scripts/test.sh -R lit     # extra arguments go to ctest (here: only the lit suites)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${TLC_BUILD_DIR:-$here/build}
+jobs=${TLC_JOBS:-2}
+if [ "${1:-}" = "--clean" ]; then
+  rm -rf "$build_dir"
+  shift
+fi
+
+"$here/scripts/install-deps.sh"
+
+# A build directory configured by another generator (or moved) cannot be reused.
+if [ -f "$build_dir/CMakeCache.txt" ] && ! grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build_dir/CMakeCache.txt"; then
+  echo "test.sh: $build_dir was not configured with Ninja; starting it afresh" >&2
+  rm -rf "$build_dir"
+fi
+cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTLC_BUILD_TESTS=ON
+cmake --build "$build_dir" -j "$jobs"
+cd "$build_dir"
+ctest --output-on-failure -j "$jobs" "$@"
