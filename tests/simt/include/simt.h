@@ -5,8 +5,8 @@
 // Fibers run one at a time, each until it reaches a barrier, a warp shuffle or its end; the
 // order in which they run between two synchronisation points is shuffled (fixed seed), so a
 // missing barrier shows up as a wrong result rather than passing by luck. A barrier releases
-// when every live thread of the block has reached it; a shuffle when every live lane of the
-// warp has. A state where neither can happen (a barrier some threads skip) aborts.
+// when every live thread of the block has reached it; a warp-wide operation (a shuffle, an mma)
+// when every live lane of the warp has. A state where neither can happen (a barrier some threads skip) aborts.
 #pragma once
 
 #include <ucontext.h>
@@ -35,11 +35,9 @@ struct Fiber {
     ucontext_t context;
     std::vector<char> stack;
     dim3 thread;
-    enum class State { Running, AtBarrier, AtShuffle, AtCollective, Done } state = State::Running;
+    enum class State { Running, AtBarrier, AtCollective, Done } state = State::Running;
     void* collectiveData = nullptr;
     void (*collectiveOp)(void** lanes, int count) = nullptr;
-    unsigned long long shuffleIn = 0, shuffleOut = 0;
-    int shuffleMask = 0, shuffleWidth = 0;
 };
 
 struct Block {
@@ -67,20 +65,6 @@ inline void barrier() {
     yieldToScheduler();
 }
 
-template <typename T> T shuffleXor(T value, int laneMask, int width) {
-    static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffles move up to 8 bytes");
-    Fiber& f = *state().current;
-    f.shuffleIn = 0;
-    std::memcpy(&f.shuffleIn, &value, sizeof(T));
-    f.shuffleMask = laneMask;
-    f.shuffleWidth = width;
-    f.state = Fiber::State::AtShuffle;
-    yieldToScheduler();
-    T out;
-    std::memcpy(&out, &f.shuffleOut, sizeof(T));
-    return out;
-}
-
 // A warp-wide operation (a tensor-core instruction): every live lane passes its operands;
 // when the whole warp has, op runs once over all lanes' operands, in lane order.
 inline void warpCollective(void* laneData, void (*op)(void** lanes, int count)) {
@@ -89,6 +73,41 @@ inline void warpCollective(void* laneData, void (*op)(void** lanes, int count)) 
     f.collectiveOp = op;
     f.state = Fiber::State::AtCollective;
     yieldToScheduler();
+}
+
+// __shfl_xor_sync as a collective: each lane reads the value of lane ^ laneMask (its own when
+// that lane is outside its width-group or has exited).
+struct ShuffleLane {
+    unsigned long long in = 0, out = 0;
+    int lane = 0, mask = 0, width = 32;
+};
+
+inline void exchangeXor(void** lanes, int count) {
+    ShuffleLane* byLane[64] = {};
+    for (int i = 0; i < count; ++i) {
+        auto* l = static_cast<ShuffleLane*>(lanes[i]);
+        byLane[l->lane] = l;
+    }
+    for (int i = 0; i < count; ++i) {
+        auto* l = static_cast<ShuffleLane*>(lanes[i]);
+        int src = l->lane ^ l->mask;
+        if (src / l->width != l->lane / l->width || src >= 64 || !byLane[src]) src = l->lane;
+        l->out = byLane[src]->in;
+    }
+}
+
+template <typename T> T shuffleXor(T value, int laneMask, int width) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffles move up to 8 bytes");
+    Block& b = state();
+    ShuffleLane l;
+    std::memcpy(&l.in, &value, sizeof(T));
+    l.lane = int((b.current - b.fibers.data()) % warpSize());
+    l.mask = laneMask;
+    l.width = width;
+    warpCollective(&l, exchangeXor);
+    T out;
+    std::memcpy(&out, &l.out, sizeof(T));
+    return out;
 }
 
 inline void fiberEntry() {
@@ -123,28 +142,6 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         bool allDone = true, progress = false;
         for (const auto& f : b.fibers) allDone &= f.state == S::Done;
         if (allDone) return true;
-        // Warps whose live lanes all wait at a shuffle exchange values.
-        for (size_t w = 0; w < n; w += size_t(lanes)) {
-            size_t end = std::min(n, w + size_t(lanes));
-            bool ready = false, complete = true;
-            for (size_t i = w; i < end; ++i) {
-                ready |= b.fibers[i].state == S::AtShuffle;
-                complete &= b.fibers[i].state == S::AtShuffle || b.fibers[i].state == S::Done;
-            }
-            if (!ready || !complete) continue;
-            for (size_t i = w; i < end; ++i) {
-                Fiber& f = b.fibers[i];
-                if (f.state != S::AtShuffle) continue;
-                int lane = int(i - w), width = f.shuffleWidth;
-                int src = lane ^ f.shuffleMask;
-                if (src / width != lane / width || w + size_t(src) >= end || b.fibers[w + src].state != S::AtShuffle)
-                    src = lane;
-                f.shuffleOut = b.fibers[w + size_t(src)].shuffleIn;
-            }
-            for (size_t i = w; i < end; ++i)
-                if (b.fibers[i].state == S::AtShuffle) b.fibers[i].state = S::Running;
-            progress = true;
-        }
         // Warps whose live lanes all wait at a collective run it.
         for (size_t w = 0; w < n; w += size_t(lanes)) {
             size_t end = std::min(n, w + size_t(lanes));
