@@ -46,7 +46,9 @@ std::string clip(std::string text) {
 // Names tokens the way a person would: "';'", "identifier 'x'", "end of file".
 std::string describeToken(const antlr4::Token* t) {
     switch (t->getType()) {
-    case antlr4::Token::EOF: return "end of file";
+    case antlr4::Token::EOF:
+        // The end of a group of kernels (see parseFile) stands for the `kernel` that follows.
+        return t->getText() == "<EOF>" ? "end of file" : "'" + clip(t->getText()) + "'";
     case TLLexer::ID: return "identifier '" + clip(t->getText()) + "'";
     case TLLexer::INT: return "integer '" + clip(t->getText()) + "'";
     case TLLexer::FLOAT: return "number '" + clip(t->getText()) + "'";
@@ -183,8 +185,9 @@ std::vector<TokenClass> classifyTokenTypes(const antlr4::dfa::Vocabulary& vocab)
 }
 
 // Errors that are visible in the token stream alone. Returns false when parsing must not start.
+// Also records the indices of the `kernel` tokens outside any bracket: where kernels start.
 bool screenTokens(antlr4::CommonTokenStream& tokens, const antlr4::dfa::Vocabulary& vocab, DiagnosticEngine& diags,
-                  const ParseLimits& limits) {
+                  const ParseLimits& limits, std::vector<size_t>& kernelStarts) {
     static const std::vector<TokenClass> classes = classifyTokenTypes(vocab);
     bool ok = true;
     unsigned depth = 0;
@@ -215,6 +218,7 @@ bool screenTokens(antlr4::CommonTokenStream& tokens, const antlr4::dfa::Vocabula
         default: break;
         }
         if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL || type == antlr4::Token::EOF) continue;
+        if (type == TLLexer::KERNEL && depth == 0) kernelStarts.push_back(t->getTokenIndex());
         TokenClass cls = type < classes.size() ? classes[type] : TokenClass::Other;
         if (cls == TokenClass::Open || cls == TokenClass::OpenBrace) {
             if (++depth > limits.maxNesting) {
@@ -233,6 +237,72 @@ bool screenTokens(antlr4::CommonTokenStream& tokens, const antlr4::dfa::Vocabula
         }
     }
     return ok;
+}
+
+// Hands out copies of tokens [begin, end) of an already lexed file, then an end-of-file token.
+// That token sits where the next token (the `kernel` of the next group, or the real end) is,
+// so that an error at the end of a group points at the right place.
+class SliceTokenSource : public antlr4::TokenSource {
+public:
+    SliceTokenSource(const std::vector<antlr4::Token*>& tokens, size_t begin, size_t end, antlr4::TokenSource* origin)
+        : tokens_(tokens), next_(begin), end_(end), origin_(origin) {}
+
+    std::unique_ptr<antlr4::Token> nextToken() override {
+        if (next_ < end_) return std::make_unique<antlr4::CommonToken>(tokens_[next_++]);
+        auto eof = std::make_unique<antlr4::CommonToken>(tokens_[end_]);
+        eof->setType(antlr4::Token::EOF);
+        eof->setChannel(antlr4::Token::DEFAULT_CHANNEL);
+        return eof;
+    }
+    size_t getLine() const override { return tokens_[std::min(next_, end_)]->getLine(); }
+    size_t getCharPositionInLine() override { return tokens_[std::min(next_, end_)]->getCharPositionInLine(); }
+    antlr4::CharStream* getInputStream() override { return origin_->getInputStream(); }
+    std::string getSourceName() override { return origin_->getSourceName(); }
+    antlr4::TokenFactory<antlr4::CommonToken>* getTokenFactory() override {
+        return antlr4::CommonTokenFactory::DEFAULT.get();
+    }
+
+private:
+    const std::vector<antlr4::Token*>& tokens_;
+    size_t next_, end_;
+    antlr4::TokenSource* origin_;
+};
+
+// Parses tokens [begin, end) as a file (`kernel* EOF`): SLL prediction with bail-out first;
+// full LL with error recovery only if that fails. Returns the AST, or null after errors.
+std::unique_ptr<ast::File> parseGroup(const std::vector<antlr4::Token*>& all, size_t begin, size_t end,
+                                      antlr4::TokenSource* origin, DiagnosticEngine& diags,
+                                      const std::shared_ptr<antlr4::ANTLRErrorStrategy>& recovery) {
+    SliceTokenSource source(all, begin, end, origin);
+    antlr4::CommonTokenStream tokens(&source);
+    TLParser parser(&tokens);
+    parser.removeErrorListeners();
+    TLParser::FileContext* tree = nullptr;
+    // Stage 1: SLL prediction, bail at the first error. Almost every valid file parses here.
+    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+    try {
+        tree = parser.file();
+    } catch (const antlr4::ParseCancellationException&) {
+        tree = nullptr;
+    }
+    if (!tree) {
+        // Stage 2: full LL with recovery, so that every syntax error is reported once.
+        tokens.seek(0);
+        parser.reset();
+        parser.setErrorHandler(recovery);
+        recovery->reset(&parser);  // it is shared by the groups (for the error count): a clean state
+        parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+        unsigned errorsBefore = diags.errorCount();
+        try {
+            tree = parser.file();
+        } catch (const TooManyErrors&) {
+            diags.report(DiagId::err_too_many_errors, rangeOf(parser.getCurrentToken()));
+            throw;
+        }
+        if (diags.errorCount() > errorsBefore || !tree) return nullptr;
+    }
+    return parser::buildAST(tree, diags);
 }
 
 } // namespace
@@ -256,41 +326,45 @@ std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& d
     lexer.removeErrorListeners();
     antlr4::CommonTokenStream tokens(&lexer);
     tokens.fill();
-    if (!screenTokens(tokens, lexer.getVocabulary(), diags, limits)) return nullptr;
+    std::vector<size_t> kernelStarts;
+    if (!screenTokens(tokens, lexer.getVocabulary(), diags, limits, kernelStarts)) return nullptr;
 
-    TLParser parser(&tokens);
-    parser.removeErrorListeners();
-    TLParser::FileContext* tree = nullptr;
-    // Stage 1: SLL prediction, bail at the first error. Almost every valid file parses here.
-    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
-    try {
-        tree = parser.file();
-    } catch (const antlr4::ParseCancellationException&) {
-        tree = nullptr;
-    }
-    if (!tree) {
-        // Stage 2: full LL with recovery, so that every syntax error is reported once.
-        tokens.seek(0);
-        parser.reset();
-        parser.setErrorHandler(std::make_shared<TlErrorStrategy>(diags, limits.maxSyntaxErrors));
-        parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
-        unsigned errorsBefore = diags.errorCount();
+    // The file is parsed in groups of whole kernels (cut at `kernel` tokens outside brackets, at
+    // least kGroupTokens tokens each): the parse tree of one group is freed before the next is
+    // built, and a syntax error sends only its own group through the slow, recovering parse.
+    // `kernel* EOF` accepts a file exactly when it accepts each group, and a file of a few
+    // kernels is one group.
+    constexpr size_t kGroupTokens = 4096;
+    const std::vector<antlr4::Token*>& all = tokens.getTokens();
+    const size_t eofIndex = all.size() - 1;  // fill() ends the list with EOF
+    std::vector<size_t> cuts{0};
+    for (size_t start : kernelStarts)
+        if (start - cuts.back() >= kGroupTokens) cuts.push_back(start);
+    cuts.push_back(eofIndex);
+
+    auto recovery = std::make_shared<TlErrorStrategy>(diags, limits.maxSyntaxErrors);
+    auto result = std::make_unique<ast::File>();
+    bool syntaxErrors = false;
+    for (size_t g = 0; g + 1 < cuts.size(); ++g) {
+        std::unique_ptr<ast::File> group;
         try {
-            tree = parser.file();
+            group = parseGroup(all, cuts[g], cuts[g + 1], &lexer, diags, recovery);
         } catch (const TooManyErrors&) {
-            diags.report(DiagId::err_too_many_errors, rangeOf(parser.getCurrentToken()));
-            return nullptr;
+            return nullptr;  // reported
         }
-        if (diags.errorCount() > errorsBefore || !tree) return nullptr;
+        if (!group) {
+            syntaxErrors = true;
+            continue;
+        }
+        if (!syntaxErrors)
+            for (auto& k : group->kernels) result->kernels.push_back(std::move(k));
     }
-
-    auto ast = parser::buildAST(tree, diags);
-    if (ast->kernels.empty()) {
+    if (syntaxErrors) return nullptr;
+    if (result->kernels.empty()) {
         diags.report(DiagId::err_no_kernel, SourceRange{SourceLoc{1, 1}});
         return nullptr;
     }
-    return diags.hasErrors() ? nullptr : std::move(ast);
+    return diags.hasErrors() ? nullptr : std::move(result);
 }
 
 } // namespace tlc

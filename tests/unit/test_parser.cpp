@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -604,4 +605,80 @@ TEST_CASE("parser limits: deep expressions within the limits parse") {
         ++depth;
     }
     CHECK(depth == 2000);
+}
+
+// ---- large files: parsed in groups of kernels --------------------------------------------------
+
+namespace {
+// n small kernels, named k0..k{n-1}, each on 4 lines (kernel i starts on line 4i+1).
+std::string manyKernels(int n, const std::function<std::string(int)>& body = {}) {
+    std::string src;
+    for (int i = 0; i < n; ++i) {
+        std::string b = body ? body(i) : "";
+        src += "kernel k" + std::to_string(i) + "<b = 4>(A: f32[M], B: f32[M]) {\n";
+        src += "    grid(ceildiv(M, b), threads = 32) as bx { let t = alloc_fragment([b], f32); }\n";
+        src += "    " + (b.empty() ? std::string("let x = 1 + 2 * 3 - (4 + 5) * 6 + f(7, 8, 9);") : b) + "\n";
+        src += "}\n";
+    }
+    return src;
+}
+} // namespace
+
+TEST_CASE("parser: a file of many kernels keeps every kernel, in order") {
+    // About 60 tokens a kernel: 300 kernels are several groups.
+    Parsed p = parse(manyKernels(300));
+    REQUIRE_MESSAGE(p.file, p.errors());
+    REQUIRE(p.file->kernels.size() == 300);
+    for (int i = 0; i < 300; ++i) {
+        CHECK(p.file->kernels[i]->name == "k" + std::to_string(i));
+        CHECK(sameLoc(p.file->kernels[i]->range.begin, uint32_t(4 * i + 1), 1));
+    }
+}
+
+TEST_CASE("parser: syntax errors in several groups are all reported, at their places") {
+    auto body = [](int i) { return (i == 3 || i == 150 || i == 290) ? std::string("let x = ;") : std::string(); };
+    Parsed p = parse(manyKernels(300, body));
+    CHECK(p.file == nullptr);
+    std::vector<uint32_t> lines;
+    for (const auto& d : p.diags->diagnostics()) {
+        CHECK(d.id == DiagId::err_unexpected_token);
+        lines.push_back(d.range.begin.line);
+    }
+    CHECK(lines == std::vector<uint32_t>{4 * 3 + 3, 4 * 150 + 3, 4 * 290 + 3});
+}
+
+TEST_CASE("parser: an error at the end of a group names the next kernel, as in one piece") {
+    // A kernel without a body, followed by another. Groups are cut at the first kernel at least
+    // 4096 tokens after the last cut; the small kernels have 79 tokens, so 51 of them are 4029
+    // tokens, and a bodiless kernel of 7n+3 tokens after them puts a cut right after itself once
+    // n >= 10. Either way the message and its place are those of a parse in one piece.
+    for (int params = 0; params <= 14; ++params) {
+        CAPTURE(params);
+        std::string header = "kernel broken(";
+        for (int i = 0; i < params; ++i) header += (i ? ", p" : "p") + std::to_string(i) + ": f32[M]";
+        std::string src = manyKernels(51) + header + ")\n" + manyKernels(3);
+        Parsed p = parse(src);
+        CHECK(p.file == nullptr);
+        REQUIRE(p.diags->diagnostics().size() == 1);
+        const Diagnostic& d = p.first();
+        CHECK(d.message == "unexpected 'kernel'; expected '{'");
+        CHECK(sameLoc(d.range.begin, uint32_t(4 * 51 + 2), 1));
+    }
+}
+
+TEST_CASE("parser: the error limit counts across groups") {
+    ParseLimits limits;
+    limits.maxSyntaxErrors = 4;
+    Parsed p = parse(manyKernels(300, [](int) { return std::string("let = ;"); }), limits);
+    CHECK(p.file == nullptr);
+    REQUIRE(p.diags->diagnostics().size() == 5);
+    CHECK(p.diags->diagnostics().back().id == DiagId::err_too_many_errors);
+}
+
+TEST_CASE("parser: junk between kernels") {
+    Parsed p = parse(manyKernels(100) + "; ; junk\n" + manyKernels(100));
+    CHECK(p.file == nullptr);
+    REQUIRE(!p.diags->diagnostics().empty());
+    CHECK(p.first().message.find("unexpected ';'; expected") == 0);
+    CHECK(p.first().range.begin.line == 401);
 }
