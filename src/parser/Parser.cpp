@@ -330,16 +330,15 @@ std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& d
     if (!screenTokens(tokens, lexer.getVocabulary(), diags, limits, kernelStarts)) return nullptr;
 
     // The file is parsed in groups of whole kernels (cut at `kernel` tokens outside brackets, at
-    // least kGroupTokens tokens each): the parse tree of one group is freed before the next is
+    // least limits.groupTokens tokens each): the parse tree of one group is freed before the next is
     // built, and a syntax error sends only its own group through the slow, recovering parse.
     // `kernel* EOF` accepts a file exactly when it accepts each group, and a file of a few
     // kernels is one group.
-    constexpr size_t kGroupTokens = 4096;
     const std::vector<antlr4::Token*>& all = tokens.getTokens();
     const size_t eofIndex = all.size() - 1;  // fill() ends the list with EOF
     std::vector<size_t> cuts{0};
     for (size_t start : kernelStarts)
-        if (start - cuts.back() >= kGroupTokens) cuts.push_back(start);
+        if (start > cuts.back() && start - cuts.back() >= std::max(1u, limits.groupTokens)) cuts.push_back(start);
     cuts.push_back(eofIndex);
 
     auto recovery = std::make_shared<TlErrorStrategy>(diags, limits.maxSyntaxErrors);

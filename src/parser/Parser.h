@@ -15,6 +15,9 @@ struct ParseLimits {
     unsigned maxNesting = 256;              // ( [ { depth
     unsigned maxTokensPerStatement = 20000; // between ; { }
     unsigned maxSyntaxErrors = 20;
+    // Large files are parsed in groups of whole kernels of at least this many tokens (see
+    // Parser.cpp). The result does not depend on it; the fuzzer checks that with tiny groups.
+    unsigned groupTokens = 4096;
 };
 
 // Returns the AST, or null when the file has lexical or syntax errors (all reported to diags).

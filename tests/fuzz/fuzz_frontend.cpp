@@ -31,6 +31,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The driver runs the front end on a large stack; so does this (ASan frames are bigger).
     tlc::runWithLargeStack([&] {
         std::unique_ptr<tlc::ast::File> file = tlc::parseFile(source, diags);
+        // The parser works in groups of kernels on large files. With groups of one kernel it
+        // must accept the same files, build the same trees and report the same first error.
+        tlc::DiagnosticEngine groupedDiags(source);
+        tlc::ParseLimits tiny;
+        tiny.groupTokens = 1;
+        std::unique_ptr<tlc::ast::File> grouped = tlc::parseFile(source, groupedDiags, tiny);
+        if (bool(file) != bool(grouped)) __builtin_trap();
+        if (file && tlc::ast::dump(*file) != tlc::ast::dump(*grouped)) __builtin_trap();
+        if (!file) {
+            const auto& a = diags.diagnostics();
+            const auto& b = groupedDiags.diagnostics();
+            if (a.empty() || b.empty() || a[0].message != b[0].message || a[0].range.begin != b[0].range.begin)
+                __builtin_trap();
+        }
         if (file) {
             tlc::SemaOptions options;
             options.target = target;

@@ -682,3 +682,36 @@ TEST_CASE("parser: junk between kernels") {
     CHECK(p.first().message.find("unexpected ';'; expected") == 0);
     CHECK(p.first().range.begin.line == 401);
 }
+
+TEST_CASE("parser: groups of one kernel give the same trees and the same first error") {
+    // The fuzzer (tests/fuzz/fuzz_frontend.cpp) checks this on random input; these are the
+    // shapes that matter: several kernels, errors inside, between and at the end of kernels,
+    // junk before the first one, `kernel` where a kernel cannot end.
+    const char* sources[] = {
+        "kernel a() {}\nkernel b(X: f32[N]) { let x = 1; }\nkernel c<t = 4>() { for i in range(t) { } }\n",
+        "junk kernel a() {}\n",
+        "kernel a() { let = 1; }\nkernel b() {}\n",
+        "kernel a() {}\nkernel b() { x + ; }\nkernel c() { y = ; }\n",
+        "kernel a()\nkernel b() {}\n",
+        "kernel a<b = 4\nkernel b() {}\n",
+        "kernel a() {} } } kernel b() {}\n",
+        "kernel a() {} ;\nkernel b() {}\n",
+        "kernel a( {\nkernel b() {}\n",
+        "kernel kernel kernel",
+        "kernel a() {}\nkernel",
+    };
+    for (const char* src : sources) {
+        CAPTURE(src);
+        Parsed whole = parse(src);
+        ParseLimits tiny;
+        tiny.groupTokens = 1;
+        Parsed grouped = parse(src, tiny);
+        REQUIRE(bool(whole.file) == bool(grouped.file));
+        if (whole.file) {
+            CHECK(dump(*whole.file) == dump(*grouped.file));
+        } else {
+            CHECK(whole.first().message == grouped.first().message);
+            CHECK(whole.first().range.begin == grouped.first().range.begin);
+        }
+    }
+}
