@@ -146,6 +146,4 @@ Stmt moveElements(const Buffer& dst, const std::vector<Expr>& dstIdx, const Buff
     return guarded(seq(moves), seq(zeros));
 }
 
-Stmt opComment(const std::string& text, SourceLoc loc) { return comment(text, loc); }
-
 } // namespace tlc::ops

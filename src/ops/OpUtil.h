@@ -54,7 +54,4 @@ std::vector<ir::Expr> offsetLast(std::vector<ir::Expr> idx, int64_t delta);
 // Loop variable names for a rank: i, j, k, then i3, i4...
 std::vector<std::string> indexNames(size_t rank);
 
-// "// gemm.tl:12: copy(A[...], A_s)" headers for lowered ops.
-ir::Stmt opComment(const std::string& text, SourceLoc loc);
-
 } // namespace tlc::ops

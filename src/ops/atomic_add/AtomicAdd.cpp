@@ -57,7 +57,7 @@ Stmt AtomicAddOp::lower(LowerContext& ctx, SourceLoc loc) const {
             return add(regionIndices(dst_, off), v);
         });
     }
-    return simplify(seq({opComment(str(), loc), body}, loc), ctx.bounds());
+    return simplify(seq({comment(str(), loc), body}, loc), ctx.bounds());
 }
 
 } // namespace tlc::ops

@@ -93,7 +93,7 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         });
         if (async) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
     }
-    return seq({opComment(str(), loc), body}, loc);
+    return seq({comment(str(), loc), body}, loc);
 }
 
 } // namespace tlc::ops

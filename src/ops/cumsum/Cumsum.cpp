@@ -63,7 +63,7 @@ Stmt CumsumOp::lower(LowerContext& ctx, SourceLoc loc) const {
     if (dst_.buffer->dtype == DType::F64) acc = DType::F64;
     Buffer work = tileBuffer(ctx, "scan", acc, tile);
 
-    std::vector<Stmt> steps{opComment(str(), loc), barrier(loc), exchange(ctx, src_, work, true), barrier(loc)};
+    std::vector<Stmt> steps{comment(str(), loc), barrier(loc), exchange(ctx, src_, work, true), barrier(loc)};
     // One thread per line: every index but the scanned one.
     std::vector<int64_t> lines = tile;
     int64_t length = tile[scanDim];

@@ -37,7 +37,7 @@ Stmt FillOp::lower(LowerContext& ctx, SourceLoc loc) const {
             return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s);
         });
     }
-    return seq({opComment(str(), loc), body}, loc);
+    return seq({comment(str(), loc), body}, loc);
 }
 
 } // namespace tlc::ops

@@ -48,7 +48,7 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
 } // namespace
 
 Stmt GemmOp::lower(LowerContext& ctx, SourceLoc loc) const {
-    std::vector<Stmt> steps{opComment(str(), loc)};
+    std::vector<Stmt> steps{comment(str(), loc)};
     Region a = stage(ctx, a_, steps, loc);
     Region b = stage(ctx, b_, steps, loc);
     GemmPlan plan = planGemm(*this, ctx);

@@ -78,7 +78,7 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         if (d != size_t(dim_)) keep.push_back(d);
 
     std::vector<Stmt> steps;
-    steps.push_back(opComment(str(), loc));
+    steps.push_back(comment(str(), loc));
     steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
         return store(part, {slot}, identity(kind_, acc));
     }));
