@@ -188,16 +188,22 @@ void KernelChecker::checkGemm(Call& c) {
     }
 }
 
+// The source and destination of a reduction or scan: both on chip, both of known shape.
+bool KernelChecker::onChipSourceAndDestination(Call& c, Expr& src, Expr& dst, std::optional<Shape>& ss,
+                                               std::optional<Shape>& ds) {
+    ss = knownShape(src, c.callee);
+    ds = knownShape(dst, c.callee);
+    if (!ss || !ds) return false;
+    const std::initializer_list<MemScope> onChip = {MemScope::Fragment, MemScope::Shared};
+    bool ok = requireScope(src, "the source", c.callee, onChip, "a fragment or shared buffer");
+    return requireScope(dst, "the destination", c.callee, onChip, "a fragment or shared buffer") && ok;
+}
+
 void KernelChecker::checkReduce(Call& c, Builtin id) {
     Expr& src = const_cast<Expr&>(*c.boundArgs[0]);
     Expr& dst = const_cast<Expr&>(*c.boundArgs[1]);
-    auto ss = knownShape(src, c.callee);
-    auto ds = knownShape(dst, c.callee);
-    if (!ss || !ds) return;
-    const std::initializer_list<MemScope> onChip = {MemScope::Fragment, MemScope::Shared};
-    bool ok = requireScope(src, "the source", c.callee, onChip, "a fragment or shared buffer");
-    ok = requireScope(dst, "the destination", c.callee, onChip, "a fragment or shared buffer") && ok;
-    if (!ok) return;
+    std::optional<Shape> ss, ds;
+    if (!onChipSourceAndDestination(c, src, dst, ss, ds)) return;
     auto dim = constIntArg(c, "dim");
     if (!dim) return;  // deferred to an `auto` parameter
     int64_t rank = int64_t(ss->size());
@@ -221,13 +227,8 @@ void KernelChecker::checkReduce(Call& c, Builtin id) {
 void KernelChecker::checkCumsum(Call& c) {
     Expr& src = const_cast<Expr&>(*c.boundArgs[0]);
     Expr& dst = const_cast<Expr&>(*c.boundArgs[1]);
-    auto ss = knownShape(src, c.callee);
-    auto ds = knownShape(dst, c.callee);
-    if (!ss || !ds) return;
-    const std::initializer_list<MemScope> onChip = {MemScope::Fragment, MemScope::Shared};
-    bool ok = requireScope(src, "the source", c.callee, onChip, "a fragment or shared buffer");
-    ok = requireScope(dst, "the destination", c.callee, onChip, "a fragment or shared buffer") && ok;
-    if (!ok) return;
+    std::optional<Shape> ss, ds;
+    if (!onChipSourceAndDestination(c, src, dst, ss, ds)) return;
     if (auto dim = constIntArg(c, "dim")) {
         int64_t rank = int64_t(ss->size());
         if (*dim < -rank || *dim >= rank) {

@@ -124,6 +124,8 @@ public:
     void checkGemm(ast::Call& c);
     void checkReduce(ast::Call& c, Builtin id);
     void checkCumsum(ast::Call& c);
+    bool onChipSourceAndDestination(ast::Call& c, ast::Expr& src, ast::Expr& dst, std::optional<Shape>& ss,
+                                    std::optional<Shape>& ds);
     void checkAtomicAdd(ast::Call& c);
     void checkFillClear(ast::Call& c);
     // The extents of an operand, or nullopt (reported) for an all-point region with nothing
