@@ -52,6 +52,21 @@ protected:
         touch(l->buffer).loaded = true;
         IRVisitor::visitLoad(l);
     }
+    void visitCall(const Call* c) override {
+        // Instruction helpers read and write registers through the address of an element:
+        // whole 32-bit words (the packing of mma / ldmatrix fragments), up to 16 bytes.
+        bool registerView = c->name.rfind("ldmatrix", 0) == 0 || c->name.rfind("mma_", 0) == 0;
+        for (const Expr& arg : c->args) {
+            const Call* addr = arg.as<Call>();
+            const Load* l = addr && addr->name == "address_of" && registerView ? addr->args[0].as<Load>() : nullptr;
+            if (l && l->buffer->scope == MemScope::Local) {
+                BufferUse& u = touch(l->buffer);
+                u.vectorBytes = std::max(u.vectorBytes, 16);
+                u.stored = true;
+            }
+        }
+        IRVisitor::visitCall(c);
+    }
     void visitStore(const Store* s) override {
         BufferUse& u = touch(s->buffer);
         u.stored = true;

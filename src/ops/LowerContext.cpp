@@ -22,6 +22,11 @@ const layout::Fragment& LowerContext::layoutOf(const Buffer& fragment) const {
     return it->second;
 }
 
+layout::Swizzle LowerContext::swizzleOf(const Buffer& shared) const {
+    auto it = sharedLayouts.find(shared.get());
+    return it == sharedLayouts.end() ? layout::Swizzle() : it->second.swizzle;
+}
+
 Buffer LowerContext::localBuffer(const Buffer& fragment) {
     auto it = locals_.find(fragment.get());
     if (it != locals_.end()) return it->second;

@@ -6,6 +6,7 @@
 #include "ir/Kernel.h"
 #include "ir/Simplify.h"
 #include "layout/Fragment.h"
+#include "layout/Swizzle.h"
 #include "support/Diagnostics.h"
 #include "target/Target.h"
 
@@ -29,6 +30,15 @@ public:
     // Fragment layouts chosen by layout inference, by buffer.
     std::map<const ir::BufferNode*, layout::Fragment> layouts;
     const layout::Fragment& layoutOf(const ir::Buffer& fragment) const;
+    // Shared buffers stored swizzled (chosen with the layouts; applied after lowering), and
+    // why, for --emit=layouts.
+    struct SharedLayout {
+        layout::Swizzle swizzle;
+        std::string reason;
+    };
+    std::map<const ir::BufferNode*, SharedLayout> sharedLayouts;
+    layout::Swizzle swizzleOf(const ir::Buffer& shared) const;
+
     // The per-thread array that holds a fragment after lowering.
     ir::Buffer localBuffer(const ir::Buffer& fragment);
 

@@ -138,6 +138,26 @@ Stmt moveElements(const Buffer& dst, const std::vector<Expr>& dstIdx, const Buff
         int l = static_cast<int>(lanes);
         return guarded(store(dst, dstIdx, load(src, srcIdx, l)), store(dst, dstIdx, zero(dst->dtype, l)));
     }
+    bool dstLocal = dst->scope == MemScope::Local, srcLocal = src->scope == MemScope::Local;
+    if (lanes > 1 && dstLocal != srcLocal) {
+        // A converting move between registers and memory: convert in registers, through a
+        // small array of the memory side's type, and touch memory with one vector access.
+        int l = static_cast<int>(lanes);
+        Buffer packed = makeBuffer("packed", dstLocal ? src->dtype : dst->dtype, MemScope::Local, {intImm(lanes)});
+        std::vector<Stmt> converts;
+        for (int64_t v = 0; v < lanes; ++v) {
+            Stmt c = dstLocal ? store(dst, offsetLast(dstIdx, v), cast(dst->dtype, load(packed, {intImm(v)})))
+                              : store(packed, {intImm(v)}, cast(dst->dtype, load(src, offsetLast(srcIdx, v))));
+            converts.push_back(c);
+        }
+        if (dstLocal) {
+            Stmt in = store(packed, {intImm(0)}, load(src, srcIdx, l));
+            Stmt zeroIn = store(packed, {intImm(0)}, zero(src->dtype, l));
+            return allocate(packed, seq({guarded(in, zeroIn), seq(converts)}));
+        }
+        Stmt out = store(dst, dstIdx, load(packed, {intImm(0)}, l));
+        return allocate(packed, guarded(seq({seq(converts), out}), store(dst, dstIdx, zero(dst->dtype, l))));
+    }
     std::vector<Stmt> moves, zeros;
     for (int64_t v = 0; v < lanes; ++v) {
         moves.push_back(store(dst, offsetLast(dstIdx, v), cast(dst->dtype, load(src, offsetLast(srcIdx, v)))));

@@ -78,6 +78,14 @@ protected:
     }
 };
 
+// The region's tile (its dimensions that are not 1) is the last two of its buffer.
+bool tileDimsAreLast(const Region& r) {
+    size_t rank = r.rank();
+    for (size_t d = 0; d + 2 < rank; ++d)
+        if (r.extents[d] != 1) return false;
+    return rank >= 2 && r.extents[rank - 1] > 1 && r.extents[rank - 2] > 1;
+}
+
 class Solver {
 public:
     Solver(Graph& g, LowerContext& ctx, std::string kernelName) : g_(g), ctx_(ctx), kernel_(std::move(kernelName)) {}
@@ -181,11 +189,37 @@ private:
 
 } // namespace
 
+namespace {
+
+// Shared operands of tensor-core gemms are read eight rows at a time (ldmatrix, or the same
+// pattern element by element): a swizzle keeps those reads free of bank conflicts. Only
+// tiles that are a buffer's last two dimensions qualify, so that the swizzle's row is the
+// tile's row.
+void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
+    if (!ctx.target.has(Feature::Ldmatrix)) return;
+    for (const auto* gemm : g.gemms) {
+        if (ops::planGemm(*gemm, ctx).kind != ops::GemmPlan::Kind::MmaSm80) continue;
+        for (const Region* r : {&gemm->a(), &gemm->b()}) {
+            const Buffer& b = r->buffer;
+            size_t rank = b->shape.size();
+            if (b->scope != MemScope::Shared || rank < 2 || tileDimsAreLast(*r) == false) continue;
+            auto cols = asConstInt(b->shape[rank - 1]);
+            if (!cols) continue;
+            layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, std::max(1, dtypeBits(b->dtype) / 8));
+            if (!sw.isIdentity()) ctx.sharedLayouts.emplace(b.get(), LowerContext::SharedLayout{sw, gemm->str()});
+        }
+    }
+}
+
+} // namespace
+
 bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     GraphBuilder builder;
     builder.visit(kernel.body);
     Solver solver(builder.g, ctx, kernel.name);
-    return solver.run();
+    if (!solver.run()) return false;
+    chooseSharedLayouts(builder.g, ctx);
+    return true;
 }
 
 } // namespace tlc

@@ -28,6 +28,7 @@ const std::vector<Pass>& pipeline() {
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
         {"insert-barriers", [](Kernel& k, LowerContext&) { k.body = insertBarriers(k.body); return true; }},
         {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
+        {"swizzle-shared", [](Kernel& k, LowerContext& ctx) { k.body = swizzleShared(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
     };
@@ -99,11 +100,12 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
     // In program order of the fragments' declarations.
     class Order : public IRVisitor {
     public:
-        std::vector<Buffer> fragments;
+        std::vector<Buffer> fragments, shared;
 
     protected:
         void visitAllocate(const Allocate* n) override {
             if (n->buffer->scope == MemScope::Fragment) fragments.push_back(n->buffer);
+            if (n->buffer->scope == MemScope::Shared) shared.push_back(n->buffer);
             IRVisitor::visitAllocate(n);
         }
     } order;
@@ -111,6 +113,9 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
     std::string out = fmt::format("kernel {} ({} thread{} on {}):\n", kernel.name, ctx.threads,
                                   ctx.threads == 1 ? "" : "s", target.name);
     for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
+    for (const auto& b : order.shared)
+        if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
+            out += fmt::format("  {} (shared): {}, for {}\n", b->name, it->second.swizzle.str(), it->second.reason);
     return out;
 }
 

@@ -11,7 +11,8 @@
 namespace tlc {
 
 // Chooses a layout for every fragment (ctx.layouts): gemm accumulators first, then along the
-// tile graph (reductions, fragment copies, parallel loops), then defaults for the rest.
+// tile graph (reductions, fragment copies, parallel loops), then defaults for the rest; and
+// a swizzle for the shared operands of tensor-core gemms (ctx.sharedLayouts).
 // Reports conflicts; returns false if there were any.
 bool inferLayouts(const ir::Kernel& kernel, LowerContext& ctx);
 
@@ -21,6 +22,9 @@ ir::Stmt insertBarriers(const ir::Stmt& body);
 
 // Replaces tile ops, parallel and pipelined loops and fragments with thread-level code.
 ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);
+
+// Rewrites accesses to shared buffers that layout inference gave a swizzled layout.
+ir::Stmt swizzleShared(const ir::Stmt& body, const LowerContext& ctx);
 
 // Declares the ops' scratch buffers, adds up shared memory, checks it against the target.
 ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);

@@ -3,10 +3,13 @@
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "layout/Fragment.h"
+#include "layout/Swizzle.h"
+#include "ops/gemm/GemmPlan.h"
 
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 using namespace tlc;
@@ -31,6 +34,10 @@ int64_t evalInt(const Expr& e, const std::map<const Var*, int64_t>& env) {
     case BinaryOp::Eq: return x == y;
     case BinaryOp::And: return x && y;
     case BinaryOp::Lt: return x < y;
+    case BinaryOp::BitAnd: return x & y;
+    case BinaryOp::BitXor: return x ^ y;
+    case BinaryOp::Shl: return x << y;
+    case BinaryOp::Shr: return x >> y;
     default: FAIL("unexpected operator"); return 0;
     }
 }
@@ -123,4 +130,94 @@ TEST_CASE("replicated fragments name one writer per element") {
     }
     CHECK(writersPerRow.size() == 16);
     for (const auto& [row, n] : writersPerRow) CHECK(n == 1);
+}
+
+TEST_CASE("a swizzle permutes the 16-byte chunks of each row and is its own inverse") {
+    struct Case {
+        int64_t cols, elemBytes, patternBytes;
+    };
+    for (Case c : {Case{32, 2, 64}, Case{64, 2, 128}, Case{128, 2, 128}, Case{16, 2, 32}, Case{64, 1, 64},
+                   Case{32, 4, 128}, Case{96, 2, 64}}) {
+        CAPTURE(c.cols);
+        CAPTURE(c.elemBytes);
+        layout::Swizzle sw = layout::bankConflictFreeSwizzle(c.cols, c.elemBytes);
+        CHECK(sw.patternBytes() == c.patternBytes);
+        int64_t chunk = 16 / c.elemBytes;
+        for (int64_t row = 0; row < 16; ++row) {
+            std::set<int64_t> stored;
+            for (int64_t col = 0; col < c.cols; ++col) {
+                int64_t s = sw.column(row, col);
+                REQUIRE(s >= 0);
+                REQUIRE(s < c.cols);
+                CHECK(s / chunk * chunk + col % chunk == s);  // chunks stay whole
+                CHECK(sw.inverseColumn(row, s) == col);
+                stored.insert(s);
+            }
+            CHECK(stored.size() == size_t(c.cols));  // a permutation of the row
+        }
+    }
+}
+
+TEST_CASE("swizzled rows put eight rows' same chunk in eight different bank groups") {
+    // ldmatrix reads one 16-byte chunk from each of eight consecutive rows; banks repeat every
+    // 128 bytes, so the eight chunks must sit at eight different offsets modulo 128.
+    for (int64_t cols : {16, 32, 64, 128, 256}) {
+        CAPTURE(cols);
+        layout::Swizzle sw = layout::bankConflictFreeSwizzle(cols, 2);
+        for (int64_t first = 0; first < 16; first += 8)
+            for (int64_t col = 0; col < cols; col += 8) {
+                std::set<int64_t> groups;
+                for (int64_t row = first; row < first + 8; ++row) groups.insert((row * cols + sw.column(row, col)) * 2 % 128 / 16);
+                CHECK(groups.size() == 8);
+            }
+    }
+    // Without the swizzle, 256-byte rows put all eight in one group: the check can fail.
+    std::set<int64_t> plain;
+    for (int64_t row = 0; row < 8; ++row) plain.insert(row * 128 * 2 % 128 / 16);
+    CHECK(plain.size() == 1);
+}
+
+TEST_CASE("the swizzle's index expression agrees with its arithmetic") {
+    layout::Swizzle sw = layout::bankConflictFreeSwizzle(32, 2);
+    VarPtr row = makeVar("row"), col = makeVar("col");
+    Expr e = sw.column(Expr(row), Expr(col));
+    for (int64_t r = 0; r < 16; ++r)
+        for (int64_t c = 0; c < 32; ++c) CHECK(evalInt(e, {{row.get(), r}, {col.get(), c}}) == sw.column(r, c));
+    CHECK(layout::bankConflictFreeSwizzle(4, 2).isIdentity());  // 8-byte rows: nothing to permute
+    CHECK(layout::bankConflictFreeSwizzle(12, 2).isIdentity());  // rows not made of whole chunks
+}
+
+TEST_CASE("mma accumulators cover every element once") {
+    for (auto [M, N, warpsM, warpsN] : {std::tuple{128, 128, 2, 2}, std::tuple{64, 64, 4, 1}, std::tuple{16, 8, 1, 1},
+                                        std::tuple{64, 128, 1, 4}}) {
+        CAPTURE(M);
+        CAPTURE(N);
+        Fragment f = ops::mmaAccumulator(M, N, 32 * warpsM * warpsN, warpsM, warpsN);
+        CHECK(f.isBijective());
+        CHECK(f.replicas() == 1);
+    }
+    // A warp partition that leaves columns to one warp replicates over the idle thread bits.
+    Fragment shared = ops::mmaAccumulator(64, 32, 128, 4, 1);
+    CHECK(shared.isBijective());
+}
+
+TEST_CASE("an accumulator tile pair is an A operand tile (the rs form)") {
+    // PTX ISA m16n8k16 A fragment: element r of lane 4g + t is at row g + 8 * (r / 2 % 2),
+    // column 2t + r % 2 + 8 * (r / 4). The lowering passes slots (mi * K / 8 + 2 kk) * 4 ..
+    // + 7 of an accumulator-layout fragment as A: check they hold exactly those elements.
+    int64_t M = 64, K = 64, warpsM = 4, threads = 128;
+    Fragment f = ops::mmaAccumulator(M, K, threads, warpsM, 1);
+    VarPtr tx = makeVar("tx"), l = makeVar("l");
+    std::vector<Expr> at = f.indicesAt(Expr(tx), Expr(l));
+    for (int64_t thread = 0; thread < threads; ++thread) {
+        int64_t lane = thread % 32, g = lane / 4, t = lane % 4, rowBase = thread / 32 * (M / warpsM);
+        for (int64_t mi = 0; mi < M / warpsM / 16; ++mi)
+            for (int64_t kk = 0; kk < K / 16; ++kk)
+                for (int64_t r = 0; r < 8; ++r) {
+                    int64_t slot = (mi * (K / 8) + 2 * kk) * 4 + r;
+                    std::map<const Var*, int64_t> env{{tx.get(), thread}, {l.get(), slot}};
+                    CHECK(evalInt(at[0], env) == rowBase + mi * 16 + g + 8 * (r / 2 % 2));
+                    CHECK(evalInt(at[1], env) == kk * 16 + 2 * t + r % 2 + 8 * (r / 4));
+                }
+    }
 }

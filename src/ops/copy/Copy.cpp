@@ -45,8 +45,8 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         const Region& mem = srcFrag ? dst_ : src_;
         const auto& f = ctx.layoutOf(frag.buffer);
         Buffer local = ctx.localBuffer(frag.buffer);
+        // A converting move vectorises on the memory side's type (see moveElements).
         int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
-        if (src_.buffer->dtype != dst_.buffer->dtype) vec = std::min<int64_t>(vec, 1);
         body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
             // Fragment indices are the tile offsets over its own non-unit dimensions.
             std::vector<Expr> tileOffsets;

@@ -29,6 +29,12 @@ public:
     ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
 
 private:
+    // Where an mma operand is read from (see lowerMma).
+    enum class OperandForm { Registers, Ldmatrix, Elements };
+    OperandForm aForm(const LowerContext& ctx, const struct GemmPlan& plan) const;
+    OperandForm bForm(const LowerContext& ctx) const;
+    static bool ldmatrixFits(const LowerContext& ctx, const ir::Region& operand, bool kContiguous);
+
     ir::Stmt lowerSimt(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
                        std::vector<ir::Stmt> steps) const;
     ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,

@@ -9,30 +9,46 @@ using layout::Term;
 
 namespace {
 
-// The m16n8k16 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane =
-// 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of each 16 x 8 tile; the
-// four values of one tile sit in consecutive slots (c0..c3), tiles in row-major order.
-Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, const GemmPlan& p) {
-    int64_t slotsPerTile = 4;
-    int64_t tileStrideN = slotsPerTile, tileStrideM = slotsPerTile * p.tilesN;
-    std::vector<Term> rows = {
-        {true, 4, 8, 1},                          // group = lane / 4
-        {false, 2, 2, 8},                         // c2, c3: row + 8
-        {false, tileStrideM, p.tilesM, 16},       // the warp's tiles down
-        {true, 32, p.warpsM, M / p.warpsM},       // the warp's row
-    };
-    std::vector<Term> cols = {
-        {false, 1, 2, 1},                         // c0 / c1
-        {true, 1, 4, 2},                          // t = lane % 4
-        {false, tileStrideN, p.tilesN, 8},        // the warp's tiles across
-        {true, 32 * p.warpsM, p.warpsN, N / p.warpsN},
-    };
-    return Fragment({M, N}, threads, slotsPerTile * p.tilesM * p.tilesN, {rows, cols});
+// The mma.sync forms sm80-class targets offer (PTX ISA, "Warp-level matrix multiply-accumulate
+// instructions"), as data: a new form is a row here and a helper in the runtime.
+constexpr MmaInstruction kMmaForms[] = {
+    {DType::F16, DType::F16, DType::F32, Feature::MmaSm80, 16, "mma_m16n8k16_f32_f16"},
+    {DType::BF16, DType::BF16, DType::F32, Feature::MmaSm80, 16, "mma_m16n8k16_f32_bf16"},
+    {DType::F16, DType::F16, DType::F16, Feature::MmaSm80, 16, "mma_m16n8k16_f16_f16"},
+    {DType::I8, DType::I8, DType::I32, Feature::MmaSm80, 32, "mma_m16n8k32_s32_s8"},
+    {DType::F8E4M3, DType::F8E4M3, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e4m3"},
+    {DType::F8E5M2, DType::F8E5M2, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e5m2"},
+};
+
+const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
+    for (const auto& m : kMmaForms)
+        if (m.a == a && m.b == b && m.c == c && target.has(m.feature)) return &m;
+    return nullptr;
 }
 
-bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 } // namespace
+
+// The m16n8 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane =
+// 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of each 16 x 8 tile; the
+// four values of one tile sit in consecutive slots (c0..c3), tiles in row-major order.
+Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
+    int64_t tilesM = M / (16 * warpsM), tilesN = N / (8 * warpsN);
+    int64_t slotsPerTile = 4;
+    int64_t tileStrideN = slotsPerTile, tileStrideM = slotsPerTile * tilesN;
+    std::vector<Term> rows = {
+        {true, 4, 8, 1},                     // group = lane / 4
+        {false, 2, 2, 8},                    // c2, c3: row + 8
+        {false, tileStrideM, tilesM, 16},    // the warp's tiles down
+        {true, 32, warpsM, M / warpsM},      // the warp's row
+    };
+    std::vector<Term> cols = {
+        {false, 1, 2, 1},                    // c0 / c1
+        {true, 1, 4, 2},                     // t = lane % 4
+        {false, tileStrideN, tilesN, 8},     // the warp's tiles across
+        {true, 32 * warpsM, warpsN, N / warpsN},
+    };
+    return Fragment({M, N}, threads, slotsPerTile * tilesM * tilesN, {rows, cols});
+}
 
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     GemmPlan plan;
@@ -42,10 +58,9 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     if (c.size() != 2 || a.size() != 2) return plan;
     int64_t M = c[0], N = c[1];
     int64_t K = op.transposeA() ? a[0] : a[1];
-    DType ta = op.a().buffer->dtype, tb = op.b().buffer->dtype, tc = op.c().buffer->dtype;
+    const MmaInstruction* mma = findMma(ctx.target, op.a().buffer->dtype, op.b().buffer->dtype, op.c().buffer->dtype);
     int64_t warps = ctx.threads / 32;
-    bool fits = ctx.target.has(Feature::MmaSm80) && ctx.threads % 32 == 0 && isHalfType(ta) && ta == tb &&
-                tc == DType::F32 && K % 16 == 0 && op.c().buffer->shape.size() == 2;
+    bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0 && op.c().buffer->shape.size() == 2;
     if (!fits) return plan;
     // Split the warps over C: full_row gives every warp whole rows, full_col whole columns,
     // square keeps each warp's tile close to square.
@@ -67,11 +82,12 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     }
     if (bestM == 0) return plan;
     plan.kind = GemmPlan::Kind::MmaSm80;
+    plan.mma = mma;
     plan.warpsM = bestM;
     plan.warpsN = warps / bestM;
     plan.tilesM = M / (16 * plan.warpsM);
     plan.tilesN = N / (8 * plan.warpsN);
-    plan.accumulator = mmaAccumulator(M, N, ctx.threads, plan);
+    plan.accumulator = mmaAccumulator(M, N, ctx.threads, plan.warpsM, plan.warpsN);
     return plan;
 }
 
