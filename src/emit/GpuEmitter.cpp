@@ -83,7 +83,8 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         return shuffleXor(args);
     }
     // Instruction helpers of the runtime headers, by name prefix: the section that defines them.
-    static const std::pair<const char*, const char*> helpers[] = {{"mma_", "mma"}, {"cp_async", "async_copy"}};
+    static const std::pair<const char*, const char*> helpers[] = {
+        {"mma_", "mma"}, {"ldmatrix", "ldmatrix"}, {"cp_async", "async_copy"}};
     for (const auto& [prefix, section] : helpers) {
         if (n.rfind(prefix, 0) != 0) continue;
         need(runtimeFile(), section);

@@ -5,6 +5,10 @@ that ptxas reports no register spills.
     ptx_check.py --tlc build/tlc --work DIR SAMPLE.tl TARGET ARCH INSTRUCTION...
 
 e.g. ptx_check.py --tlc build/tlc --work /tmp/p samples/gemm.tl sm80 sm_80 mma.sync.aligned.m16n8k16
+
+A .cu file instead of a .tl sample is compiled as it is (no tlc; TARGET only names the outputs),
+with -I for each --include; --werror compiles warning-free as the compile layer does
+(-Xcompiler -Wall,-Werror -Werror all-warnings).
 """
 import argparse
 import os
@@ -16,7 +20,9 @@ import sys
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tlc", required=True)
+    parser.add_argument("--tlc")
+    parser.add_argument("--include", action="append", default=[])
+    parser.add_argument("--werror", action="store_true")
     parser.add_argument("--work", required=True)
     parser.add_argument("sample")
     parser.add_argument("target")
@@ -26,18 +32,31 @@ def main():
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     os.makedirs(args.work, exist_ok=True)
     name = os.path.splitext(os.path.basename(args.sample))[0]
-    cu = os.path.join(args.work, f"{name}_{args.target}.cu")
-    subprocess.run([args.tlc, args.sample, f"--target={args.target}", "-o", cu], check=True)
-    ptx = cu[:-3] + ".ptx"
-    subprocess.run([nvcc, "-std=c++17", f"-arch={args.arch}", "--ptx", cu, "-o", ptx], check=True)
+    flags = ["-std=c++17", f"-arch={args.arch}"] + [f"-I{d}" for d in args.include]
+    if args.werror:
+        flags += ["-Xcompiler", "-Wall,-Werror", "-Werror", "all-warnings"]
+    if args.sample.endswith(".cu"):
+        cu = args.sample
+        base = os.path.join(args.work, f"{name}_{args.target}")
+    else:
+        if not args.tlc:
+            sys.exit("ptx_check.py: --tlc is needed for a .tl sample")
+        cu = os.path.join(args.work, f"{name}_{args.target}.cu")
+        subprocess.run([args.tlc, args.sample, f"--target={args.target}", "-o", cu], check=True)
+        base = cu[:-3]
+    ptx = base + ".ptx"
+    subprocess.run([nvcc, *flags, "--ptx", cu, "-o", ptx], check=True)
     text = open(ptx).read()
     failed = False
     for instruction in args.instructions:
         count = text.count(instruction)
         print(f"{'ok  ' if count else 'FAIL'} {instruction}: {count} in the PTX of {name} for {args.target}")
         failed |= count == 0
-    verbose = subprocess.run([nvcc, "-std=c++17", f"-arch={args.arch}", "-c", cu, "-o", cu + ".o", "-Xptxas", "-v"],
-                             capture_output=True, text=True, check=True).stderr
+    compiled = subprocess.run([nvcc, *flags, "-c", cu, "-o", base + ".o", "-Xptxas", "-v"], capture_output=True,
+                              text=True)
+    if compiled.returncode != 0:
+        sys.exit(f"FAIL nvcc -c {cu}:\n{compiled.stderr}")
+    verbose = compiled.stderr
     spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", verbose)]
     print(f"{'ok  ' if not any(spills) else 'FAIL'} spill stores: {spills}")
     failed |= any(spills)

@@ -2,7 +2,6 @@
 // (round to nearest even), also known as tl::half so that the run-layer drivers compile as is.
 #pragma once
 
-#include "cuda_runtime.h"
 #include "simt_float.h"
 
 struct __half {
@@ -14,3 +13,6 @@ struct __half {
 inline __half __float2half(float f) { return __half(f); }
 inline float __half2float(__half h) { return float(h); }
 namespace tl { using half = ::__half; }
+
+// After the types: the stand-in runtime's emulations use them (this header may come first).
+#include "cuda_runtime.h"

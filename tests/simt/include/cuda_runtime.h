@@ -70,59 +70,161 @@ inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; 
 #ifndef SIMT_HIP
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
+#include "cuda_fp8.h"
+#include <type_traits>
 namespace tl { using bfloat16 = ::__nv_bfloat16; }
 
+namespace tl {
+namespace simt_warp {
+// Warp-wide instructions need the whole warp (PTX: .sync.aligned, undefined if a lane exited).
+inline void requireFullWarp(int count, const char* what) {
+    if (count != 32) {
+        std::fprintf(stderr, "simt: %s with %d of 32 lanes\n", what, count);
+        std::abort();
+    }
+}
+inline void requireAligned(const void* p, unsigned bytes, const char* what, int lane) {
+    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) {
+        std::fprintf(stderr, "simt: %s: lane %d passes %p, not %u-byte aligned\n", what, lane, p, bytes);
+        std::abort();
+    }
+}
+} // namespace simt_warp
+} // namespace tl
+
+// The runtime's ldmatrix section, emulated (PTX ISA, "ldmatrix"): lane 8 * i + r gives the
+// address of row r (16 bytes) of matrix i; lane l receives, for each matrix, the 32-bit word
+// l % 4 of row l / 4, or with .trans the 16-bit elements [2 * (l % 4)][l / 4] and
+// [2 * (l % 4) + 1][l / 4] (low half first).
+#define TLC_RUNTIME_TL_CUDA_H_LDMATRIX
+namespace tl {
+namespace simt_ldmatrix {
+struct Lane {
+    void* dst;
+    const void* src;
+};
+template <int Count, bool Trans> void load(void** lanes, int count) {
+    simt_warp::requireFullWarp(count, "ldmatrix");
+    unsigned char rows[Count][8][16];
+    for (int i = 0; i < Count; ++i)
+        for (int r = 0; r < 8; ++r) {
+            const void* src = static_cast<Lane*>(lanes[8 * i + r])->src;
+            simt_warp::requireAligned(src, 16, "ldmatrix row address", 8 * i + r);
+            std::memcpy(rows[i][r], src, 16);
+        }
+    for (int lane = 0; lane < 32; ++lane) {
+        void* dst = static_cast<Lane*>(lanes[lane])->dst;
+        simt_warp::requireAligned(dst, 4, "ldmatrix destination", lane);
+        for (int i = 0; i < Count; ++i) {
+            std::uint32_t word;
+            if (!Trans) {
+                std::memcpy(&word, &rows[i][lane / 4][4 * (lane % 4)], 4);
+            } else {
+                std::uint16_t lo, hi;
+                std::memcpy(&lo, &rows[i][2 * (lane % 4)][2 * (lane / 4)], 2);
+                std::memcpy(&hi, &rows[i][2 * (lane % 4) + 1][2 * (lane / 4)], 2);
+                word = std::uint32_t(lo) | std::uint32_t(hi) << 16;
+            }
+            std::memcpy(static_cast<unsigned char*>(dst) + 4 * i, &word, 4);
+        }
+    }
+}
+template <int Count, bool Trans> void run(void* dst, const void* src) {
+    Lane lane{dst, src};
+    ::simt::warpCollective(&lane, load<Count, Trans>);
+}
+} // namespace simt_ldmatrix
+inline void ldmatrix_x1(void* dst, const void* src) { simt_ldmatrix::run<1, false>(dst, src); }
+inline void ldmatrix_x2(void* dst, const void* src) { simt_ldmatrix::run<2, false>(dst, src); }
+inline void ldmatrix_x4(void* dst, const void* src) { simt_ldmatrix::run<4, false>(dst, src); }
+inline void ldmatrix_x1_trans(void* dst, const void* src) { simt_ldmatrix::run<1, true>(dst, src); }
+inline void ldmatrix_x2_trans(void* dst, const void* src) { simt_ldmatrix::run<2, true>(dst, src); }
+inline void ldmatrix_x4_trans(void* dst, const void* src) { simt_ldmatrix::run<4, true>(dst, src); }
+} // namespace tl
+
 // The runtime's mma section, emulated: the emitted code's own section (guarded by this macro)
-// holds inline PTX; here the warp's fragments are gathered, multiplied and scattered back.
+// holds inline PTX; here the warp's fragments are gathered, multiplied (in double, or in 64-bit
+// integers for s8) and scattered back.
 #define TLC_RUNTIME_TL_CUDA_H_MMA
 namespace tl {
 namespace simt_mma {
-template <typename T> struct Lane {
-    float* c;
-    const T* a;
-    const T* b;
+template <typename Acc, typename In> struct Lane {
+    Acc* c;
+    const In* a;
+    const In* b;
 };
-// m16n8k16, lane = 4 * group + t (PTX ISA, "Matrix Fragments for mma.m16n8k16").
-template <typename T> void m16n8k16(void** lanes, int count) {
-    if (count != 32) {
-        std::fprintf(stderr, "simt: mma.sync with %d of 32 lanes\n", count);
-        std::abort();
-    }
-    double A[16][16], B[16][8], C[16][8];
+// Fragment positions, lane = 4 * g + t (PTX ISA, "Matrix Fragments for mma.m16n8k16" and
+// "... for mma.m16n8k32" with 8-bit types): {row, column} of element i of A, B and C / D.
+struct Pos {
+    int row, col;
+};
+template <int K> Pos aPos(int g, int t, int i) {
+    if (K == 16) return {g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)};
+    return {g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8)};
+}
+template <int K> Pos bPos(int g, int t, int i) {
+    if (K == 16) return {2 * t + i % 2 + 8 * (i / 2), g};
+    return {4 * t + i % 4 + 16 * (i / 4), g};
+}
+inline Pos cPos(int g, int t, int i) { return {g + 8 * (i / 2), 2 * t + i % 2}; }
+
+template <typename W, typename T> W widen(T v) {
+    if constexpr (std::is_integral_v<T>) return W(v);
+    else return W(float(v));
+}
+template <typename T, typename W> T narrow(W v) {
+    if constexpr (std::is_integral_v<T>) return T(std::uint32_t(std::uint64_t(v)));  // s32 sums wrap
+    else return T(float(v));
+}
+
+// m16n8kK: D = A (16 x K) * B (K x 8) + C, in W (double or long long).
+template <int K, typename Acc, typename In> void multiply(void** lanes, int count) {
+    using W = std::conditional_t<std::is_integral_v<Acc>, long long, double>;
+    simt_warp::requireFullWarp(count, "mma.sync");
+    W A[16][K], B[K][8], C[16][8];
     for (int lane = 0; lane < 32; ++lane) {
-        const auto& l = *static_cast<Lane<T>*>(lanes[lane]);
+        const auto& l = *static_cast<Lane<Acc, In>*>(lanes[lane]);
         int g = lane / 4, t = lane % 4;
-        for (int i = 0; i < 2; ++i) {
-            A[g][2 * t + i] = float(l.a[i]);
-            A[g + 8][2 * t + i] = float(l.a[2 + i]);
-            A[g][2 * t + 8 + i] = float(l.a[4 + i]);
-            A[g + 8][2 * t + 8 + i] = float(l.a[6 + i]);
-            B[2 * t + i][g] = float(l.b[i]);
-            B[2 * t + 8 + i][g] = float(l.b[2 + i]);
-            C[g][2 * t + i] = l.c[i];
-            C[g + 8][2 * t + i] = l.c[2 + i];
+        for (int i = 0; i < K / 2; ++i) {
+            Pos p = aPos<K>(g, t, i);
+            A[p.row][p.col] = widen<W>(l.a[i]);
         }
-    }
-    for (int lane = 0; lane < 32; ++lane) {
-        const auto& l = *static_cast<Lane<T>*>(lanes[lane]);
-        int g = lane / 4, t = lane % 4;
+        for (int i = 0; i < K / 4; ++i) {
+            Pos p = bPos<K>(g, t, i);
+            B[p.row][p.col] = widen<W>(l.b[i]);
+        }
         for (int i = 0; i < 4; ++i) {
-            int row = g + (i / 2) * 8, col = 2 * t + i % 2;
-            double sum = C[row][col];
-            for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
-            l.c[i] = float(sum);
+            Pos p = cPos(g, t, i);
+            C[p.row][p.col] = widen<W>(l.c[i]);
         }
     }
+    for (int lane = 0; lane < 32; ++lane) {
+        const auto& l = *static_cast<Lane<Acc, In>*>(lanes[lane]);
+        for (int i = 0; i < 4; ++i) {
+            Pos p = cPos(lane / 4, lane % 4, i);
+            W sum = C[p.row][p.col];
+            for (int k = 0; k < K; ++k) sum += A[p.row][k] * B[k][p.col];
+            l.c[i] = narrow<Acc>(sum);
+        }
+    }
+}
+template <int K, typename Acc, typename In> void run(Acc* c, const In* a, const In* b) {
+    Lane<Acc, In> lane{c, a, b};
+    ::simt::warpCollective(&lane, multiply<K, Acc, In>);
 }
 } // namespace simt_mma
 
-inline void mma_m16n8k16_f32_f16(float* c, const __half* a, const __half* b) {
-    simt_mma::Lane<__half> lane{c, a, b};
-    ::simt::warpCollective(&lane, simt_mma::m16n8k16<__half>);
-}
+inline void mma_m16n8k16_f32_f16(float* c, const __half* a, const __half* b) { simt_mma::run<16>(c, a, b); }
 inline void mma_m16n8k16_f32_bf16(float* c, const __nv_bfloat16* a, const __nv_bfloat16* b) {
-    simt_mma::Lane<__nv_bfloat16> lane{c, a, b};
-    ::simt::warpCollective(&lane, simt_mma::m16n8k16<__nv_bfloat16>);
+    simt_mma::run<16>(c, a, b);
+}
+inline void mma_m16n8k16_f16_f16(__half* c, const __half* a, const __half* b) { simt_mma::run<16>(c, a, b); }
+inline void mma_m16n8k32_s32_s8(int* c, const std::int8_t* a, const std::int8_t* b) { simt_mma::run<32>(c, a, b); }
+inline void mma_m16n8k32_f32_e4m3(float* c, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b) {
+    simt_mma::run<32>(c, a, b);
+}
+inline void mma_m16n8k32_f32_e5m2(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e5m2* b) {
+    simt_mma::run<32>(c, a, b);
 }
 } // namespace tl
 
