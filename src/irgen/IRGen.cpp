@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
+#include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/atomic_add/AtomicAdd.h"
 #include "ops/copy/Copy.h"
 #include "ops/cumsum/Cumsum.h"
@@ -548,12 +549,13 @@ private:
         case Builtin::UseSwizzle:
             if (boolArg(arg(1), true)) swizzlePanel_ = intArg(arg(0), 10);
             return comment(fmt::format("use_swizzle(panel = {})", intArg(arg(0), 10)), loc);
-        case Builtin::AnnotateLayout:
-            // The plain lowering has one layout per fragment; annotations matter to the
-            // tensor-core and swizzled-shared-memory paths.
-            return comment(fmt::format("annotate_layout({}): kept for the tensor-core paths",
-                                       arg(0) && arg(0)->as<A::Name>() ? arg(0)->as<A::Name>()->name : "?"),
-                           loc);
+        case Builtin::AnnotateLayout: {
+            Region r = region(*arg(0));
+            const auto* name = arg(1)->as<A::Name>();
+            auto layout = ops::parseSharedLayout(name ? name->name : "");
+            if (!layout) return Stmt();  // sema reported it
+            return tileOp(std::make_shared<ops::AnnotateLayoutOp>(r, *layout), loc);
+        }
         case Builtin::Print: return evaluate(call("print", DType::I32, {value(*arg(0))}), loc);
         case Builtin::Assert: return evaluate(call("assert", DType::I32, {truth(value(*arg(0)))}), loc);
         default: break;

@@ -30,10 +30,11 @@ public:
     // Fragment layouts chosen by layout inference, by buffer.
     std::map<const ir::BufferNode*, layout::Fragment> layouts;
     const layout::Fragment& layoutOf(const ir::Buffer& fragment) const;
-    // Shared buffers stored swizzled (chosen with the layouts; applied after lowering), and
-    // why, for --emit=layouts.
+    // Shared buffers stored swizzled or padded (chosen with the layouts, applied after
+    // lowering), and why, for --emit=layouts.
     struct SharedLayout {
         layout::Swizzle swizzle;
+        int64_t padElems = 0;  // added to every row
         std::string reason;
     };
     std::map<const ir::BufferNode*, SharedLayout> sharedLayouts;

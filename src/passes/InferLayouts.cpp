@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 
 #include "ir/Visitor.h"
+#include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmPlan.h"
@@ -41,6 +42,7 @@ struct Graph {
     std::vector<const ops::GemmOp*> gemms;  // their accumulators' layouts are fixed
     std::vector<SourceLoc> gemmLocs;
     std::vector<ops::ParallelNest> loops;
+    std::vector<std::pair<const ops::AnnotateLayoutOp*, SourceLoc>> annotations;
 };
 
 class GraphBuilder : public IRVisitor {
@@ -54,7 +56,9 @@ protected:
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
         const TileOp* op = n->op.get();
-        if (const auto* gemm = dynamic_cast<const ops::GemmOp*>(op)) {
+        if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(op)) {
+            g.annotations.emplace_back(a, n->loc);
+        } else if (const auto* gemm = dynamic_cast<const ops::GemmOp*>(op)) {
             g.gemms.push_back(gemm);
             g.gemmLocs.push_back(n->loc);
         } else if (const auto* r = dynamic_cast<const ops::ReduceOp*>(op)) {
@@ -196,17 +200,28 @@ namespace {
 // tiles that are a buffer's last two dimensions qualify, so that the swizzle's row is the
 // tile's row.
 void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
+    std::set<const BufferNode*> annotated;
+    for (const auto& [a, loc] : g.annotations) {
+        const Buffer& b = a->buffer();
+        annotated.insert(b.get());
+        const int64_t* cols = b->shape.size() >= 2 ? asConstInt(b->shape.back()) : nullptr;
+        if (!cols) continue;
+        int64_t elemBytes = std::max(1, dtypeBits(b->dtype) / 8);
+        LowerContext::SharedLayout chosen{ops::swizzleOf(a->layout(), *cols, elemBytes), 0, a->str()};
+        if (a->layout() == ops::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
+        if (!chosen.swizzle.isIdentity() || chosen.padElems) ctx.sharedLayouts[b.get()] = chosen;
+    }
     if (!ctx.target.has(Feature::Ldmatrix)) return;
     for (const auto* gemm : g.gemms) {
         if (ops::planGemm(*gemm, ctx).kind != ops::GemmPlan::Kind::MmaSm80) continue;
         for (const Region* r : {&gemm->a(), &gemm->b()}) {
             const Buffer& b = r->buffer;
             size_t rank = b->shape.size();
-            if (b->scope != MemScope::Shared || rank < 2 || tileDimsAreLast(*r) == false) continue;
+            if (b->scope != MemScope::Shared || rank < 2 || !tileDimsAreLast(*r) || annotated.count(b.get())) continue;
             auto cols = asConstInt(b->shape[rank - 1]);
             if (!cols) continue;
             layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, std::max(1, dtypeBits(b->dtype) / 8));
-            if (!sw.isIdentity()) ctx.sharedLayouts.emplace(b.get(), LowerContext::SharedLayout{sw, gemm->str()});
+            if (!sw.isIdentity()) ctx.sharedLayouts.emplace(b.get(), LowerContext::SharedLayout{sw, 0, gemm->str()});
         }
     }
 }

@@ -28,7 +28,7 @@ const std::vector<Pass>& pipeline() {
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
         {"insert-barriers", [](Kernel& k, LowerContext&) { k.body = insertBarriers(k.body); return true; }},
         {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
-        {"swizzle-shared", [](Kernel& k, LowerContext& ctx) { k.body = swizzleShared(k.body, ctx); return true; }},
+        {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
     };
@@ -115,7 +115,9 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
     for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
     for (const auto& b : order.shared)
         if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
-            out += fmt::format("  {} (shared): {}, for {}\n", b->name, it->second.swizzle.str(), it->second.reason);
+            out += fmt::format("  {} (shared): {}{}, for {}\n", b->name, it->second.swizzle.str(),
+                               it->second.padElems ? fmt::format(", rows padded by {}", it->second.padElems) : "",
+                               it->second.reason);
     return out;
 }
 

@@ -23,8 +23,9 @@ ir::Stmt insertBarriers(const ir::Stmt& body);
 // Replaces tile ops, parallel and pipelined loops and fragments with thread-level code.
 ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);
 
-// Rewrites accesses to shared buffers that layout inference gave a swizzled layout.
-ir::Stmt swizzleShared(const ir::Stmt& body, const LowerContext& ctx);
+// Stores shared buffers as layout inference or annotate_layout chose: swizzled accesses,
+// padded rows.
+ir::Stmt applySharedLayouts(const ir::Stmt& body, const LowerContext& ctx);
 
 // Declares the ops' scratch buffers, adds up shared memory, checks it against the target.
 ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);

@@ -1,6 +1,7 @@
 // The tile operations: shapes of operands (regions take their extents from the other
 // operand, rank mismatches resolve by dropping unit dimensions), memory scopes, gemm's
 // dimensions and dtypes, reduction dimensions, and what the target can do.
+#include "ops/annotate_layout/AnnotateLayout.h"
 #include "sema/Checker.h"
 
 #include <fmt/format.h>
@@ -61,7 +62,8 @@ void KernelChecker::checkTileOp(Call& c, Builtin id) {
     case Builtin::ReduceAbsMax: checkReduce(c, id); break;
     case Builtin::Cumsum: checkCumsum(c); break;
     case Builtin::AtomicAdd: checkAtomicAdd(c); break;
-    default: break;  // use_swizzle, annotate_layout: their arguments say everything
+    case Builtin::AnnotateLayout: checkAnnotateLayout(c); break;
+    default: break;  // use_swizzle: its arguments say everything
     }
 }
 
@@ -266,6 +268,23 @@ void KernelChecker::checkAtomicAdd(Call& c) {
 void KernelChecker::checkFillClear(Call& c) {
     Expr& buffer = const_cast<Expr&>(*c.boundArgs[0]);
     knownShape(buffer, c.callee);
+}
+
+// annotate_layout(buf, name): shared buffers only, and the layout must fit the rows.
+void KernelChecker::checkAnnotateLayout(Call& c) {
+    const Expr& buffer = *c.boundArgs[0];
+    const auto* name = c.boundArgs[1]->as<Name>();
+    if (buffer.type.kind != Type::Kind::Tensor || !name) return;
+    if (buffer.type.scope != MemScope::Shared) {
+        diags_.report(DiagId::err_layout_annotation_scope, buffer.range, describe(buffer));
+        return;
+    }
+    auto layout = ops::parseSharedLayout(name->name);
+    const Shape& shape = buffer.type.shape;
+    if (!layout || shape.empty() || !shape.back().isConstant()) return;
+    int64_t elemBytes = std::max(1, dtypeBits(buffer.type.dtype) / 8);
+    if (auto misfit = ops::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
+        diags_.report(DiagId::err_layout_annotation_misfit, c.boundArgs[1]->range, name->name, describe(buffer), *misfit);
 }
 
 } // namespace tlc::sema

@@ -38,7 +38,7 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
     // Read back eight rows at a time like any tensor-core operand: swizzled the same way.
     if (ctx.target.has(Feature::Ldmatrix) && f.rank() == 2) {
         layout::Swizzle sw = layout::bankConflictFreeSwizzle(f.shape()[1], std::max(1, dtypeBits(operand.buffer->dtype) / 8));
-        if (!sw.isIdentity()) ctx.sharedLayouts.emplace(shaped.get(), LowerContext::SharedLayout{sw, "staging " + operand.buffer->name});
+        if (!sw.isIdentity()) ctx.sharedLayouts.emplace(shaped.get(), LowerContext::SharedLayout{sw, 0, "staging " + operand.buffer->name});
     }
     steps.push_back(barrier(loc));
     steps.push_back(fragmentLoop(ctx, f, 1, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {

@@ -1,0 +1,88 @@
+// Carries out the shared-memory layouts chosen with the fragment layouts (ctx.sharedLayouts):
+// every load and store of a swizzled buffer, vector ones and the addresses taken for cp.async
+// and ldmatrix included, gets its last index permuted by the swizzle of its row; a padded
+// buffer is declared with longer rows. Done once after the tile ops are lowered, so that no op
+// has to know how a buffer is stored.
+#include "passes/Passes.h"
+
+#include "ir/Visitor.h"
+
+#include <map>
+#include <optional>
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+
+class SharedLayoutApplier : public IRMutator {
+public:
+    explicit SharedLayoutApplier(const LowerContext& ctx) : ctx_(ctx) {}
+
+protected:
+    Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+        Stmt body = mutate(n->body);
+        Buffer b = stored(n->buffer);
+        return b == n->buffer && body.same(n->body) ? self : allocate(b, body, n->loc, n->init);
+    }
+
+    Expr mutateLoad(const Load* n, const Expr& self) override {
+        Expr e = IRMutator::mutateLoad(n, self);
+        const auto* l = e.as<Load>();
+        Buffer b = stored(l->buffer);
+        auto idx = swizzled(l->buffer, l->indices);
+        if (!idx && b == l->buffer) return e;
+        return load(b, idx ? *idx : l->indices, l->lanes);
+    }
+
+    Stmt mutateStore(const Store* n, const Stmt& self) override {
+        Stmt s = IRMutator::mutateStore(n, self);
+        const auto* st = s.as<Store>();
+        Buffer b = stored(st->buffer);
+        auto idx = swizzled(st->buffer, st->indices);
+        if (!idx && b == st->buffer) return s;
+        return store(b, idx ? *idx : st->indices, st->value, st->loc, st->storeKind);
+    }
+
+private:
+    const LowerContext& ctx_;
+    std::map<const BufferNode*, Buffer> padded_;
+
+    const LowerContext::SharedLayout* layoutOf(const Buffer& b) const {
+        if (b->scope != MemScope::Shared || b->shape.size() < 2) return nullptr;
+        auto it = ctx_.sharedLayouts.find(b.get());
+        return it == ctx_.sharedLayouts.end() ? nullptr : &it->second;
+    }
+
+    // The buffer as declared: with padded rows where asked, the same node otherwise.
+    Buffer stored(const Buffer& b) {
+        const auto* l = layoutOf(b);
+        if (!l || l->padElems == 0) return b;
+        auto it = padded_.find(b.get());
+        if (it != padded_.end()) return it->second;
+        std::vector<Expr> shape = b->shape;
+        const int64_t* cols = asConstInt(shape.back());
+        shape.back() = cols ? intImm(*cols + l->padElems) : shape.back() + intImm(l->padElems);
+        Buffer p = makeBuffer(b->name, b->dtype, b->scope, shape);
+        padded_[b.get()] = p;
+        return p;
+    }
+
+    std::optional<std::vector<Expr>> swizzled(const Buffer& b, const std::vector<Expr>& indices) const {
+        const auto* l = layoutOf(b);
+        if (!l || l->swizzle.isIdentity()) return std::nullopt;
+        std::vector<Expr> out = indices;
+        out.back() = l->swizzle.column(indices[indices.size() - 2], indices.back());
+        return out;
+    }
+};
+
+} // namespace
+
+Stmt applySharedLayouts(const Stmt& body, const LowerContext& ctx) {
+    if (ctx.sharedLayouts.empty()) return body;
+    return SharedLayoutApplier(ctx).mutate(body);
+}
+
+} // namespace tlc
