@@ -43,11 +43,17 @@ __device__ __forceinline__ void mma(float* c, const __nv_fp8_e4m3* a, const __nv
 __device__ __forceinline__ void mma(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e5m2* b) {
     tl::mma_m16n8k32_f32_e5m2(c, a, b);
 }
+__device__ __forceinline__ void mma(float* c, const __nv_fp8_e4m3* a, const __nv_fp8_e5m2* b) {
+    tl::mma_m16n8k32_f32_e4m3_e5m2(c, a, b);
+}
+__device__ __forceinline__ void mma(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e4m3* b) {
+    tl::mma_m16n8k32_f32_e5m2_e4m3(c, a, b);
+}
 
 // Loads the accumulators of the lane (C / D fragment: element i at row g + 8 * (i / 2), column
 // 2 * t + i % 2 of the 16 x 8 tile, lane = 4 * g + t), runs the mma and stores them back.
-template <typename Acc, typename In>
-__device__ void accumulate(const In* a, const In* b, const Acc* C, Acc* D) {
+template <typename Acc, typename InA, typename InB>
+__device__ void accumulate(const InA* a, const InB* b, const Acc* C, Acc* D) {
     const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
     Acc c[4];
     for (int i = 0; i < 4; ++i) c[i] = C[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2];
@@ -79,22 +85,23 @@ __global__ void mmaK16(const In* A, const In* B, const Acc* C, Acc* D) {
     accumulate(a, b, C, D);
 }
 
-// m16n8k32 with 8-bit inputs: A (16 x 32) stored [M][K], B (32 x 8) stored [N][K] (ldmatrix's
-// .trans moves 16-bit elements, so 8-bit operands are loaded K-contiguous). A's four matrices
-// (8 rows of 16 bytes) are a[0..3] (M 0-7, K 0-15), a[4..7] (M 8-15, K 0-15), a[8..11]
-// (M 0-7, K 16-31), a[12..15] (M 8-15, K 16-31); B's two are b[0..3] (K 0-15), b[4..7] (K 16-31).
-template <typename Acc, typename In>
-__global__ void mmaK32(const In* A, const In* B, const Acc* C, Acc* D) {
+// m16n8k32 with 8-bit inputs (A of InA, B of InB): A (16 x 32) stored [M][K], B (32 x 8) stored
+// [N][K] (ldmatrix's .trans moves 16-bit elements, so 8-bit operands are loaded K-contiguous).
+// A's four matrices (8 rows of 16 bytes) are a[0..3] (M 0-7, K 0-15), a[4..7] (M 8-15, K 0-15),
+// a[8..11] (M 0-7, K 16-31), a[12..15] (M 8-15, K 16-31); B's two are b[0..3] (K 0-15) and
+// b[4..7] (K 16-31).
+template <typename Acc, typename InA, typename InB>
+__global__ void mmaK32(const InA* A, const InB* B, const Acc* C, Acc* D) {
     __shared__ __align__(16) unsigned char smem[16 * 32 + 8 * 32];
-    In* As = reinterpret_cast<In*>(smem);
-    In* Bs = As + 16 * 32;
+    InA* As = reinterpret_cast<InA*>(smem);
+    InB* Bs = reinterpret_cast<InB*>(smem + 16 * 32);
     const int lane = threadIdx.x;
     for (int i = lane; i < 16 * 32; i += 32) As[i] = A[i];
     for (int i = lane; i < 8 * 32; i += 32) Bs[i] = B[i];
     __syncthreads();
     const int mat = lane / 8, r = lane % 8;
-    __align__(16) In a[16];
-    __align__(16) In b[8];
+    __align__(16) InA a[16];
+    __align__(16) InB b[8];
     tl::ldmatrix_x4(a, As + (r + 8 * (mat % 2)) * 32 + 16 * (mat / 2));
     tl::ldmatrix_x2(b, Bs + (lane % 8) * 32 + 16 * (mat % 2));
     accumulate(a, b, C, D);
@@ -223,10 +230,11 @@ void check(const std::string& what, const std::vector<T>& got, const std::vector
 
 // D = A * B + C for a 16 x K A, K x 8 B, both given row-major in their logical shape; stores A
 // and B as the kernel expects, runs it and compares.
-template <int K, typename Acc, typename In, bool ATransposed, bool BTransposed>
+template <int K, typename Acc, typename In, bool ATransposed, bool BTransposed, typename InB = In>
 void mmaCase(const std::string& what, uint32_t seed, double atol, double rtol, bool quarters = false) {
     std::mt19937 gen(seed);
-    std::vector<In> A = random<In>(16 * K, gen, quarters), B = random<In>(K * 8, gen, quarters);
+    std::vector<In> A = random<In>(16 * K, gen, quarters);
+    std::vector<InB> B = random<InB>(K * 8, gen, quarters);
     std::vector<Acc> C = random<Acc>(16 * 8, gen, quarters);
     std::vector<double> want(16 * 8);
     for (int m = 0; m < 16; ++m)
@@ -235,16 +243,19 @@ void mmaCase(const std::string& what, uint32_t seed, double atol, double rtol, b
             for (int k = 0; k < K; ++k) sum += toDouble(A[m * K + k]) * toDouble(B[k * 8 + n]);
             want[m * 8 + n] = sum;
         }
-    std::vector<In> storedA(A.size()), storedB(B.size());
+    std::vector<In> storedA(A.size());
+    std::vector<InB> storedB(B.size());
     for (int m = 0; m < 16; ++m)
         for (int k = 0; k < K; ++k) storedA[ATransposed ? k * 16 + m : m * K + k] = A[m * K + k];
     for (int k = 0; k < K; ++k)
         for (int n = 0; n < 8; ++n) storedB[BTransposed ? n * K + k : k * 8 + n] = B[k * 8 + n];
-    Buffer<In> dA(storedA), dB(storedB);
+    Buffer<In> dA(storedA);
+    Buffer<InB> dB(storedB);
     Buffer<Acc> dC(C), dD(std::vector<Acc>(16 * 8, Acc(-7)));
     bool launched;
-    if constexpr (K == 16) launched = launchWarp(mmaK16<Acc, In, ATransposed, BTransposed>, dA.get(), dB.get(), dC.get(), dD.get());
-    else launched = launchWarp(mmaK32<Acc, In>, dA.get(), dB.get(), dC.get(), dD.get());
+    if constexpr (K == 16)
+        launched = launchWarp(mmaK16<Acc, In, ATransposed, BTransposed>, dA.get(), dB.get(), dC.get(), dD.get());
+    else launched = launchWarp(mmaK32<Acc, In, InB>, dA.get(), dB.get(), dC.get(), dD.get());
     if (launched) check(what, dD.read(), want, atol, rtol);
 }
 
@@ -313,6 +324,10 @@ int main() {
         // fp8 products are exact in f32; the tensor cores' fp8 accumulation may keep fewer bits.
         mmaCase<32, float, __nv_fp8_e4m3, false, true>("m16n8k32 f32.e4m3, A [M][K], B [N][K]", 41, 2e-3, 1e-3);
         mmaCase<32, float, __nv_fp8_e5m2, false, true>("m16n8k32 f32.e5m2, A [M][K], B [N][K]", 42, 2e-3, 1e-3);
+        mmaCase<32, float, __nv_fp8_e4m3, false, true, __nv_fp8_e5m2>("m16n8k32 f32.e4m3.e5m2, A [M][K], B [N][K]", 43,
+                                                                      2e-3, 1e-3);
+        mmaCase<32, float, __nv_fp8_e5m2, false, true, __nv_fp8_e4m3>("m16n8k32 f32.e5m2.e4m3, A [M][K], B [N][K]", 44,
+                                                                      2e-3, 1e-3);
     } else {
         std::printf("skip fp8 mma (the GPU is older than sm_89)\n");
     }

@@ -464,3 +464,19 @@ TEST_CASE("emit: location comments only where code follows") {
     CHECK_HAS_NOT(s, "tiny.tl:11");
     CHECK_HAS_NOT(s, "unused");
 }
+
+TEST_CASE("emit: instruction helpers are tl:: calls that paste their runtime section") {
+    const Target& t = target("sm80");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer A_s = makeBuffer("A_s", DType::F16, MemScope::Shared, {intImm(16), intImm(16)});
+    Buffer frag = makeBuffer("frag", DType::F16, MemScope::Local, {intImm(8)});
+    auto addressOf = [](const Buffer& b, std::vector<Expr> idx) { return call("address_of", DType::I64, {load(b, idx)}); };
+    Stmt body = allocate(A_s, allocate(frag, evaluate(call("ldmatrix_x4_trans", DType::I32,
+                                                          {addressOf(frag, {intImm(0)}), addressOf(A_s, {intImm(3), intImm(8)})}))));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    CHECK_HAS(s, "tl::ldmatrix_x4_trans(&frag[0], &A_s[56]);");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_LDMATRIX");
+    CHECK_HAS(s, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_MMA");  // only the section that is used
+}

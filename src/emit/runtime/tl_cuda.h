@@ -215,32 +215,30 @@ __device__ __forceinline__ void mma_m16n8k32_s32_s8(int* c, const int8_t* a, con
                  : "r"(pack_quad(a)), "r"(pack_quad(a + 4)), "r"(pack_quad(a + 8)), "r"(pack_quad(a + 12)),
                    "r"(pack_quad(b)), "r"(pack_quad(b + 4)));
 }
-// fp8 x fp8 -> f32 (sm_89 and later; on older GPUs the kernel traps). The element types are the
+// fp8 x fp8 -> f32 (sm_89 and later; on older GPUs the kernel traps): mma_m16n8k32_f32_X for
+// X x X, mma_m16n8k32_f32_X_Y for an X-typed A and a Y-typed B. The element types are the
 // toolkit's (tlc's CUDA output uses __nv_fp8_e4m3 / __nv_fp8_e5m2 for f8e4m3 / f8e5m2).
-__device__ __forceinline__ void mma_m16n8k32_f32_e4m3(float* c, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(pack_quad(a)), "r"(pack_quad(a + 4)), "r"(pack_quad(a + 8)), "r"(pack_quad(a + 12)),
-                   "r"(pack_quad(b)), "r"(pack_quad(b + 4)));
+#define TL_MMA_FP8(name, A, B, types)                                                                       \
+    __device__ __forceinline__ void name(float* c, const A* a, const B* b) {                                \
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." types ".f32 "                                 \
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                       \
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                       \
+                     : "r"(pack_quad(a)), "r"(pack_quad(a + 4)), "r"(pack_quad(a + 8)), "r"(pack_quad(a + 12)), \
+                       "r"(pack_quad(b)), "r"(pack_quad(b + 4)));                                           \
+    }
 #else
-    (void)c, (void)a, (void)b;
-    __trap();  // fp8 mma needs sm_89
+#define TL_MMA_FP8(name, A, B, types)                                        \
+    __device__ __forceinline__ void name(float* c, const A* a, const B* b) { \
+        (void)c, (void)a, (void)b;                                           \
+        __trap(); /* fp8 mma needs sm_89 */                                  \
+    }
 #endif
-}
-__device__ __forceinline__ void mma_m16n8k32_f32_e5m2(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e5m2* b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(pack_quad(a)), "r"(pack_quad(a + 4)), "r"(pack_quad(a + 8)), "r"(pack_quad(a + 12)),
-                   "r"(pack_quad(b)), "r"(pack_quad(b + 4)));
-#else
-    (void)c, (void)a, (void)b;
-    __trap();  // fp8 mma needs sm_89
-#endif
-}
+TL_MMA_FP8(mma_m16n8k32_f32_e4m3, __nv_fp8_e4m3, __nv_fp8_e4m3, "e4m3.e4m3")
+TL_MMA_FP8(mma_m16n8k32_f32_e5m2, __nv_fp8_e5m2, __nv_fp8_e5m2, "e5m2.e5m2")
+TL_MMA_FP8(mma_m16n8k32_f32_e4m3_e5m2, __nv_fp8_e4m3, __nv_fp8_e5m2, "e4m3.e5m2")
+TL_MMA_FP8(mma_m16n8k32_f32_e5m2_e4m3, __nv_fp8_e5m2, __nv_fp8_e4m3, "e5m2.e4m3")
+#undef TL_MMA_FP8
 } // namespace tl
 // tlc:end
 

@@ -148,10 +148,10 @@ inline void ldmatrix_x4_trans(void* dst, const void* src) { simt_ldmatrix::run<4
 #define TLC_RUNTIME_TL_CUDA_H_MMA
 namespace tl {
 namespace simt_mma {
-template <typename Acc, typename In> struct Lane {
+template <typename Acc, typename InA, typename InB> struct Lane {
     Acc* c;
-    const In* a;
-    const In* b;
+    const InA* a;
+    const InB* b;
 };
 // Fragment positions, lane = 4 * g + t (PTX ISA, "Matrix Fragments for mma.m16n8k16" and
 // "... for mma.m16n8k32" with 8-bit types): {row, column} of element i of A, B and C / D.
@@ -178,12 +178,12 @@ template <typename T, typename W> T narrow(W v) {
 }
 
 // m16n8kK: D = A (16 x K) * B (K x 8) + C, in W (double or long long).
-template <int K, typename Acc, typename In> void multiply(void** lanes, int count) {
+template <int K, typename Acc, typename InA, typename InB> void multiply(void** lanes, int count) {
     using W = std::conditional_t<std::is_integral_v<Acc>, long long, double>;
     simt_warp::requireFullWarp(count, "mma.sync");
     W A[16][K], B[K][8], C[16][8];
     for (int lane = 0; lane < 32; ++lane) {
-        const auto& l = *static_cast<Lane<Acc, In>*>(lanes[lane]);
+        const auto& l = *static_cast<Lane<Acc, InA, InB>*>(lanes[lane]);
         int g = lane / 4, t = lane % 4;
         for (int i = 0; i < K / 2; ++i) {
             Pos p = aPos<K>(g, t, i);
@@ -199,7 +199,7 @@ template <int K, typename Acc, typename In> void multiply(void** lanes, int coun
         }
     }
     for (int lane = 0; lane < 32; ++lane) {
-        const auto& l = *static_cast<Lane<Acc, In>*>(lanes[lane]);
+        const auto& l = *static_cast<Lane<Acc, InA, InB>*>(lanes[lane]);
         for (int i = 0; i < 4; ++i) {
             Pos p = cPos(lane / 4, lane % 4, i);
             W sum = C[p.row][p.col];
@@ -208,9 +208,9 @@ template <int K, typename Acc, typename In> void multiply(void** lanes, int coun
         }
     }
 }
-template <int K, typename Acc, typename In> void run(Acc* c, const In* a, const In* b) {
-    Lane<Acc, In> lane{c, a, b};
-    ::simt::warpCollective(&lane, multiply<K, Acc, In>);
+template <int K, typename Acc, typename InA, typename InB> void run(Acc* c, const InA* a, const InB* b) {
+    Lane<Acc, InA, InB> lane{c, a, b};
+    ::simt::warpCollective(&lane, multiply<K, Acc, InA, InB>);
 }
 } // namespace simt_mma
 
@@ -224,6 +224,12 @@ inline void mma_m16n8k32_f32_e4m3(float* c, const __nv_fp8_e4m3* a, const __nv_f
     simt_mma::run<32>(c, a, b);
 }
 inline void mma_m16n8k32_f32_e5m2(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e5m2* b) {
+    simt_mma::run<32>(c, a, b);
+}
+inline void mma_m16n8k32_f32_e4m3_e5m2(float* c, const __nv_fp8_e4m3* a, const __nv_fp8_e5m2* b) {
+    simt_mma::run<32>(c, a, b);
+}
+inline void mma_m16n8k32_f32_e5m2_e4m3(float* c, const __nv_fp8_e5m2* a, const __nv_fp8_e4m3* b) {
     simt_mma::run<32>(c, a, b);
 }
 } // namespace tl
