@@ -4,6 +4,12 @@
 
 #include "flash_attention.h"
 #include "gemm.h"
+#include "gemm_bf16.h"
+#include "gemm_fp8.h"
+#include "gemm_i8.h"
+#include "gemm_nt.h"
+#include "gemm_tn.h"
+#include "gemm_tt.h"
 #include "reduce_sum.h"
 #include "rmsnorm.h"
 #include "softmax.h"
@@ -77,6 +83,68 @@ void gemm(int M, int N, int K) {
     check("gemm " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
 }
 
+// C = A @ B in double from logical accessors a(i, k), b(k, j).
+template <typename FA, typename FB> std::vector<double> matmul(int M, int N, int K, FA a, FB b) {
+    std::vector<double> c(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            double av = a(i, k);
+            for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
+        }
+    return c;
+}
+
+std::string dims(int M, int N, int K) {
+    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+}
+
+void gemmBf16(int M, int N, int K) {
+    auto A = random<tl::bfloat16>(size_t(M) * K, 21), B = random<tl::bfloat16>(size_t(K) * N, 22);
+    std::vector<tl::bfloat16> C(size_t(M) * N, tl::bfloat16(-7.0f));
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    expectStatus("gemm_bf16 status", tl_kernels::gemm_bf16(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_bf16 " + dims(M, N, K), C, want, 2e-2, 1e-2);
+}
+
+// i8 x i8 -> i32 with B given as [N, K]: exact.
+void gemmI8(int M, int N, int K) {
+    auto A = random<int8_t>(size_t(M) * K, 23, -128, 127), B = random<int8_t>(size_t(N) * K, 24, -128, 127);
+    std::vector<int32_t> C(size_t(M) * N, -7);
+    auto want = matmul(M, N, K, [&](int i, int k) { return double(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return double(B[size_t(j) * K + k]); });
+    expectStatus("gemm_i8 status", tl_kernels::gemm_i8(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_i8 " + dims(M, N, K), C, want, 0, 0);
+}
+
+// e4m3 x e4m3 -> f32 -> f16 with B given as [N, K]; the reference multiplies the e4m3 values.
+void gemmFp8(int M, int N, int K) {
+    auto A = random<tl::fp8_e4m3>(size_t(M) * K, 25), B = random<tl::fp8_e4m3>(size_t(N) * K, 26);
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(j) * K + k]); });
+    expectStatus("gemm_fp8 status", tl_kernels::gemm_fp8(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_fp8 " + dims(M, N, K), C, want, 1e-2, 1e-2);
+}
+
+// f16 gemm with A given as [K, M] (transpose_A) and / or B as [N, K] (transpose_B).
+void gemmTransposed(int M, int N, int K) {
+    auto A = random<tl::half>(size_t(M) * K, 27), B = random<tl::half>(size_t(K) * N, 28);
+    auto aMK = [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); };
+    auto aKM = [&](int i, int k) { return toDouble(A[size_t(k) * M + i]); };
+    auto bKN = [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); };
+    auto bNK = [&](int k, int j) { return toDouble(B[size_t(j) * K + k]); };
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    expectStatus("gemm_nt status", tl_kernels::gemm_nt(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_nt " + dims(M, N, K), C, matmul(M, N, K, aMK, bNK), 1e-2, 1e-2);
+    C.assign(C.size(), tl::half(-7.0f));
+    expectStatus("gemm_tn status", tl_kernels::gemm_tn(A.data(), B.data(), C.data(), K, M, N), 0);
+    check("gemm_tn " + dims(M, N, K), C, matmul(M, N, K, aKM, bKN), 1e-2, 1e-2);
+    C.assign(C.size(), tl::half(-7.0f));
+    expectStatus("gemm_tt status", tl_kernels::gemm_tt(A.data(), B.data(), C.data(), K, M, N), 0);
+    check("gemm_tt " + dims(M, N, K), C, matmul(M, N, K, aKM, bNK), 1e-2, 1e-2);
+}
+
 void flashAttention(int Bn, int S, int H) {
     const int D = 128;
     size_t n = size_t(Bn) * S * H * D;
@@ -123,5 +191,15 @@ int main() {
     gemm(200, 136, 72);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
+    // Sizes that are and are not multiples of the tiles (rows stay 16-byte aligned, which the
+    // GPU launchers require for their vector copies).
+    gemmBf16(256, 256, 64);
+    gemmBf16(200, 136, 72);
+    gemmI8(256, 256, 128);
+    gemmI8(200, 144, 80);
+    gemmFp8(256, 256, 128);
+    gemmFp8(200, 144, 80);
+    gemmTransposed(256, 256, 64);
+    gemmTransposed(200, 136, 72);
     return summary();
 }
