@@ -18,6 +18,8 @@ constexpr MmaInstruction kMmaForms[] = {
     {DType::I8, DType::I8, DType::I32, Feature::MmaSm80, 32, "mma_m16n8k32_s32_s8"},
     {DType::F8E4M3, DType::F8E4M3, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e4m3"},
     {DType::F8E5M2, DType::F8E5M2, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e5m2"},
+    {DType::F8E4M3, DType::F8E5M2, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e4m3_e5m2"},
+    {DType::F8E5M2, DType::F8E4M3, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e5m2_e4m3"},
 };
 
 const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
