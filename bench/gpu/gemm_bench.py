@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """GEMM on a GPU: tlc's emitted kernel against torch.matmul (cuBLAS), checked and timed.
 
-    python3 bench/gpu/gemm_bench.py --tlc build/tlc --target sm90 [--arch sm_90a] [--dtype f16]
+    python3 bench/gpu/gemm_bench.py --tlc build/tlc --target sm90 [--arch sm_90a] [--dtype f16|bf16]
 
-Builds samples/gemm.tl (f16 in, f32 accumulate, f16 out) with tlc and nvcc into a shared library,
+Builds samples/gemm.tl (f16 in, f32 accumulate, f16 out) or samples/gemm_bf16.tl with tlc and
+nvcc into a shared library,
 calls its extern "C" launcher through ctypes on PyTorch's device pointers, checks the result
 against torch.matmul in f32 on random inputs, then times both with CUDA events (warm-up, median
 of --iters runs). Needs a CUDA GPU and PyTorch; prints a Markdown table for bench/RESULTS.md.
@@ -19,9 +20,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16, 8192, 8192)]
 
 
-def build(tlc, target, arch, workdir):
+SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16"}
+
+
+def build(tlc, sample, target, arch, workdir):
     cu = os.path.join(workdir, "gemm.cu")
-    subprocess.run([tlc, os.path.join(ROOT, "samples", "gemm.tl"), f"--target={target}", "-o", cu], check=True)
+    subprocess.run([tlc, os.path.join(ROOT, "samples", sample + ".tl"), f"--target={target}", "-o", cu], check=True)
     lib = os.path.join(workdir, "libgemm.so")
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     subprocess.run([nvcc, "-O3", "-std=c++17", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", cu, "-o", lib],
@@ -51,29 +55,32 @@ def main():
     parser.add_argument("--target", default="sm90")
     parser.add_argument("--arch", default=None)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--dtype", choices=sorted(SAMPLES), default="f16")
     args = parser.parse_args()
     import torch
 
     arch = args.arch or {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}[args.target]
     with tempfile.TemporaryDirectory() as tmp:
-        lib = build(args.tlc, args.target, arch, tmp)
-        launch = lib.tl_gemm  # (A, B, C, M, K, N, stream): sizes in order of first appearance
+        sample = SAMPLES[args.dtype]
+        lib = build(args.tlc, sample, args.target, arch, tmp)
+        launch = getattr(lib, "tl_" + sample)  # (A, B, C, M, K, N, stream): sizes in order of first appearance
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
         launch.restype = ctypes.c_int
         launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3 + [ctypes.c_void_p]
-        print(f"Device: {torch.cuda.get_device_name()}, tlc --target={args.target} (nvcc -arch={arch})\n")
+        print(f"Device: {torch.cuda.get_device_name()}, {args.dtype}, tlc --target={args.target} (nvcc -arch={arch})\n")
         print("| M | N | K | max rel. error | tlc (ms) | torch.matmul (ms) | tlc TFLOP/s | tlc / cuBLAS |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for M, N, K in SHAPES:
             torch.manual_seed(0)
-            a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-            b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-            c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            c = torch.empty(M, N, device="cuda", dtype=dtype)
             stream = torch.cuda.current_stream().cuda_stream
 
             def run():
                 status = launch(a.data_ptr(), b.data_ptr(), c.data_ptr(), M, K, N, stream)
                 if status != 0:
-                    raise RuntimeError(f"tl_gemm returned {status}")
+                    raise RuntimeError(f"tl_{sample} returned {status}")
 
             run()
             ref = a.float() @ b.float()
