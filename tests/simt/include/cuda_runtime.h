@@ -234,14 +234,19 @@ inline void mma_m16n8k32_f32_e5m2_e4m3(float* c, const __nv_fp8_e5m2* a, const _
 }
 } // namespace tl
 
-// The runtime's async_copy section, emulated: the copy lands at once (each thread waits for its
-// own copies before the barrier that publishes them, so landing early changes nothing).
+// The runtime's async_copy section, emulated with the simulator's per-thread groups
+// (simt.h): a copy lands only when its thread waits for it, so a missing or too weak wait
+// shows up as stale shared memory.
 #define TLC_RUNTIME_TL_CUDA_H_ASYNC_COPY
 namespace tl {
 inline void cp_async_16(void* shared_dst, const void* global_src, bool valid) {
-    if (valid) std::memcpy(shared_dst, global_src, 16);
-    else std::memset(shared_dst, 0, 16);
+    ::simt::asyncCopy(shared_dst, valid ? global_src : nullptr, 16);  // zero-filled when !valid
 }
-inline void cp_async_wait_all() {}
+inline void cp_async_commit() { ::simt::asyncCommit(); }
+template <int N> inline void cp_async_wait_group() { ::simt::asyncWait(size_t(N)); }
+inline void cp_async_wait_all() {
+    ::simt::asyncCommit();
+    ::simt::asyncWait(0);
+}
 } // namespace tl
 #endif // SIMT_HIP

@@ -31,6 +31,14 @@ inline int& warpSize() {
     return size;
 }
 
+// A cp.async in flight: what it will write (read from global memory when issued, which is
+// read-only while kernels run) and where; it lands when the thread waits for its group.
+struct AsyncCopy {
+    void* dst;
+    unsigned char bytes[16];
+    size_t size;
+};
+
 struct Fiber {
     ucontext_t context;
     std::vector<char> stack;
@@ -38,6 +46,8 @@ struct Fiber {
     enum class State { Running, AtBarrier, AtCollective, Done } state = State::Running;
     void* collectiveData = nullptr;
     void (*collectiveOp)(void** lanes, int count) = nullptr;
+    std::vector<AsyncCopy> asyncOpen;                  // issued since the last commit
+    std::vector<std::vector<AsyncCopy>> asyncGroups;   // committed, oldest first
 };
 
 struct Block {
@@ -128,6 +138,9 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         f.context.uc_link = nullptr;
         makecontext(&f.context, fiberEntry, 0);
         f.state = S::Running;
+        // Copies a thread never waited for never land.
+        f.asyncOpen.clear();
+        f.asyncGroups.clear();
     }
     std::vector<size_t> schedule(n);
     for (size_t i = 0; i < n; ++i) schedule[i] = i;
@@ -203,6 +216,30 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Arg
                     std::abort();
                 }
             }
+}
+
+// cp.async as the hardware orders it, per thread: a copy joins the thread's open group, a
+// commit closes the group, waiting for all but the newest N committed groups lands the older
+// ones. A copy lands (its bytes are written) only then, so a read its thread did not wait for
+// sees stale data.
+inline void asyncCopy(void* dst, const void* src, size_t size) {
+    AsyncCopy c{dst, {}, size};
+    if (src) std::memcpy(c.bytes, src, size);
+    state().current->asyncOpen.push_back(c);
+}
+
+inline void asyncCommit() {
+    Fiber& f = *state().current;
+    f.asyncGroups.push_back(std::move(f.asyncOpen));
+    f.asyncOpen.clear();
+}
+
+inline void asyncWait(size_t inFlight) {
+    Fiber& f = *state().current;
+    size_t land = f.asyncGroups.size() > inFlight ? f.asyncGroups.size() - inFlight : 0;
+    for (size_t g = 0; g < land; ++g)
+        for (const auto& c : f.asyncGroups[g]) std::memcpy(c.dst, c.bytes, c.size);
+    f.asyncGroups.erase(f.asyncGroups.begin(), f.asyncGroups.begin() + long(land));
 }
 
 } // namespace simt
