@@ -657,7 +657,7 @@ void CEmitter::emitFor(const For* f) {
     std::string end;
     if (cmin && *cmin == 0) end = expr(f->extent);
     else if (cmin && cext) end = intLiteral(*cmin + *cext, f->var->dtype);
-    else end = expr(f->min + f->extent);
+    else end = expr(simplify(f->min + f->extent));
     const int64_t* step = asConstInt(f->step);
     std::string pragma = loopPragma(f);
     if (!pragma.empty()) line(pragma);

@@ -88,6 +88,12 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     for (const auto& [prefix, section] : helpers) {
         if (n.rfind(prefix, 0) != 0) continue;
         need(runtimeFile(), section);
+        // cp.async.wait_group takes its count as an immediate: a template argument.
+        if (n == "cp_async_wait_group") {
+            const int64_t* count = c->args.size() == 1 ? asConstInt(c->args[0]) : nullptr;
+            if (!count) throw EmitError("emit: cp_async_wait_group takes one constant argument");
+            return fmt::format("tl::{}<{}>()", n, *count);
+        }
         std::string list;
         for (size_t i = 0; i < args.size(); ++i) list += (i ? ", " : "") + args[i];
         return fmt::format("tl::{}({})", n, list);

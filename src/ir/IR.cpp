@@ -258,6 +258,22 @@ namespace tlc::ir {
 
 std::string regionString(const Region& r) {
     if (r.coversWholeBuffer()) return r.buffer->name;
+    // Single indices in front of whole trailing dimensions print as the indices alone, as in
+    // NumPy: A_s[k % 3] is one version of a pipelined buffer.
+    std::vector<int64_t> shape;
+    if (constantShape(r.buffer, shape) && shape.size() == r.rank()) {
+        size_t whole = r.rank();
+        while (whole > 0 && r.extents[whole - 1] == shape[whole - 1] && asConstInt(r.starts[whole - 1]) &&
+               *asConstInt(r.starts[whole - 1]) == 0)
+            --whole;
+        bool singles = whole > 0 && whole < r.rank();
+        for (size_t d = 0; d < whole; ++d) singles &= r.extents[d] == 1;
+        if (singles) {
+            std::string out = r.buffer->name + "[";
+            for (size_t d = 0; d < whole; ++d) out += (d ? ", " : "") + printExpr(r.starts[d]);
+            return out + "]";
+        }
+    }
     std::string out = r.buffer->name + "[";
     for (size_t d = 0; d < r.starts.size(); ++d) {
         out += d ? ", " : "";

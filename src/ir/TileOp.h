@@ -39,6 +39,14 @@ public:
     virtual std::vector<const Region*> writes() const = 0;
     // A copy of the op with every expression replaced by fn(expr).
     virtual std::shared_ptr<const TileOp> mapExprs(const std::function<Expr(const Expr&)>& fn) const = 0;
+    // A copy of the op with every region replaced by fn(region), for passes that move a tile
+    // into another buffer (the software pipeline's versioned shared buffers put a dimension of
+    // extent 1 in front of the tile). Null when the op cannot take it: ops whose lowering
+    // depends on the region's dimension numbers keep this default.
+    virtual std::shared_ptr<const TileOp> mapRegions(const std::function<Region(const Region&)>& fn) const {
+        (void)fn;
+        return nullptr;
+    }
     // Human-readable form, as in the source: "copy(A[by * 128, k * 32], A_s)".
     virtual std::string str() const = 0;
     // Thread-level code for this op.

@@ -5,11 +5,24 @@
 // the first read or wrote. Loops are walked until the state carried around the back edge
 // stops growing, so that `copy(A, A_s); gemm(A_s, ...)` in a loop also gets the barrier that
 // keeps the next iteration's copy from overwriting A_s while the gemm still reads it.
+//
+// Accesses that fix the first index of a buffer to one value the whole block agrees on (a
+// version of a pipelined buffer, A_s[k % 3]) only conflict with accesses that may fix it to the
+// same value: A_s[k % 3] and A_s[(k - 2) % 3] do not. Such indices are compared only between
+// accesses of the same iteration: around a loop's back edge (where the loop's variables have
+// moved on) they count as the whole buffer. Barriers already in the code (the pipeline's)
+// count as barriers.
 #include "passes/Passes.h"
 
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
 
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
 #include <set>
 
 namespace tlc {
@@ -18,10 +31,81 @@ using namespace ir;
 
 namespace {
 
-using BufferSet = std::set<const BufferNode*>;
+// An access to a shared buffer: all of it (slot empty), or the part with first index `slot`.
+struct Access {
+    const BufferNode* buffer;
+    std::string key;  // the slot's text, "" for the whole buffer
+    Expr slot;
+    friend bool operator<(const Access& a, const Access& b) {
+        return a.buffer != b.buffer ? a.buffer < b.buffer : a.key < b.key;
+    }
+    friend bool operator==(const Access& a, const Access& b) { return a.buffer == b.buffer && a.key == b.key; }
+};
+using AccessSet = std::set<Access>;
+
+// e as a sum of terms times constants plus a constant (terms compared structurally).
+void linearTerms(const Expr& e, int64_t scale, std::vector<std::pair<Expr, int64_t>>& terms, int64_t& constant) {
+    if (const int64_t* c = asConstInt(e)) {
+        constant += scale * *c;
+        return;
+    }
+    if (const auto* b = e.as<Binary>()) {
+        if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
+            linearTerms(b->a, scale, terms, constant);
+            linearTerms(b->b, b->op == BinaryOp::Add ? scale : -scale, terms, constant);
+            return;
+        }
+        if (b->op == BinaryOp::Mul) {
+            if (const int64_t* c = asConstInt(b->b)) return linearTerms(b->a, scale * *c, terms, constant);
+            if (const int64_t* c = asConstInt(b->a)) return linearTerms(b->b, scale * *c, terms, constant);
+        }
+    }
+    for (auto& [t, k] : terms)
+        if (equal(t, e)) {
+            k += scale;
+            return;
+        }
+    terms.push_back({e, scale});
+}
+
+// a - b when it is a constant.
+std::optional<int64_t> constantDifference(const Expr& a, const Expr& b) {
+    std::vector<std::pair<Expr, int64_t>> terms;
+    int64_t constant = 0;
+    linearTerms(a, 1, terms, constant);
+    linearTerms(b, -1, terms, constant);
+    for (const auto& [t, k] : terms)
+        if (k != 0) return std::nullopt;
+    return constant;
+}
+
+// Whether two first indices certainly differ: by a nonzero constant, or `x % V` and `y % V`
+// where x - y is a constant that V does not divide.
+bool distinct(const Expr& a, const Expr& b) {
+    if (!a || !b) return false;
+    const auto* ma = a.as<Binary>();
+    const auto* mb = b.as<Binary>();
+    if (ma && mb && ma->op == BinaryOp::Mod && mb->op == BinaryOp::Mod) {
+        const int64_t* va = asConstInt(ma->b);
+        const int64_t* vb = asConstInt(mb->b);
+        if (va && vb && *va == *vb && *va > 0)
+            if (auto d = constantDifference(ma->a, mb->a)) return *d % *va != 0;
+    }
+    auto d = constantDifference(a, b);
+    return d && *d != 0;
+}
+
+bool conflicts(const Access& a, const Access& b) { return a.buffer == b.buffer && !distinct(a.slot, b.slot); }
+
+bool intersects(const AccessSet& a, const AccessSet& b) {
+    for (const auto& x : a)
+        for (auto it = b.lower_bound(Access{x.buffer, "", {}}); it != b.end() && it->buffer == x.buffer; ++it)
+            if (conflicts(x, *it)) return true;
+    return false;
+}
 
 struct State {
-    BufferSet reads, writes;
+    AccessSet reads, writes;
     void clear() { reads.clear(); writes.clear(); }
     void merge(const State& o) {
         reads.insert(o.reads.begin(), o.reads.end());
@@ -36,19 +120,55 @@ public:
 
 protected:
     void visitLoad(const Load* n) override {
-        if (n->buffer->scope == MemScope::Shared) s.reads.insert(n->buffer.get());
+        if (n->buffer->scope == MemScope::Shared) s.reads.insert(access(n->buffer, n->indices, 1));
         IRVisitor::visitLoad(n);
     }
     void visitStore(const Store* n) override {
-        if (n->buffer->scope == MemScope::Shared) s.writes.insert(n->buffer.get());
+        if (n->buffer->scope == MemScope::Shared) s.writes.insert(access(n->buffer, n->indices, 1));
         IRVisitor::visitStore(n);
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
         for (const Region* r : n->op->reads())
-            if (r->buffer->scope == MemScope::Shared) s.reads.insert(r->buffer.get());
+            if (r->buffer->scope == MemScope::Shared) s.reads.insert(access(r->buffer, r->starts, r->extents.at(0)));
         for (const Region* r : n->op->writes())
-            if (r->buffer->scope == MemScope::Shared) s.writes.insert(r->buffer.get());
+            if (r->buffer->scope == MemScope::Shared) s.writes.insert(access(r->buffer, r->starts, r->extents.at(0)));
         IRVisitor::visitTileOpStmt(n);
+    }
+    // Variables bound inside the statement take many values in it: indices that use them
+    // are not one slot.
+    void visitFor(const For* n) override {
+        bound_.insert(n->var.get());
+        IRVisitor::visitFor(n);
+    }
+    void visitLetStmt(const LetStmt* n) override {
+        bound_.insert(n->var.get());
+        IRVisitor::visitLetStmt(n);
+    }
+
+private:
+    std::set<const Var*> bound_;
+
+    Access access(const Buffer& b, const std::vector<Expr>& indices, int64_t firstExtent) {
+        if (b->shape.size() < 2 || indices.empty() || firstExtent != 1) return {b.get(), "", {}};
+        Expr slot = simplify(indices[0]);
+        for (const Var* v : bound_)
+            if (uses(slot, v)) return {b.get(), "", {}};
+        // The key names the variables by identity: equal text is not the same index when two
+        // variables share a name.
+        class Vars : public IRVisitor {
+        public:
+            std::string ids;
+            bool thread = false;
+
+        protected:
+            void visitVar(const Var* v) override {
+                thread |= v->role == VarRole::ThreadIndex;
+                ids += fmt::format(" {}", static_cast<const void*>(v));
+            }
+        } vars;
+        vars.visit(slot);
+        if (vars.thread) return {b.get(), "", {}};
+        return {b.get(), printExpr(slot) + vars.ids, slot};
     }
 };
 
@@ -64,10 +184,39 @@ State accessesOf(const Expr& e) {
     return a.s;
 }
 
-bool intersects(const BufferSet& a, const BufferSet& b) {
-    for (const auto* x : a)
-        if (b.count(x)) return true;
-    return false;
+// Variables a loop binds: its own and those bound in its body.
+std::set<const Var*> boundIn(const For* f) {
+    class Collector : public IRVisitor {
+    public:
+        std::set<const Var*> vars;
+
+    protected:
+        void visitFor(const For* n) override {
+            vars.insert(n->var.get());
+            IRVisitor::visitFor(n);
+        }
+        void visitLetStmt(const LetStmt* n) override {
+            vars.insert(n->var.get());
+            IRVisitor::visitLetStmt(n);
+        }
+    } c;
+    c.vars.insert(f->var.get());
+    c.visit(f->body);
+    return c.vars;
+}
+
+// The state as the next iteration sees it: slots over the loop's variables become whole buffers.
+State acrossBackEdge(const State& s, const std::set<const Var*>& vars) {
+    auto widen = [&](const AccessSet& in) {
+        AccessSet out;
+        for (const auto& a : in) {
+            bool moves = false;
+            for (const Var* v : vars) moves |= a.slot && uses(a.slot, v);
+            out.insert(moves ? Access{a.buffer, "", {}} : a);
+        }
+        return out;
+    };
+    return {widen(s.reads), widen(s.writes)};
 }
 
 class Inserter {
@@ -102,13 +251,14 @@ public:
         case NodeKind::For: {
             const auto* f = s.as<For>();
             if (f->forKind == ForKind::Parallel) return seq({leaf(accessesOf(s), st, f->loc), s});
+            std::set<const Var*> vars = boundIn(f);
             State in = st;
             Stmt body;
             for (int round = 0; round < 8; ++round) {
                 State end = in;
                 body = process(f->body, end);
                 State merged = in;
-                merged.merge(end);
+                merged.merge(acrossBackEdge(end, vars));
                 if (merged == in) {
                     st = merged;
                     break;
@@ -118,6 +268,7 @@ public:
             }
             return forLoop(f->var, f->min, f->extent, f->forKind, body, f->loc, f->pipeline, f->step);
         }
+        case NodeKind::Barrier: st.clear(); return s;
         default: return seq({leaf(accessesOf(s), st, s->loc), s});
         }
     }

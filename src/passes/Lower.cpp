@@ -25,6 +25,7 @@ struct Pass {
 
 const std::vector<Pass>& pipeline() {
     static const std::vector<Pass> passes = {
+        {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
         {"insert-barriers", [](Kernel& k, LowerContext&) { k.body = insertBarriers(k.body); return true; }},
         {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},

@@ -16,6 +16,12 @@ namespace tlc {
 // Reports conflicts; returns false if there were any.
 bool inferLayouts(const ir::Kernel& kernel, LowerContext& ctx);
 
+// On targets with cp.async, turns each `pipelined` loop into a software pipeline: prologue,
+// steady state and epilogue of a modulo schedule, async copies into versioned shared buffers,
+// cp.async commits and waits, and the barrier of each step. Elsewhere it only checks the
+// loops' order/stage lists.
+ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx);
+
 // Places block barriers between tile-level statements that touch the same shared buffer from
 // different threads (read after write, write after read or write), loop-carried ones included.
 ir::Stmt insertBarriers(const ir::Stmt& body);

@@ -255,5 +255,13 @@ __device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global
 __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
 }
+// Closes the group of this thread's cp.async issued since the last commit (a software
+// pipeline commits once per step, an empty group included).
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's most recently committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 } // namespace tl
 // tlc:end

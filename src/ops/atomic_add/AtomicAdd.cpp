@@ -24,6 +24,12 @@ TileOpPtr AtomicAddOp::mapExprs(const std::function<Expr(const Expr&)>& fn) cons
     return std::make_shared<AtomicAddOp>(d, s, value_ ? fn(value_) : value_);
 }
 
+TileOpPtr AtomicAddOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    std::optional<Region> s = src_;
+    if (s) s = fn(*s);
+    return std::make_shared<AtomicAddOp>(fn(dst_), s, value_);
+}
+
 std::string AtomicAddOp::str() const {
     return fmt::format("atomic_add({}, {})", regionString(dst_), src_ ? regionString(*src_) : printExpr(value_));
 }

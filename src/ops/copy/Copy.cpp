@@ -20,10 +20,16 @@ Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
 } // namespace
 
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
-    return std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn));
+    return std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
 }
 
-std::string CopyOp::str() const { return fmt::format("copy({}, {})", regionString(src_), regionString(dst_)); }
+TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    return std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
+}
+
+std::string CopyOp::str() const {
+    return fmt::format("{}({}, {})", async_ ? "copy_async" : "copy", regionString(src_), regionString(dst_));
+}
 
 Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
@@ -91,7 +97,9 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
             Expr writable = inBounds(dst_.buffer, d, vec);
             return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
         });
-        if (async) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
+        // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
+        // own copies here, before the barrier that publishes them.
+        if (async && !async_) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
     }
     return seq({comment(str(), loc), body}, loc);
 }

@@ -16,6 +16,10 @@ TileOpPtr FillOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     return std::make_shared<FillOp>(d, fn(value_), isClear_);
 }
 
+TileOpPtr FillOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    return std::make_shared<FillOp>(fn(dst_), value_, isClear_);
+}
+
 std::string FillOp::str() const {
     if (isClear_) return fmt::format("clear({})", regionString(dst_));
     return fmt::format("fill({}, {})", regionString(dst_), printExpr(value_));

@@ -14,6 +14,7 @@ public:
     std::vector<const ir::Region*> reads() const override { return {}; }
     std::vector<const ir::Region*> writes() const override { return {&dst_}; }
     ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
+    ir::TileOpPtr mapRegions(const std::function<ir::Region(const ir::Region&)>& fn) const override;
     std::string str() const override;
     ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
 

@@ -17,6 +17,10 @@ TileOpPtr GemmOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     return std::make_shared<GemmOp>(a, b, c, transA_, transB_, policy_, clearAccum_);
 }
 
+TileOpPtr GemmOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    return std::make_shared<GemmOp>(fn(a_), fn(b_), fn(c_), transA_, transB_, policy_, clearAccum_);
+}
+
 std::string GemmOp::str() const {
     std::string extra;
     if (transA_) extra += ", transpose_A = true";

@@ -1,0 +1,576 @@
+// The software pipeline (docs/lowering.md, pass "pipeline-loops"). On targets with cp.async,
+// `for k in pipelined(n, stages = s)` becomes a modulo schedule: the top-level statements of
+// the body get a stage σ and a position in the order of one step; step t runs, in that order,
+// each statement for iteration t - σ. Copies from global into shared memory that later stages
+// read become asynchronous, and the shared buffers they fill get one version per iteration in
+// flight (a leading dimension indexed by iteration % versions). The loop becomes
+//
+//     prologue   steps 0 .. S-1           (statements of stage <= t, guarded by t - σ < n)
+//     steady     steps S .. n-1           (every statement, no guards)
+//     epilogue   steps max(n, S) .. n+S-1 (statements of stage > t - n)
+//
+// with S the last stage. Every step that runs commits one cp.async group (after its last async
+// copy, even when the step has none), so that at the top of step t exactly t groups are
+// committed; a step with statements that read async-filled buffers starts with
+// `cp_async_wait_group(N)`, N the number of the newest groups it may leave in flight, and a
+// barrier. That barrier publishes the copies of every thread and also ends the previous step,
+// the last reader of the versions this step's copies overwrite. Other barriers are
+// insert-barriers' (which knows that different versions of a buffer do not overlap).
+//
+// On other targets the loop stays as it is (lower-tile-ops makes it a plain loop); the order
+// and stage lists are checked everywhere.
+#include "passes/Passes.h"
+
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "ops/copy/Copy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+
+using BufferSet = std::set<const BufferNode*>;
+
+// What a statement touches: buffers read and written (tile-op regions, loads, stores) and the
+// tile ops it holds.
+class Footprint : public IRVisitor {
+public:
+    BufferSet reads, writes;
+    std::vector<const TileOp*> ops;
+
+    static Footprint of(const Stmt& s) {
+        Footprint f;
+        f.visit(s);
+        return f;
+    }
+    bool touches(const BufferNode* b) const { return reads.count(b) || writes.count(b); }
+
+protected:
+    void visitLoad(const Load* n) override {
+        reads.insert(n->buffer.get());
+        IRVisitor::visitLoad(n);
+    }
+    void visitStore(const Store* n) override {
+        writes.insert(n->buffer.get());
+        IRVisitor::visitStore(n);
+    }
+    void visitTileOpStmt(const TileOpStmt* n) override {
+        for (const Region* r : n->op->reads()) reads.insert(r->buffer.get());
+        for (const Region* r : n->op->writes()) writes.insert(r->buffer.get());
+        ops.push_back(n->op.get());
+        IRVisitor::visitTileOpStmt(n);
+    }
+};
+
+// How many places access each buffer (a region or a load or store each).
+class AccessCounter : public IRVisitor {
+public:
+    std::map<const BufferNode*, int> count;
+
+protected:
+    void visitLoad(const Load* n) override {
+        ++count[n->buffer.get()];
+        IRVisitor::visitLoad(n);
+    }
+    void visitStore(const Store* n) override {
+        ++count[n->buffer.get()];
+        IRVisitor::visitStore(n);
+    }
+    void visitTileOpStmt(const TileOpStmt* n) override {
+        for (const Region* r : n->op->reads()) ++count[r->buffer.get()];
+        for (const Region* r : n->op->writes()) ++count[r->buffer.get()];
+        IRVisitor::visitTileOpStmt(n);
+    }
+};
+
+std::map<const BufferNode*, int> countAccesses(const Stmt& s) {
+    AccessCounter c;
+    c.visit(s);
+    return c.count;
+}
+
+class HasLoad : public IRVisitor {
+public:
+    bool found = false;
+
+protected:
+    void visitLoad(const Load*) override { found = true; }
+};
+
+bool containsPipelined(const Stmt& s) {
+    class Finder : public IRVisitor {
+    public:
+        bool found = false;
+
+    protected:
+        void visitFor(const For* n) override {
+            found |= n->forKind == ForKind::Pipelined;
+            IRVisitor::visitFor(n);
+        }
+    } f;
+    f.visit(s);
+    return f.found;
+}
+
+// The loop body as a list of top-level statements: sequences flattened, `let`s of pure values
+// substituted into what follows, allocations hoisted (a scalar's initial value becomes a store
+// where it was declared). False when a `let` reads memory (its value could change between
+// stages).
+struct FlatBody {
+    std::vector<Stmt> stmts;
+    std::vector<const Allocate*> allocs;  // outermost first
+};
+
+bool flatten(const Stmt& s, std::vector<std::pair<VarPtr, Expr>>& lets, FlatBody& out) {
+    if (!s) return true;
+    switch (s->kind) {
+    case NodeKind::Seq:
+        for (const auto& c : s.as<Seq>()->stmts)
+            if (!flatten(c, lets, out)) return false;
+        return true;
+    case NodeKind::LetStmt: {
+        const auto* l = s.as<LetStmt>();
+        HasLoad h;
+        h.visit(l->value);
+        if (h.found) return false;
+        lets.push_back({l->var, substitute(l->value, lets)});
+        bool ok = flatten(l->body, lets, out);
+        lets.pop_back();
+        return ok;
+    }
+    case NodeKind::Allocate: {
+        const auto* a = s.as<Allocate>();
+        out.allocs.push_back(a);
+        if (a->init) out.stmts.push_back(store(a->buffer, {}, substitute(a->init, lets), a->loc));
+        return flatten(a->body, lets, out);
+    }
+    case NodeKind::Comment: return true;
+    default: out.stmts.push_back(lets.empty() ? s : substitute(s, lets)); return true;
+    }
+}
+
+std::string joinInts(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s;
+}
+
+// Rewrites one instance of a statement: versioned buffers get their version as leading index,
+// and the async producer's copy becomes an async copy.
+class Versioner : public IRMutator {
+public:
+    struct Version {
+        Buffer buffer;  // the versioned buffer
+        Expr slot;      // which version this instance touches
+    };
+    std::map<const BufferNode*, Version> map;
+    bool asyncCopy = false;
+
+protected:
+    Expr mutateLoad(const Load* n, const Expr& self) override {
+        auto it = map.find(n->buffer.get());
+        if (it == map.end()) return IRMutator::mutateLoad(n, self);
+        bool changed = false;
+        std::vector<Expr> idx{it->second.slot};
+        for (const auto& i : mutateAll(n->indices, changed)) idx.push_back(i);
+        return load(it->second.buffer, idx, n->lanes);
+    }
+    Stmt mutateStore(const Store* n, const Stmt& self) override {
+        auto it = map.find(n->buffer.get());
+        if (it == map.end()) return IRMutator::mutateStore(n, self);
+        bool changed = false;
+        std::vector<Expr> idx{it->second.slot};
+        for (const auto& i : mutateAll(n->indices, changed)) idx.push_back(i);
+        return store(it->second.buffer, idx, mutate(n->value), n->loc, n->storeKind);
+    }
+    Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt& self) override {
+        Stmt s = IRMutator::mutateTileOpStmt(n, self);
+        TileOpPtr op = s.as<TileOpStmt>()->op;
+        bool touches = false;
+        for (const Region* r : op->reads()) touches |= map.count(r->buffer.get()) > 0;
+        for (const Region* r : op->writes()) touches |= map.count(r->buffer.get()) > 0;
+        if (!touches) return s;
+        op = op->mapRegions([&](const Region& r) {
+            auto it = map.find(r.buffer.get());
+            if (it == map.end()) return r;
+            Region v;
+            v.buffer = it->second.buffer;
+            v.starts.push_back(it->second.slot);
+            v.extents.push_back(1);
+            v.starts.insert(v.starts.end(), r.starts.begin(), r.starts.end());
+            v.extents.insert(v.extents.end(), r.extents.begin(), r.extents.end());
+            return v;
+        });
+        if (!op) throw std::logic_error("pipeline: a tile op that cannot take versioned buffers");
+        if (asyncCopy)
+            if (const auto* c = dynamic_cast<const ops::CopyOp*>(op.get())) op = c->withAsync(true);
+        return tileOp(op, n->loc);
+    }
+};
+
+class Pipeliner : public IRMutator {
+public:
+    Pipeliner(LowerContext& ctx, const Stmt& body) : ctx_(ctx), counts_(countAccesses(body)) {
+        class SharedBytes : public IRVisitor {
+        public:
+            int64_t bytes = 0;
+
+        protected:
+            void visitAllocate(const Allocate* n) override {
+                std::vector<int64_t> shape;
+                if (n->buffer->scope == MemScope::Shared && constantShape(n->buffer, shape)) {
+                    int64_t e = 1;
+                    for (int64_t d : shape) e *= d;
+                    bytes += (e * dtypeBits(n->buffer->dtype) + 7) / 8;
+                }
+                IRVisitor::visitAllocate(n);
+            }
+        } sb;
+        sb.visit(body);
+        sharedBytes_ = sb.bytes;
+    }
+
+protected:
+    Stmt mutateFor(const For* n, const Stmt& self) override {
+        Stmt body = mutate(n->body);  // inner loops first
+        if (n->forKind == ForKind::Pipelined) {
+            if (Stmt s = pipeline(n)) return s;
+        }
+        if (body.same(n->body)) return self;
+        return forLoop(n->var, n->min, n->extent, n->forKind, body, n->loc, n->pipeline, n->step);
+    }
+
+    Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+        Stmt body = mutate(n->body);
+        auto it = versioned_.find(n->buffer.get());
+        Buffer b = it != versioned_.end() ? it->second : n->buffer;
+        if (body.same(n->body) && b == n->buffer) return self;
+        return allocate(b, body, n->loc, n->init);
+    }
+
+private:
+    LowerContext& ctx_;
+    std::map<const BufferNode*, int> counts_;  // accesses in the whole kernel
+    int64_t sharedBytes_ = 0;                  // the author's shared memory
+    std::map<const BufferNode*, Buffer> versioned_;
+
+    struct Item {
+        Stmt stmt;
+        Footprint fp;
+        int stage = 0;
+        int pos = 0;
+        bool async = false;            // an async producer
+        std::vector<const BufferNode*> asyncReads;  // async-filled buffers it reads
+        int waitAllows = INT_MAX;      // groups it may leave in flight at the top of its step
+    };
+
+    void report(DiagId id, const For* n, const std::string& a) { ctx_.diags.report(id, SourceRange(n->loc), a); }
+
+    // Checks the order/stage lists; false after reporting.
+    bool checkLists(const For* n, size_t count) {
+        const PipelineInfo& p = n->pipeline;
+        bool ok = true;
+        for (const auto& [name, list] : {std::pair<const char*, const std::vector<int>*>{"order", &p.order}, {"stage", &p.stage}}) {
+            if (list->empty() || list->size() == count) continue;
+            ctx_.diags.report(DiagId::err_pipeline_list_length, SourceRange(n->loc), name, list->size(),
+                              list->size() == 1 ? "" : "s", count, count == 1 ? "" : "s");
+            ok = false;
+        }
+        if (!ok) return false;
+        if (!p.order.empty()) {
+            std::vector<int> sorted = p.order;
+            std::sort(sorted.begin(), sorted.end());
+            for (size_t i = 0; i < sorted.size(); ++i)
+                if (sorted[i] != int(i)) {
+                    ctx_.diags.report(DiagId::err_pipeline_order_not_permutation, SourceRange(n->loc), count - 1,
+                                      joinInts(p.order));
+                    return false;
+                }
+        }
+        int last = p.stages > 0 ? p.stages - 1 : INT_MAX;
+        for (int s : p.stage)
+            if (s < 0 || s > last) {
+                ctx_.diags.report(DiagId::err_pipeline_stage_range, SourceRange(n->loc), s,
+                                  p.stages > 0 ? std::to_string(last) : std::string("any"));
+                return false;
+            }
+        return true;
+    }
+
+    // Why statement i cannot be a producer stage (a copy into a shared buffer that is versioned
+    // by the pipeline); empty when it can.
+    std::string producerIssue(const std::vector<Item>& items, size_t i, const std::map<const BufferNode*, int>& inLoop,
+                              const BufferSet& loopWrites) const {
+        const auto* t = items[i].stmt.as<TileOpStmt>();
+        const auto* copy = t ? dynamic_cast<const ops::CopyOp*>(t->op.get()) : nullptr;
+        if (!copy || copy->src().buffer->scope != MemScope::Global || copy->dst().buffer->scope != MemScope::Shared)
+            return "it is not a copy from global to shared memory";
+        const BufferNode* b = copy->dst().buffer.get();
+        std::string name = "'" + copy->dst().buffer->name + "'";
+        if (!copy->dst().coversWholeBuffer()) return "the copy fills only part of " + name;
+        auto total = counts_.find(b);
+        auto inside = inLoop.find(b);
+        if (total == counts_.end() || inside == inLoop.end() || total->second != inside->second)
+            return name + " is also used outside the loop";
+        for (size_t j = 0; j < items.size(); ++j) {
+            if (j == i) continue;
+            if (items[j].fp.writes.count(b)) return name + " is written by another statement of the loop";
+            if (j < i && items[j].fp.reads.count(b)) return name + " is read before the copy fills it";
+            if (items[j].fp.touches(b))
+                for (const TileOp* op : items[j].fp.ops) {
+                    bool uses = false;
+                    for (const Region* r : op->reads()) uses |= r->buffer.get() == b;
+                    if (uses && !op->mapRegions([](const Region& r) { return r; }))
+                        return "'" + op->name() + "' cannot read a versioned " + name;
+                }
+        }
+        if (loopWrites.count(copy->src().buffer.get()))
+            return "the loop writes '" + copy->src().buffer->name + "', which the copy reads";
+        for (const auto& e : copy->src().starts) {
+            Footprint f;
+            f.visit(e);
+            for (const auto* r : f.reads)
+                if (loopWrites.count(r)) return "the copy's position depends on '" + r->name + "', which the loop writes";
+        }
+        return "";
+    }
+
+    Stmt pipeline(const For* n) {
+        FlatBody flat;
+        std::vector<std::pair<VarPtr, Expr>> lets;
+        if (!flatten(n->body, lets, flat)) return {};
+        size_t m = flat.stmts.size();
+        const PipelineInfo& info = n->pipeline;
+        if (!checkLists(n, m)) return {};
+        if (!ctx_.target.has(Feature::CpAsync) || m == 0 || containsPipelined(n->body)) return {};
+        const int64_t* mn = asConstInt(n->min);
+        const int64_t* st = asConstInt(n->step);
+        if (!mn || *mn != 0 || (st && *st != 1) || (!st && n->step)) return {};
+
+        std::vector<Item> items(m);
+        BufferSet loopWrites;
+        for (size_t i = 0; i < m; ++i) {
+            items[i].stmt = flat.stmts[i];
+            items[i].fp = Footprint::of(flat.stmts[i]);
+            items[i].pos = info.order.empty() ? int(i) : info.order[i];
+            loopWrites.insert(items[i].fp.writes.begin(), items[i].fp.writes.end());
+        }
+        std::map<const BufferNode*, int> inLoop = countAccesses(n->body);
+
+        // Stages: the author's, or copies that can be producers at stage 0 and the rest last.
+        int last = 0;
+        if (!info.stage.empty()) {
+            for (size_t i = 0; i < m; ++i) last = std::max(last, items[i].stage = info.stage[i]);
+        } else {
+            int stages = info.stages;
+            std::vector<size_t> producers;
+            for (size_t i = 0; i < m; ++i)
+                if (producerIssue(items, i, inLoop, loopWrites).empty()) {
+                    const BufferNode* b = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())
+                                              ->dst()
+                                              .buffer.get();
+                    bool read = false;
+                    for (size_t j = i + 1; j < m; ++j) read |= items[j].fp.reads.count(b) > 0;
+                    if (read) producers.push_back(i);
+                }
+            if (producers.empty()) return {};
+            if (stages == 0) {
+                // The compiler's choice: double buffering when it fits.
+                int64_t extra = 0;
+                for (size_t i : producers) {
+                    const auto& dst = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())->dst();
+                    extra += (dst.elements() * dtypeBits(dst.buffer->dtype) + 7) / 8;
+                }
+                stages = sharedBytes_ + extra <= ctx_.target.sharedMemPerBlock ? 2 : 1;
+            }
+            last = stages - 1;
+            for (auto& it : items) it.stage = last;
+            for (size_t i : producers) items[i].stage = 0;
+        }
+        if (last == 0) return {};
+
+        // Shared buffers used at more than one stage get versions; their one writer must be a
+        // copy that can be a producer, read at its own stage or later.
+        struct Versioned {
+            size_t writer;
+            int versions;
+            bool async;
+        };
+        std::map<const BufferNode*, Versioned> vers;
+        BufferSet shared;
+        for (const auto& it : items)
+            for (const auto* set : {&it.fp.reads, &it.fp.writes})
+                for (const auto* b : *set)
+                    if (b->scope == MemScope::Shared) shared.insert(b);
+        for (const auto* b : shared) {
+            std::set<int> stages;
+            for (const auto& it : items)
+                if (it.fp.touches(b)) stages.insert(it.stage);
+            if (stages.size() < 2) continue;
+            std::string why;
+            size_t writer = m;
+            for (size_t i = 0; i < m && why.empty(); ++i)
+                if (items[i].fp.writes.count(b)) {
+                    writer = i;
+                    why = producerIssue(items, i, inLoop, loopWrites);
+                }
+            if (writer == m) continue;  // only read: every stage sees the same data
+            int versions = 1;
+            bool async = true;
+            for (size_t j = 0; j < m && why.empty(); ++j) {
+                if (j == writer || !items[j].fp.reads.count(b)) continue;
+                int d = items[j].stage - items[writer].stage;
+                if (d < 0 || (d == 0 && items[j].pos < items[writer].pos))
+                    why = fmt::format("statement {} reads '{}' before statement {} fills it", j, b->name, writer);
+                versions = std::max(versions, d + 1);
+                async &= d > 0;
+            }
+            if (!why.empty()) {
+                ctx_.diags.report(DiagId::err_pipeline_schedule, SourceRange(n->loc),
+                                  fmt::format("'{}' is used at stages {} and {}, but {}", b->name, *stages.begin(),
+                                              *stages.rbegin(), why));
+                return {};
+            }
+            vers[b] = {writer, versions, async};
+        }
+
+        // Versioned buffers: a leading dimension, one entry per iteration in flight.
+        std::map<const BufferNode*, Buffer> replaced;
+        for (const auto& [b, v] : vers) {
+            Buffer old = static_cast<const ops::CopyOp*>(items[v.writer].stmt.as<TileOpStmt>()->op.get())->dst().buffer;
+            std::vector<Expr> shape{intImm(v.versions)};
+            shape.insert(shape.end(), old->shape.begin(), old->shape.end());
+            replaced[b] = makeBuffer(old->name, old->dtype, old->scope, shape);
+            items[v.writer].async = v.async;
+        }
+        // Waits: a reader of an async buffer at distance d needs the group committed d steps
+        // back; at the top of its step t groups are committed, so d - 1 may stay in flight.
+        size_t commitAfter = m;  // the async producer last in the order
+        for (size_t i = 0; i < m; ++i)
+            if (items[i].async && (commitAfter == m || items[i].pos > items[commitAfter].pos)) commitAfter = i;
+        for (auto& it : items)
+            for (const auto& [b, v] : vers)
+                if (v.async && it.fp.reads.count(b) && &it != &items[v.writer]) {
+                    it.asyncReads.push_back(b);
+                    it.waitAllows = std::min(it.waitAllows, it.stage - items[v.writer].stage - 1);
+                }
+
+        std::vector<size_t> byPos(m);
+        for (size_t i = 0; i < m; ++i) byPos[size_t(items[i].pos)] = i;
+        Expr count = n->extent;
+        SourceLoc loc = n->loc;
+
+        // Statement i for iteration `iter`.
+        auto instance = [&](size_t i, const Expr& iter) {
+            Stmt s = substitute(items[i].stmt, {{n->var, iter}});
+            Versioner v;
+            v.asyncCopy = items[i].async;
+            for (const auto& [b, ver] : vers)
+                if (items[i].fp.touches(b)) v.map[b] = {replaced[b], simplify(iter % int64_t(ver.versions))};
+            return simplify(v.map.empty() ? s : v.mutate(s));
+        };
+        // One step: the statements `present` runs (each with its guard, null for none).
+        auto step = [&](const Expr& t, const std::vector<std::pair<size_t, Expr>>& present, bool commit = true) {
+            std::vector<Stmt> out;
+            int allows = INT_MAX;
+            for (const auto& [i, g] : present) allows = std::min(allows, items[i].waitAllows);
+            if (allows != INT_MAX) {
+                out.push_back(evaluate(call("cp_async_wait_group", DType::I32, {intImm(allows)}), loc));
+                out.push_back(barrier(loc));
+            }
+            Expr guard;
+            std::vector<Stmt> pending;
+            auto flush = [&] {
+                if (pending.empty()) return;
+                out.push_back(guard ? ifThenElse(guard, seq(pending), {}, loc) : seq(pending));
+                pending.clear();
+            };
+            for (size_t i : byPos) {
+                auto it = std::find_if(present.begin(), present.end(), [&](const auto& p) { return p.first == i; });
+                if (it != present.end()) {
+                    bool same = (!guard && !it->second) || (guard && it->second && equal(guard, it->second));
+                    if (!same) flush();
+                    guard = it->second;
+                    pending.push_back(instance(i, simplify(t - int64_t(items[i].stage))));
+                }
+                if (i == commitAfter && commit) {
+                    flush();
+                    out.push_back(evaluate(call("cp_async_commit", DType::I32, {}), loc));
+                }
+            }
+            flush();
+            return seq(out, loc);
+        };
+
+        std::string names;
+        for (const auto& [b, v] : vers)
+            names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", replaced[b]->name, v.versions);
+        std::vector<Stmt> code;
+        code.push_back(comment(fmt::format("pipelined loop over {}: {} stages{}{}; prologue", n->var->name, last + 1,
+                                           names.empty() ? "" : ", versions: ", names),
+                               loc));
+        for (int t = 0; t < last; ++t) {
+            std::vector<std::pair<size_t, Expr>> present;
+            for (size_t i = 0; i < m; ++i) {
+                if (items[i].stage > t) continue;
+                Expr g = simplify(intImm(t - items[i].stage) < count);
+                if (const int64_t* c = asConstInt(g)) {
+                    if (!*c) continue;
+                    g = Expr();
+                }
+                present.push_back({i, g});
+            }
+            code.push_back(step(intImm(t), present));
+        }
+        code.push_back(comment("steady state", loc));
+        VarPtr t = makeVar(n->var->name, n->var->dtype);
+        std::vector<std::pair<size_t, Expr>> all;
+        for (size_t i = 0; i < m; ++i) all.push_back({i, Expr()});
+        code.push_back(forLoop(t, intImm(last), simplify(count - int64_t(last)), ForKind::Serial, step(Expr(t), all), loc));
+        code.push_back(comment("epilogue", loc));
+        for (int j = 0; j < last; ++j) {
+            std::vector<std::pair<size_t, Expr>> present;
+            for (size_t i = 0; i < m; ++i)
+                if (items[i].stage > j) present.push_back({i, Expr()});
+            if (present.empty()) break;
+            // Steps before S ran in the prologue already (when n < S).
+            Expr g = simplify(binary(BinaryOp::Le, intImm(last - j), count));
+            // The last step commits nothing: no wait follows.
+            Stmt s = step(simplify(count + int64_t(j)), present, j + 1 < last);
+            if (const int64_t* c = asConstInt(g)) {
+                if (*c) code.push_back(s);
+            } else {
+                code.push_back(ifThenElse(g, s, {}, loc));
+            }
+        }
+        Stmt out = seq(code, loc);
+        for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
+            auto r = replaced.find((*it)->buffer.get());
+            out = allocate(r != replaced.end() ? r->second : (*it)->buffer, out, (*it)->loc);
+        }
+        for (const auto& [b, nb] : replaced) versioned_[b] = nb;
+        return out;
+    }
+};
+
+} // namespace
+
+Stmt pipelineLoops(const Stmt& body, LowerContext& ctx) {
+    Pipeliner p(ctx, body);
+    return p.mutate(body);
+}
+
+} // namespace tlc
