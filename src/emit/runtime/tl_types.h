@@ -15,14 +15,16 @@
 #include <cstring>
 namespace tl {
 namespace detail {
+// __builtin_memcpy, not memcpy: HIP declares a device memcpy only in <hip/hip_runtime.h>, which
+// a launcher header (that pastes these sections) does not include.
 TL_HOST_DEVICE std::uint32_t float_to_bits(float f) {
     std::uint32_t u;
-    memcpy(&u, &f, sizeof u);
+    __builtin_memcpy(&u, &f, sizeof u);
     return u;
 }
 TL_HOST_DEVICE float bits_to_float(std::uint32_t u) {
     float f;
-    memcpy(&f, &u, sizeof f);
+    __builtin_memcpy(&f, &u, sizeof f);
     return f;
 }
 // Encodes f in a binary format with ExpBits exponent bits (bias Bias) and ManBits mantissa
