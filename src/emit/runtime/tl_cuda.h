@@ -207,7 +207,7 @@ __device__ __forceinline__ uint32_t pack_quad(const T* p) {
 // mma.sync.m16n8k32 on 8-bit inputs (PTX ISA, "Matrix Fragments for mma.m16n8k32"); with
 // lane = 4 * g + t: a[0..15], A element i at row g + 8 * ((i / 4) % 2), column
 // 4 * t + i % 4 + 16 * (i / 8); b[0..7], B element i at row 4 * t + i % 4 + 16 * (i / 4),
-// column g; c[0..3] as in m16n8k16. s8 x s8 -> s32 (sm_80 and later; the sums wrap).
+// column g; c[0..3] as in m16n8k16. s8 x s8 -> s32 (sm_80 and later).
 __device__ __forceinline__ void mma_m16n8k32_s32_s8(int* c, const int8_t* a, const int8_t* b) {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"

@@ -173,7 +173,7 @@ template <typename W, typename T> W widen(T v) {
     else return W(float(v));
 }
 template <typename T, typename W> T narrow(W v) {
-    if constexpr (std::is_integral_v<T>) return T(std::uint32_t(std::uint64_t(v)));  // s32 sums wrap
+    if constexpr (std::is_integral_v<T>) return T(std::uint32_t(std::uint64_t(v)));  // the low 32 bits
     else return T(float(v));
 }
 
