@@ -128,10 +128,11 @@ protected:
         IRVisitor::visitStore(n);
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
+        auto of = [&](const Region* r) { return access(r->buffer, r->starts, r->extents.empty() ? 0 : r->extents[0]); };
         for (const Region* r : n->op->reads())
-            if (r->buffer->scope == MemScope::Shared) s.reads.insert(access(r->buffer, r->starts, r->extents.at(0)));
+            if (r->buffer->scope == MemScope::Shared) s.reads.insert(of(r));
         for (const Region* r : n->op->writes())
-            if (r->buffer->scope == MemScope::Shared) s.writes.insert(access(r->buffer, r->starts, r->extents.at(0)));
+            if (r->buffer->scope == MemScope::Shared) s.writes.insert(of(r));
         IRVisitor::visitTileOpStmt(n);
     }
     // Variables bound inside the statement take many values in it: indices that use them

@@ -79,6 +79,11 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
     for (const auto& p : kernel.params) ctx.reserveName(p.name);
     NameCollector(ctx).visit(kernel.body);
     unsigned errorsBefore = diags.errorCount();
+    struct MergeRepeats {
+        DiagnosticEngine& d;
+        explicit MergeRepeats(DiagnosticEngine& e) : d(e) { d.setMergeRepeats(true); }
+        ~MergeRepeats() { d.setMergeRepeats(false); }
+    } merge(diags);
     for (const auto& pass : pipeline()) {
         auto start = std::chrono::steady_clock::now();
         bool ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;

@@ -1,6 +1,6 @@
 // Tile ops become thread-level code (each op lowers itself, see src/ops/), parallel loops
-// follow their domain layout, pipelined loops become plain loops (the software pipeline of
-// the async-copy paths replaces this), and fragments become per-thread arrays.
+// follow their domain layout, pipelined loops that pipeline-loops left alone (targets without
+// cp.async) become plain loops, and fragments become per-thread arrays.
 #include "passes/Passes.h"
 
 #include "ir/TileOp.h"

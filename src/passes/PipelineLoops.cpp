@@ -277,13 +277,12 @@ private:
         int waitAllows = INT_MAX;      // groups it may leave in flight at the top of its step
     };
 
-    void report(DiagId id, const For* n, const std::string& a) { ctx_.diags.report(id, SourceRange(n->loc), a); }
-
     // Checks the order/stage lists; false after reporting.
     bool checkLists(const For* n, size_t count) {
         const PipelineInfo& p = n->pipeline;
         bool ok = true;
-        for (const auto& [name, list] : {std::pair<const char*, const std::vector<int>*>{"order", &p.order}, {"stage", &p.stage}}) {
+        using Named = std::pair<const char*, const std::vector<int>*>;
+        for (const auto& [name, list] : {Named{"order", &p.order}, Named{"stage", &p.stage}}) {
             if (list->empty() || list->size() == count) continue;
             ctx_.diags.report(DiagId::err_pipeline_list_length, SourceRange(n->loc), name, list->size(),
                               list->size() == 1 ? "" : "s", count, count == 1 ? "" : "s");
@@ -343,7 +342,8 @@ private:
             Footprint f;
             f.visit(e);
             for (const auto* r : f.reads)
-                if (loopWrites.count(r)) return "the copy's position depends on '" + r->name + "', which the loop writes";
+                if (loopWrites.count(r))
+                    return "the copy's position depends on '" + r->name + "', which the loop writes";
         }
         return "";
     }
@@ -410,11 +410,20 @@ private:
             bool async;
         };
         std::map<const BufferNode*, Versioned> vers;
-        BufferSet shared;
+        std::vector<const BufferNode*> shared;  // in order of first use (pointers do not order output)
         for (const auto& it : items)
             for (const auto* set : {&it.fp.reads, &it.fp.writes})
                 for (const auto* b : *set)
-                    if (b->scope == MemScope::Shared) shared.insert(b);
+                    if (b->scope == MemScope::Shared && std::find(shared.begin(), shared.end(), b) == shared.end())
+                        shared.push_back(b);
+        std::stable_sort(shared.begin(), shared.end(), [&](const BufferNode* a, const BufferNode* b) {
+            auto first = [&](const BufferNode* x) {
+                for (size_t i = 0; i < m; ++i)
+                    if (items[i].fp.touches(x)) return i;
+                return m;
+            };
+            return std::make_pair(first(a), a->name) < std::make_pair(first(b), b->name);
+        });
         for (const auto* b : shared) {
             std::set<int> stages;
             for (const auto& it : items)
@@ -516,8 +525,9 @@ private:
         };
 
         std::string names;
-        for (const auto& [b, v] : vers)
-            names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", replaced[b]->name, v.versions);
+        for (const auto* b : shared)
+            if (vers.count(b))
+                names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", replaced[b]->name, vers[b].versions);
         std::vector<Stmt> code;
         code.push_back(comment(fmt::format("pipelined loop over {}: {} stages{}{}; prologue", n->var->name, last + 1,
                                            names.empty() ? "" : ", versions: ", names),
@@ -539,7 +549,8 @@ private:
         VarPtr t = makeVar(n->var->name, n->var->dtype);
         std::vector<std::pair<size_t, Expr>> all;
         for (size_t i = 0; i < m; ++i) all.push_back({i, Expr()});
-        code.push_back(forLoop(t, intImm(last), simplify(count - int64_t(last)), ForKind::Serial, step(Expr(t), all), loc));
+        code.push_back(
+            forLoop(t, intImm(last), simplify(count - int64_t(last)), ForKind::Serial, step(Expr(t), all), loc));
         code.push_back(comment("epilogue", loc));
         for (int j = 0; j < last; ++j) {
             std::vector<std::pair<size_t, Expr>> present;

@@ -126,6 +126,14 @@ Diagnostic& DiagnosticEngine::add(DiagId id, SourceRange range, std::string mess
         discarded_ = {};
         return discarded_;
     }
+    lastDropped_ = mergeRepeats_ &&
+                   !seen_.insert(fmt::format("{}:{}:{}:{}:{}:{}", int(id), range.begin.line, range.begin.col,
+                                             range.end.line, range.end.col, message))
+                        .second;
+    if (lastDropped_) {
+        discarded_ = {};
+        return discarded_;
+    }
     if (severity == Severity::Error) ++errorCount_;
     if (severity == Severity::Warning) ++warningCount_;
     diags_.push_back({id, severity, range, std::move(message), {}});
@@ -133,7 +141,7 @@ Diagnostic& DiagnosticEngine::add(DiagId id, SourceRange range, std::string mess
 }
 
 void DiagnosticEngine::note(SourceRange range, std::string message) {
-    if (diags_.empty() || limitReported_) return;
+    if (diags_.empty() || limitReported_ || lastDropped_) return;
     diags_.back().notes.push_back({diags_.back().id, Severity::Note, range, std::move(message), {}});
 }
 

@@ -9,6 +9,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace tlc {
@@ -57,6 +58,13 @@ public:
     void setErrorLimit(unsigned limit) { errorLimit_ = limit; }
     bool errorLimitReached() const { return errorLimit_ != 0 && errorCount_ >= errorLimit_; }
     void setWarningsAsErrors(bool on) { werror_ = on; }
+    // While on, a diagnostic that repeats one reported while on (same id, range and message)
+    // is dropped with its notes. Lowering turns it on: it may see one statement several times
+    // (the software pipeline's prologue, steady state and epilogue are copies of the body).
+    void setMergeRepeats(bool on) {
+        mergeRepeats_ = on;
+        if (!on) seen_.clear();
+    }
 
     const SourceFile& file() const { return file_; }
     const std::vector<Diagnostic>& diagnostics() const { return diags_; }
@@ -76,6 +84,9 @@ private:
     unsigned errorLimit_ = 0;
     bool werror_ = false;
     bool limitReported_ = false;
+    bool lastDropped_ = false;  // the last report repeated an earlier one: its notes go too
+    bool mergeRepeats_ = false;
+    std::unordered_set<std::string> seen_;
 };
 
 } // namespace tlc

@@ -303,6 +303,26 @@ TEST_CASE("diagnostics: an error limit of 0 means no limit") {
     CHECK(text(d).find("500 errors generated.") != std::string::npos);
 }
 
+TEST_CASE("diagnostics: merging repeats keeps the first of equal reports, with its notes") {
+    SourceFile f("t.tl", kSource);
+    DiagnosticEngine d(f);
+    d.report(DiagId::err_no_kernel, SourceRange{SourceLoc{1, 1}});
+    d.setMergeRepeats(true);
+    for (int i = 0; i < 3; ++i) {
+        d.report(DiagId::err_invalid_character, SourceRange{SourceLoc{2, 3}}, "'x'");
+        d.note(SourceRange{SourceLoc{1, 1}}, "note " + std::to_string(i));
+    }
+    d.report(DiagId::err_invalid_character, SourceRange{SourceLoc{2, 4}}, "'x'");  // elsewhere: kept
+    d.report(DiagId::err_invalid_character, SourceRange{SourceLoc{2, 3}}, "'y'");  // other text: kept
+    d.report(DiagId::err_no_kernel, SourceRange{SourceLoc{1, 1}});  // repeats one from before: kept
+    d.setMergeRepeats(false);
+    d.report(DiagId::err_invalid_character, SourceRange{SourceLoc{2, 3}}, "'x'");  // off again: kept
+    REQUIRE(d.diagnostics().size() == 6);
+    CHECK(d.errorCount() == 6);
+    REQUIRE(d.diagnostics()[1].notes.size() == 1);
+    CHECK(d.diagnostics()[1].notes[0].message == "note 0");
+}
+
 // ---- --verify --------------------------------------------------------------------------------
 
 namespace {
