@@ -3,6 +3,7 @@
 
 #include "copy_cast.h"
 #include "cumsum.h"
+#include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "reductions.h"
 
@@ -155,6 +156,27 @@ void gemms(int M, int N, int K) {
     }
 }
 
+// The software pipeline (sm80: cp.async into versioned shared buffers) against the same
+// product, for K that gives no iteration, fewer iterations than stages, and partial tiles.
+void pipelinedGemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 41), B = random<tl::half>(size_t(K) * N, 42);
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    auto run = [&](const std::string& name, const std::function<int(float*)>& launch, double perIteration) {
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        expectStatus(name + " status" + at, launch(C.data()), 0);
+        std::vector<double> expect = want;
+        int n = (K + 15) / 16;  // plus perIteration * k for every iteration k of ceildiv(K, 16)
+        for (auto& v : expect) v += perIteration * n * (n - 1) / 2;
+        check("pipelined " + name + at, C, expect, 1e-4, 1e-4);
+    };
+    run("gemm_s2", [&](float* C) { return int(tl_kernels::gemm_s2(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_s3", [&](float* C) { return int(tl_kernels::gemm_s3(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_s4", [&](float* C) { return int(tl_kernels::gemm_s4(A.data(), B.data(), C, M, K, N)); }, 0.5);
+    run("gemm_lists", [&](float* C) { return int(tl_kernels::gemm_lists(A.data(), B.data(), C, M, K, N)); }, 0);
+}
+
 } // namespace
 
 int main() {
@@ -168,5 +190,9 @@ int main() {
     gemms(128, 128, 64);
     gemms(72, 88, 40);
     gemms(40, 96, 48);
+    // K = 0: no iteration; 8 and 16: one (partial, full); 40: three of 16 (partial), two of 32;
+    // 56: four; 200: thirteen of 16 and seven of 32, the last partial.
+    for (int K : {0, 8, 16, 40, 56, 200}) pipelinedGemms(72, 88, K);
+    pipelinedGemms(128, 64, 64);
     return summary();
 }
