@@ -175,6 +175,18 @@ void pipelinedGemms(int M, int N, int K) {
     run("gemm_s3", [&](float* C) { return int(tl_kernels::gemm_s3(A.data(), B.data(), C, M, K, N)); }, 0);
     run("gemm_s4", [&](float* C) { return int(tl_kernels::gemm_s4(A.data(), B.data(), C, M, K, N)); }, 0.5);
     run("gemm_lists", [&](float* C) { return int(tl_kernels::gemm_lists(A.data(), B.data(), C, M, K, N)); }, 0);
+    {  // two batches, one pipeline each
+        auto A2 = random<tl::half>(2 * size_t(M) * K, 43), B2 = random<tl::half>(2 * size_t(K) * N, 44);
+        std::vector<double> expect;
+        for (int b = 0; b < 2; ++b) {
+            auto w = matmul(M, N, K, [&](int i, int k) { return toDouble(A2[(size_t(b) * M + i) * K + k]); },
+                            [&](int k, int j) { return toDouble(B2[(size_t(b) * K + k) * N + j]); });
+            expect.insert(expect.end(), w.begin(), w.end());
+        }
+        std::vector<float> C(2 * size_t(M) * N, -7.0f);
+        expectStatus("gemm_batched status" + at, tl_kernels::gemm_batched(A2.data(), B2.data(), C.data(), 2, M, K, N), 0);
+        check("pipelined gemm_batched" + at, C, expect, 1e-4, 1e-4);
+    }
 }
 
 } // namespace
