@@ -530,9 +530,35 @@ private:
             Region src = region(*arg(0)), dst = region(*arg(1));
             int64_t dim = intArg(arg(2), -1);
             if (dim < 0) dim += int64_t(src.rank());
-            requireFragment(*arg(0), src, "the source of a reduction");
-            requireFragment(*arg(1), dst, "the destination of a reduction");
-            return tileOp(std::make_shared<ops::ReduceOp>(src, dst, kinds.at(id), int(dim), boolArg(arg(3), true)), loc);
+            bool clear = boolArg(arg(3), true);
+            // Reductions run on whole fragments: other operands pass through one (a shared
+            // source is copied in; a shared destination is read first unless cleared, and
+            // written back).
+            std::vector<Stmt> before, after;
+            std::vector<Buffer> staged;
+            auto throughFragment = [&](const Region& r, bool in) {
+                if (r.buffer->scope == MemScope::Fragment && r.coversWholeBuffer()) return r;
+                std::vector<Expr> shape;
+                for (int64_t e : r.extents) shape.push_back(intImm(e));
+                Buffer f = makeBuffer(r.buffer->name + "_frag", r.buffer->dtype, MemScope::Fragment, shape);
+                staged.push_back(f);
+                Region whole = wholeBuffer(f);
+                if (in) before.push_back(tileOp(std::make_shared<ops::CopyOp>(r, whole), loc));
+                else after.push_back(tileOp(std::make_shared<ops::CopyOp>(whole, r), loc));
+                return whole;
+            };
+            Region s = throughFragment(src, true);
+            Region d = dst.buffer->scope == MemScope::Fragment && dst.coversWholeBuffer() ? dst : [&] {
+                Region w = throughFragment(dst, !clear);
+                if (!clear) after.push_back(tileOp(std::make_shared<ops::CopyOp>(w, dst), loc));
+                return w;
+            }();
+            std::vector<Stmt> body = before;
+            body.push_back(tileOp(std::make_shared<ops::ReduceOp>(s, d, kinds.at(id), int(dim), clear), loc));
+            body.insert(body.end(), after.begin(), after.end());
+            Stmt out = seq(body, loc);
+            for (auto it = staged.rbegin(); it != staged.rend(); ++it) out = allocate(*it, out, loc);
+            return out;
         }
         case Builtin::Cumsum: {
             Region src = region(*arg(0)), dst = region(*arg(1));
@@ -563,11 +589,6 @@ private:
         return evaluate(value(e), loc);
     }
 
-    void requireFragment(const A::Expr& e, const Region& r, const char* role) {
-        if (r.buffer->scope != MemScope::Fragment || !r.coversWholeBuffer())
-            unsupported(e, std::string(role) + " in " + scopeName(r.buffer->scope) + " memory",
-                        "reductions work on whole fragments; copy into an alloc_fragment first");
-    }
 };
 
 } // namespace

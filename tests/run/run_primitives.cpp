@@ -71,6 +71,20 @@ void reductions(int M) {
     check("reduce_absmax" + at, yabsmax, wabsmax, 0, 0);
     check("reduce_sum clear=false" + at, yacc, wacc, 1e-4, 1e-5);
     check("reduce_sum dim=0 + atomic_add" + at, ycol, wcol, 1e-3, 1e-5);
+
+    const int n = 64;
+    auto S = random<float>(size_t(M) * n, 23, -3.0, 3.0);
+    std::vector<float> y(M, -7.0f);
+    std::vector<double> want(M);
+    for (int i = 0; i < M; ++i) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < n; ++j) mx = std::max(mx, double(S[size_t(i) * n + j])), sum += S[size_t(i) * n + j];
+        want[i] = mx + sum;
+    }
+    // Y (length M) is written with 4-float vectors on GPUs: M must be a multiple of 4 there.
+    if (launched("shared_reductions" + at, tl_kernels::shared_reductions(S.data(), y.data(), M), !kGpu || M % 4 == 0, y,
+                 -7.0))
+        check("reduce_max then reduce_sum clear=false on shared buffers" + at, y, want, 1e-4, 1e-5);
 }
 
 void cumsum(int M) {
