@@ -25,6 +25,7 @@
 #include "ir/Simplify.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
+#include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
 
 #include <fmt/format.h>
@@ -223,6 +224,9 @@ protected:
 
 class Pipeliner : public IRMutator {
 public:
+    // Shared buffers this pass replaced by versioned ones.
+    const std::map<const BufferNode*, Buffer>& versioned() const { return versioned_; }
+
     Pipeliner(LowerContext& ctx, const Stmt& body) : ctx_(ctx), counts_(countAccesses(body)) {
         class SharedBytes : public IRVisitor {
         public:
@@ -579,9 +583,32 @@ private:
 
 } // namespace
 
+namespace {
+
+// annotate_layout names a buffer before the loop that versions it: point it at the versioned
+// buffer, whose tiles (its last two dimensions) the layout then applies to.
+class AnnotationRetargeter : public IRMutator {
+public:
+    explicit AnnotationRetargeter(const std::map<const BufferNode*, Buffer>& versioned) : versioned_(versioned) {}
+
+protected:
+    Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt& self) override {
+        const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get());
+        auto it = a ? versioned_.find(a->buffer().get()) : versioned_.end();
+        if (it == versioned_.end()) return self;
+        return tileOp(std::make_shared<ops::AnnotateLayoutOp>(wholeBuffer(it->second), a->layout()), n->loc);
+    }
+
+private:
+    const std::map<const BufferNode*, Buffer>& versioned_;
+};
+
+} // namespace
+
 Stmt pipelineLoops(const Stmt& body, LowerContext& ctx) {
     Pipeliner p(ctx, body);
-    return p.mutate(body);
+    Stmt out = p.mutate(body);
+    return p.versioned().empty() ? out : AnnotationRetargeter(p.versioned()).mutate(out);
 }
 
 } // namespace tlc
