@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
                 }
         }
         tl::wgmma_fence();
+        tl::wgmma_fence_operand<N / 2>(d);
         for (int s = 0; s < kTileBytes / 32; ++s) {
             const uint64_t descA =
                 AK ? tl::make_smem_desc(As[g] + (32 * s / IB) * 64 * IB + 32 * s % IB, Swz, Swz ? 16 : 64 * 16, 8 * IB)
@@ -117,6 +118,7 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
         }
         tl::wgmma_commit_group();
         tl::wgmma_wait_group<0>();
+        tl::wgmma_fence_operand<N / 2>(d);
         __syncthreads();  // every warpgroup is done with the tiles before the next loads
     }
     const int w = t / 32, gr = (t % 32) / 4, q = t % 4;
@@ -435,6 +437,8 @@ int main() {
     wgmmaCase<__nv_bfloat16, 128, 128, true, false, false>("wgmma m64n128k16 bf16 ss, 128B swizzle, A K-major, B N-major", 41);
     wgmmaCase<__nv_bfloat16, 128, 64, true, true, true>("wgmma m64n64k16 bf16 rs, 128B swizzle, B K-major", 42);
     wgmmaCase<__nv_fp8_e4m3, 128, 128, true, true, false>("wgmma m64n128k32 e4m3 ss, 128B swizzle, A K-major, B K-major", 43);
+    wgmmaCase<__half, 128, 256, true, false, false>("wgmma m64n256k16 f16 ss, 128B swizzle, A K-major, B N-major", 45);
+    wgmmaCase<__half, 64, 256, true, true, true>("wgmma m64n256k16 f16 rs, 64B swizzle, B K-major", 46);
     wgmmaCase<__half, 128, 128, true, false, false, 2>("wgmma m64n128k16 f16 ss, two warpgroups, 128B swizzle", 44);
 
     std::printf("%d passed, %d failed\n", passes, failures);

@@ -559,6 +559,15 @@ __device__ __forceinline__ void wgmma_wait_group() {
 #endif
 }
 
+// Keeps the compiler from moving accesses of the R accumulators d[0..R-1] across this point
+// (the registers a wgmma writes asynchronously): call it after wgmma_fence() before the first
+// wgmma of a group and after wgmma_wait_group before reading d.
+template <int R>
+__device__ __forceinline__ void wgmma_fence_operand(float* d) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start
 // address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset
 // >> 4, 49-51 base offset (0 here: swizzled tiles must start on their pattern's repeat, 8 *

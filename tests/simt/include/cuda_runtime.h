@@ -618,6 +618,7 @@ template <int N> void wgmma_wait_group() {
     l.waitN = N;
     ::simt::warpgroupCollective(&l, simt_wgmma::wait);
 }
+template <int R> void wgmma_fence_operand(float*) {}
 inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned leadingBytes, unsigned strideBytes) {
     simt_wgmma::remember(smem);
     const std::uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
