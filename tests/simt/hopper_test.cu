@@ -47,9 +47,11 @@ constexpr int kTileBytes = 128;
 //    K byte 32 * s starts at box 32 * s / IB, byte 32 * s % IB. Unswizzled: each box is a column
 //    of core matrices (8 rows x 16 bytes, stride 128 along MN) and the next box the next column
 //    (leading offset MN * 16).
-//  * MN-major: box j (kTile rows of K x IB bytes of MN) at j * kTile * IB: atoms of 8 K-rows
-//    (stride 8 * IB) and the next box the next atom along MN (leading offset kTile * IB); the
-//    instruction at K rows 16 * s starts at 16 * s * IB.
+//  * MN-major: box j (kTile rows of K x IB bytes of MN) at j * kTile * IB; the instruction at K
+//    rows 16 * s starts at 16 * s * IB. Swizzled: atoms of 8 K-rows (stride offset 8 * IB) and
+//    the next box the next atom along MN (leading offset kTile * IB). Unswizzled: core matrices
+//    of 8 K-rows x 16 bytes; the next 8 K-rows at leading offset 128, the next box (16 bytes of
+//    MN further) at stride offset kTile * 16.
 // WG warpgroups each compute a 64 x N tile of D, rows 64 * g ..; B is shared.
 template <typename T, int Swz, int N, bool AK, bool BK, bool RS, int WG>
 __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUtensorMap mapA,
@@ -101,10 +103,10 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
         for (int s = 0; s < kTileBytes / 32; ++s) {
             const uint64_t descA =
                 AK ? tl::make_smem_desc(As[g] + (32 * s / IB) * 64 * IB + 32 * s % IB, Swz, Swz ? 16 : 64 * 16, 8 * IB)
-                   : tl::make_smem_desc(As[g] + 16 * s * IB, Swz, KT * IB, 8 * IB);
+                   : tl::make_smem_desc(As[g] + 16 * s * IB, Swz, Swz ? KT * IB : 128, Swz ? 8 * IB : KT * 16);
             const uint64_t descB =
                 BK ? tl::make_smem_desc(Bs + (32 * s / IB) * N * IB + 32 * s % IB, Swz, Swz ? 16 : N * 16, 8 * IB)
-                   : tl::make_smem_desc(Bs + 16 * s * IB, Swz, KT * IB, 8 * IB);
+                   : tl::make_smem_desc(Bs + 16 * s * IB, Swz, Swz ? KT * IB : 128, Swz ? 8 * IB : KT * 16);
             const bool scaleD = kt > 0 || s > 0;
             if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
                 tl::wgmma_m64nNk32_f32_e4m3_ss<N>(d, descA, descB, scaleD);

@@ -583,8 +583,10 @@ __device__ __forceinline__ void wgmma_fence_operand(float* d) {
 //  * MN-major (MN contiguous; A as [K][M] with trans-a, B as [K][N] with trans-b; 16-bit types
 //    only): swizzled, each K index is a row of swizzleBytes bytes of MN, 8 rows form an atom;
 //    leadingBytes is the distance between atoms along MN, strideBytes between atoms along K
-//    (8 rows of K). Unswizzled: core matrices of 8 K-rows x 16 bytes of MN; leadingBytes
-//    between core matrices along MN, strideBytes along K.
+//    (8 rows of K). Unswizzled: core matrices of 8 K-rows x 16 bytes of MN (128 contiguous
+//    bytes); here the roles swap: leadingBytes is the distance between core matrices along K
+//    (8 rows), strideBytes along MN (PTX ISA: "Interleave: stride from the first 8 columns to
+//    the next 8 columns").
 // The swizzle is that of TMA (section tma): the 16-byte chunk bits of the shared address XORed
 // with the bits above bit 7, so a tile TMA loaded with the same swizzle reads back right.
 __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned leadingBytes,

@@ -479,7 +479,7 @@ inline const unsigned char* address(std::uint64_t desc, int mn, int k, int es, b
     } else {
         const std::uint64_t mb = std::uint64_t(mn) * es;
         off = span ? (mb / span) * lbo + (k / 8) * sbo + (k % 8) * span + mb % span
-                   : (mb / 16) * lbo + (k / 8) * sbo + (k % 8) * 16 + mb % 16;
+                   : (mb / 16) * sbo + (k / 8) * lbo + (k % 8) * 16 + mb % 16;
     }
     std::uintptr_t a = start + off;
     if (span) a ^= ((a >> 7) & std::uintptr_t(span / 16 - 1)) << 4;
