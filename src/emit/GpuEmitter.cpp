@@ -84,7 +84,16 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     }
     // Instruction helpers of the runtime headers, by name prefix: the section that defines them.
     static const std::pair<const char*, const char*> helpers[] = {
-        {"mma_", "mma"}, {"ldmatrix", "ldmatrix"}, {"cp_async", "async_copy"}};
+        {"mma_", "mma"},
+        {"ldmatrix", "ldmatrix"},
+        {"cp_async", "async_copy"},
+        {"mbarrier_", "mbarrier"},
+        {"fence_barrier_init", "mbarrier"},
+        {"tma_", "tma"},
+        {"fence_proxy_async", "tma"},
+        {"wgmma_", "wgmma"},
+        {"make_smem_desc", "wgmma"},
+        {"setmaxnreg_", "setmaxnreg"}};
     for (const auto& [prefix, section] : helpers) {
         if (n.rfind(prefix, 0) != 0) continue;
         need(runtimeFile(), section);

@@ -480,3 +480,23 @@ TEST_CASE("emit: instruction helpers are tl:: calls that paste their runtime sec
     CHECK_HAS(s, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
     CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_MMA");  // only the section that is used
 }
+
+TEST_CASE("emit: sm90 helpers paste their runtime section and what it needs") {
+    const Target& t = target("sm90");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer bar = makeBuffer("bar", DType::U64, MemScope::Shared, {intImm(1)});
+    auto addressOf = [](const Buffer& b, std::vector<Expr> idx) { return call("address_of", DType::I64, {load(b, idx)}); };
+    Stmt body = allocate(bar, seq({evaluate(call("mbarrier_wait_parity", DType::I32, {addressOf(bar, {intImm(0)}), intImm(1)})),
+                                   evaluate(call("fence_proxy_async_shared", DType::I32, {}))}));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    CHECK_HAS(s, "tl::mbarrier_wait_parity(&bar[0], 1);");
+    CHECK_HAS(s, "tl::fence_proxy_async_shared();");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_MBARRIER");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_TMA\n");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_SMEM_U32");  // needed by both, pasted once
+    CHECK(s.find("TLC_RUNTIME_TL_CUDA_H_SMEM_U32") < s.find("TLC_RUNTIME_TL_CUDA_H_MBARRIER"));
+    CHECK_HAS(s, "mbarrier.try_wait.parity.shared::cta.b64");
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_WGMMA");
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_TMA_HOST");
+}

@@ -18,6 +18,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
 #define __syncthreads() ::simt::barrier()
 
@@ -30,12 +31,36 @@ using dim3 = ::simt::dim3;
 struct uint2 { unsigned int x, y; };
 struct uint4 { unsigned int x, y, z, w; };
 
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorNotSupported = 801 };
 using cudaError = cudaError_t;
 using cudaStream_t = struct CUstream_st*;
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+
+#ifndef SIMT_HIP
+// Driver entry points (for tl::make_tensor_map_2d): only cuTensorMapEncodeTiled, the stand-in
+// of cuda.h here.
+#include "cuda.h"
+#define CUDART_VERSION 13000
+enum cudaDriverEntryPointQueryResult {
+    cudaDriverEntryPointSuccess = 0,
+    cudaDriverEntryPointSymbolNotFound = 1,
+    cudaDriverEntryPointVersionNotSufficent = 2
+};
+enum { cudaEnableDefault = 0 };
+inline cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int, unsigned long long,
+                                                    cudaDriverEntryPointQueryResult* status = nullptr) {
+    const bool known = std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0;
+    *funcPtr = known ? reinterpret_cast<void*>(&cuTensorMapEncodeTiled) : nullptr;
+    if (status) *status = known ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                           cudaDriverEntryPointQueryResult* status = nullptr) {
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, 12000, flags, status);
+}
+#endif
 template <typename F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
 
 template <typename T> T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
@@ -247,6 +272,394 @@ template <int N> inline void cp_async_wait_group() { ::simt::asyncWait(size_t(N)
 inline void cp_async_wait_all() {
     ::simt::asyncCommit();
     ::simt::asyncWait(0);
+}
+} // namespace tl
+
+// ---- The runtime's Hopper sections, emulated (tl_cuda.h: smem_u32, mbarrier, tma, wgmma,
+// setmaxnreg; tma_host is not replaced: it runs against the cuda.h stand-in) ----
+#include <map>
+#include <vector>
+
+#define TLC_RUNTIME_TL_CUDA_H_SMEM_U32
+namespace tl {
+inline std::uint32_t smem_u32(const void* p) { return std::uint32_t(reinterpret_cast<std::uintptr_t>(p)); }
+} // namespace tl
+
+// mbarrier: the 64-bit word holds the emulation's state: pending arrivals (bits 0-20), the
+// arrival count per phase (21-41), the transaction count (42-62, signed) and the phase parity
+// (63). A phase completes when pending arrivals and transaction count are both zero: the
+// parity flips and the pending count is reset. Waiting threads spin (simt::spinYield).
+#define TLC_RUNTIME_TL_CUDA_H_MBARRIER
+namespace tl {
+namespace simt_mbarrier {
+struct State {
+    std::uint32_t pending, expected;
+    std::int32_t tx;
+    std::uint32_t phase;
+};
+inline void fail(const std::uint64_t* bar, const char* what) {
+    std::fprintf(stderr, "simt: mbarrier %p (thread %d): %s\n", static_cast<const void*>(bar),
+                 ::simt::linearThreadIndex(), what);
+    std::abort();
+}
+inline State load(const std::uint64_t* bar) {
+    if (reinterpret_cast<std::uintptr_t>(bar) % 8 != 0) fail(bar, "not 8-byte aligned");
+    const std::uint64_t v = *bar;
+    State s;
+    s.pending = std::uint32_t(v & 0x1FFFFF);
+    s.expected = std::uint32_t((v >> 21) & 0x1FFFFF);
+    std::int32_t tx = std::int32_t((v >> 42) & 0x1FFFFF);
+    s.tx = tx & 0x100000 ? tx - 0x200000 : tx;
+    s.phase = std::uint32_t(v >> 63);
+    return s;
+}
+inline void store(std::uint64_t* bar, const State& s) {
+    *bar = std::uint64_t(s.pending) | std::uint64_t(s.expected) << 21 |
+           (std::uint64_t(std::uint32_t(s.tx)) & 0x1FFFFF) << 42 | std::uint64_t(s.phase) << 63;
+    ::simt::noteProgress();
+}
+inline void settle(std::uint64_t* bar, State s) {
+    if (s.tx <= -(1 << 20) || s.tx >= (1 << 20)) fail(bar, "transaction count out of range");
+    if (s.pending == 0 && s.tx == 0) {
+        s.phase ^= 1u;
+        s.pending = s.expected;
+    }
+    store(bar, s);
+}
+inline void arrive(std::uint64_t* bar, std::int64_t expectBytes) {
+    State s = load(bar);
+    if (s.expected == 0) fail(bar, "arrive on a barrier that was not initialised");
+    if (s.pending == 0) fail(bar, "more arrivals than the barrier's count");
+    s.tx += std::int32_t(expectBytes);
+    s.pending -= 1;
+    settle(bar, s);
+}
+// The transaction side: bytes that landed (TMA loads).
+inline void completeTx(std::uint64_t* bar, std::uint32_t bytes) {
+    State s = load(bar);
+    if (s.expected == 0) fail(bar, "TMA completes on a barrier that was not initialised");
+    s.tx -= std::int32_t(bytes);
+    settle(bar, s);
+}
+} // namespace simt_mbarrier
+inline void mbarrier_init(std::uint64_t* bar, unsigned count) {
+    if (count == 0 || count >= (1u << 20)) simt_mbarrier::fail(bar, "init count outside [1, 2^20)");
+    simt_mbarrier::store(bar, simt_mbarrier::State{count, count, 0, 0});
+}
+inline void fence_barrier_init() {}
+inline void mbarrier_arrive(std::uint64_t* bar) { simt_mbarrier::arrive(bar, 0); }
+inline void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) { simt_mbarrier::arrive(bar, bytes); }
+// False means "not yet": the thread yields first, so a loop over it lets the others run.
+inline bool mbarrier_try_wait_parity(std::uint64_t* bar, unsigned parity) {
+    const simt_mbarrier::State s = simt_mbarrier::load(bar);
+    if (s.expected == 0) simt_mbarrier::fail(bar, "wait on a barrier that was not initialised");
+    if (s.phase != (parity & 1u)) return true;
+    ::simt::spinYield();
+    return false;
+}
+inline void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
+    while (!mbarrier_try_wait_parity(bar, parity)) {
+    }
+}
+} // namespace tl
+
+// TMA: a load lands at once, when the issuing thread calls it (threads must wait on the
+// barrier before reading, so landing early changes nothing for a correct program), then
+// completes its box size on the barrier. Elements outside the tensor read as zero (loads) or
+// are dropped (stores). Swizzle: the shared address of each element has its 16-byte-chunk bits
+// XORed with the bits above bit 7, as the hardware does on shared addresses (here the host
+// addresses of the simulator's shared arrays: align them as on the GPU).
+#define TLC_RUNTIME_TL_CUDA_H_TMA
+namespace tl {
+namespace simt_tma {
+inline ::simt::TensorMap map2d(const CUtensorMap* map, const char* what) {
+    const ::simt::TensorMap m = ::simt::decodeTensorMap(map);
+    if (m.magic != ::simt::kTensorMapMagic || m.rank != 2) {
+        std::fprintf(stderr, "simt: %s: not a 2-D tensor map made by cuTensorMapEncodeTiled\n", what);
+        std::abort();
+    }
+    return m;
+}
+inline unsigned char* swizzle(unsigned char* p, unsigned span) {
+    if (span == 0) return p;
+    std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+    a ^= ((a >> 7) & std::uintptr_t(span / 16 - 1)) << 4;
+    return reinterpret_cast<unsigned char*>(a);
+}
+// Calls f(shared element address, global element address or null when outside) per box element.
+template <typename F> void forBox(const ::simt::TensorMap& m, void* smem, int c0, int c1, const char* what, F f) {
+    if (reinterpret_cast<std::uintptr_t>(smem) % 128 != 0) {
+        std::fprintf(stderr, "simt: %s: shared address %p is not 128-byte aligned\n", what, smem);
+        std::abort();
+    }
+    const std::uint64_t es = m.elementBytes, rowBytes = m.box[0] * es;
+    for (std::uint32_t r = 0; r < m.box[1]; ++r)
+        for (std::uint32_t c = 0; c < m.box[0]; ++c) {
+            const long long row = (long long)c1 + r, col = (long long)c0 + c;
+            const bool inside = row >= 0 && col >= 0 && std::uint64_t(row) < m.dims[1] && std::uint64_t(col) < m.dims[0];
+            unsigned char* global = inside ? m.base + std::uint64_t(row) * m.strides[0] + std::uint64_t(col) * es : nullptr;
+            f(swizzle(static_cast<unsigned char*>(smem) + r * rowBytes + c * es, m.swizzleSpan), global, es);
+        }
+}
+} // namespace simt_tma
+inline void tma_load_2d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+    const ::simt::TensorMap m = simt_tma::map2d(map, "tma_load_2d");
+    simt_tma::forBox(m, smem_dst, c0, c1, "tma_load_2d", [](unsigned char* s, const unsigned char* g, std::uint64_t es) {
+        if (g) std::memcpy(s, g, es);
+        else std::memset(s, 0, es);
+    });
+    simt_mbarrier::completeTx(bar, std::uint32_t(m.box[0] * m.box[1] * m.elementBytes));
+}
+inline void tma_store_2d(const CUtensorMap* map, const void* smem_src, int c0, int c1) {
+    const ::simt::TensorMap m = simt_tma::map2d(map, "tma_store_2d");
+    simt_tma::forBox(m, const_cast<void*>(smem_src), c0, c1, "tma_store_2d",
+                     [](unsigned char* s, unsigned char* g, std::uint64_t es) {
+                         if (g) std::memcpy(g, s, es);
+                     });
+}
+inline void tma_store_commit() {}
+template <int N> void tma_store_wait() {}
+inline void fence_proxy_async_shared() {}
+} // namespace tl
+
+// wgmma: asynchronous as on the GPU. An mma records its operands (the descriptors, and
+// pointers to each thread's accumulators and A registers) in its warpgroup's open group;
+// commit_group closes the group; wait_group<N> runs the oldest groups until N are left: only
+// then are the operand tiles read (through the descriptors, swizzle included) and the
+// accumulators written, so a missing wait or a tile overwritten too early shows as a wrong
+// result. Products are summed in double and rounded to f32 once.
+#define TLC_RUNTIME_TL_CUDA_H_WGMMA
+namespace tl {
+namespace simt_wgmma {
+enum class Elem { F16, BF16, E4M3 };
+inline void fail(const char* what) {
+    std::fprintf(stderr, "simt: wgmma: %s\n", what);
+    std::abort();
+}
+// Descriptors hold 14 bits of the shared address; the simulator's shared arrays are host
+// memory, so make_smem_desc remembers the pointers it saw in this block and a descriptor's
+// address is taken to be the one with those low 18 bits nearest to them (the most recent on a
+// tie).
+inline std::vector<std::uintptr_t>& seen() {
+    static std::vector<std::uintptr_t> pointers;
+    static unsigned long long block = 0;
+    if (block != ::simt::blockSerial()) {
+        pointers.clear();
+        block = ::simt::blockSerial();
+    }
+    return pointers;
+}
+inline void remember(const void* p) {
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+    auto& v = seen();
+    for (std::uintptr_t x : v)
+        if (x == a) return;
+    if (v.size() >= 256) v.erase(v.begin());
+    v.push_back(a);
+}
+inline std::uintptr_t resolve(std::uint32_t low18) {
+    if (seen().empty()) fail("descriptor without a make_smem_desc");
+    std::uintptr_t best = 0;
+    long long bestDistance = -1;
+    for (auto it = seen().rbegin(); it != seen().rend(); ++it) {
+        const std::uintptr_t p = *it;
+        long long diff = (long long)((low18 - std::uint32_t(p & 0x3FFFF)) & 0x3FFFF);
+        if (diff >= 0x20000) diff -= 0x40000;
+        long long distance = diff < 0 ? -diff : diff;
+        if (bestDistance < 0 || distance < bestDistance) bestDistance = distance, best = std::uintptr_t((long long)p + diff);
+    }
+    return best;
+}
+// The address of element (mn, k) of an operand tile (PTX ISA, "Shared Memory Matrix Layout" and
+// "Matrix Descriptor Format"; see make_smem_desc in tl_cuda.h).
+inline const unsigned char* address(std::uint64_t desc, int mn, int k, int es, bool mnMajor) {
+    const std::uintptr_t start = resolve(std::uint32_t(desc & 0x3FFF) << 4);
+    const std::uint64_t lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+    if ((desc >> 49) & 7) fail("descriptor base offset other than 0 (not emulated)");
+    const unsigned mode = unsigned(desc >> 62), span = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+    std::uint64_t off;
+    if (!mnMajor) {
+        const std::uint64_t kb = std::uint64_t(k) * es;
+        off = span ? (mn / 8) * sbo + (mn % 8) * span + kb : (mn / 8) * sbo + (kb / 16) * lbo + (mn % 8) * 16 + kb % 16;
+    } else {
+        const std::uint64_t mb = std::uint64_t(mn) * es;
+        off = span ? (mb / span) * lbo + (k / 8) * sbo + (k % 8) * span + mb % span
+                   : (mb / 16) * sbo + (k / 8) * lbo + (k % 8) * 16 + mb % 16;
+    }
+    std::uintptr_t a = start + off;
+    if (span) a ^= ((a >> 7) & std::uintptr_t(span / 16 - 1)) << 4;
+    return reinterpret_cast<const unsigned char*>(a);
+}
+inline double value(const unsigned char* p, Elem e) {
+    if (e == Elem::F16) {
+        __half h;
+        std::memcpy(&h, p, 2);
+        return double(float(h));
+    }
+    if (e == Elem::BF16) {
+        __nv_bfloat16 h;
+        std::memcpy(&h, p, 2);
+        return double(float(h));
+    }
+    __nv_fp8_e4m3 h;
+    std::memcpy(&h, p, 1);
+    return double(float(h));
+}
+struct Op {
+    int n = 0, k = 0;
+    Elem elem = Elem::F16;
+    bool transA = false, transB = false, aInRegisters = false, scaleD = false;
+    std::uint64_t descA = 0, descB = 0;
+    float* d[128] = {};
+    const unsigned char* a[128] = {};
+};
+struct Queue {
+    unsigned long long block = 0;
+    std::vector<Op> open;
+    std::vector<std::vector<Op>> committed;  // oldest first
+};
+inline Queue& queue(int warpgroup) {
+    static std::map<int, Queue> queues;
+    Queue& q = queues[warpgroup];
+    if (q.block != ::simt::blockSerial()) {
+        if (!q.open.empty() || !q.committed.empty()) fail("a block ended with wgmma operations never waited for");
+        q.block = ::simt::blockSerial();
+    }
+    return q;
+}
+inline void execute(const Op& op) {
+    const int es = op.elem == Elem::E4M3 ? 1 : 2;
+    std::vector<double> A(64 * op.k), B(op.k * op.n);
+    if (op.aInRegisters) {
+        for (int t = 0; t < 128; ++t) {
+            const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+            for (int i = 0; i < 8; ++i)
+                A[(16 * w + g + 8 * ((i / 2) % 2)) * op.k + 2 * q + i % 2 + 8 * (i / 4)] = value(op.a[t] + i * es, op.elem);
+        }
+    } else {
+        for (int m = 0; m < 64; ++m)
+            for (int k = 0; k < op.k; ++k) A[m * op.k + k] = value(address(op.descA, m, k, es, op.transA), op.elem);
+    }
+    for (int n = 0; n < op.n; ++n)
+        for (int k = 0; k < op.k; ++k) B[k * op.n + n] = value(address(op.descB, n, k, es, op.transB), op.elem);
+    for (int t = 0; t < 128; ++t) {
+        const int w = t / 32, g = (t % 32) / 4, q = t % 4;
+        for (int i = 0; i < op.n / 2; ++i) {
+            const int row = 16 * w + g + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * q + i % 2;
+            double sum = op.scaleD ? double(op.d[t][i]) : 0.0;
+            for (int k = 0; k < op.k; ++k) sum += A[row * op.k + k] * B[k * op.n + col];
+            op.d[t][i] = float(sum);
+        }
+    }
+}
+struct Lane {
+    int warpgroup = 0;
+    float* d = nullptr;
+    const void* a = nullptr;
+    std::uint64_t descA = 0, descB = 0;
+    bool scaleD = false;
+    int waitN = 0;
+};
+inline void requireWarpgroup(int count, const char* what) {
+    if (count != 128) {
+        std::fprintf(stderr, "simt: %s with %d of 128 threads of the warpgroup\n", what, count);
+        std::abort();
+    }
+}
+template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs> void issue(void** lanes, int count) {
+    requireWarpgroup(count, "wgmma.mma_async");
+    const Lane& first = *static_cast<Lane*>(lanes[0]);
+    Op op;
+    op.n = N, op.k = K, op.elem = E, op.transA = TransA, op.transB = TransB, op.aInRegisters = ARegs;
+    op.descA = first.descA, op.descB = first.descB, op.scaleD = first.scaleD;
+    for (int t = 0; t < 128; ++t) {
+        const Lane& l = *static_cast<Lane*>(lanes[t]);
+        if (l.descA != op.descA || l.descB != op.descB || l.scaleD != op.scaleD)
+            fail("threads of the warpgroup pass different descriptors or scale-d");
+        op.d[t] = l.d;
+        op.a[t] = static_cast<const unsigned char*>(l.a);
+    }
+    queue(first.warpgroup).open.push_back(op);
+}
+inline void fence(void**, int count) { requireWarpgroup(count, "wgmma.fence"); }
+inline void commit(void** lanes, int count) {
+    requireWarpgroup(count, "wgmma.commit_group");
+    Queue& q = queue(static_cast<Lane*>(lanes[0])->warpgroup);
+    q.committed.push_back(std::move(q.open));
+    q.open.clear();
+}
+inline void wait(void** lanes, int count) {
+    requireWarpgroup(count, "wgmma.wait_group");
+    const Lane& first = *static_cast<Lane*>(lanes[0]);
+    Queue& q = queue(first.warpgroup);
+    while (int(q.committed.size()) > first.waitN) {
+        for (const Op& op : q.committed.front()) execute(op);
+        q.committed.erase(q.committed.begin());
+    }
+}
+inline Lane lane() {
+    Lane l;
+    l.warpgroup = ::simt::linearThreadIndex() / (4 * ::simt::warpSize());
+    return l;
+}
+template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs>
+void run(float* d, const void* a, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    Lane l = lane();
+    l.d = d, l.a = a, l.descA = descA, l.descB = descB, l.scaleD = scaleD;
+    ::simt::warpgroupCollective(&l, issue<N, K, E, TransA, TransB, ARegs>);
+}
+} // namespace simt_wgmma
+inline void wgmma_fence() {
+    simt_wgmma::Lane l = simt_wgmma::lane();
+    ::simt::warpgroupCollective(&l, simt_wgmma::fence);
+}
+inline void wgmma_commit_group() {
+    simt_wgmma::Lane l = simt_wgmma::lane();
+    ::simt::warpgroupCollective(&l, simt_wgmma::commit);
+}
+template <int N> void wgmma_wait_group() {
+    simt_wgmma::Lane l = simt_wgmma::lane();
+    l.waitN = N;
+    ::simt::warpgroupCollective(&l, simt_wgmma::wait);
+}
+template <int R> void wgmma_fence_operand(float*) {}
+inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned leadingBytes, unsigned strideBytes) {
+    simt_wgmma::remember(smem);
+    const std::uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
+    return std::uint64_t((reinterpret_cast<std::uintptr_t>(smem) & 0x3FFFF) >> 4) |
+           std::uint64_t((leadingBytes & 0x3FFFF) >> 4) << 16 | std::uint64_t((strideBytes & 0x3FFFF) >> 4) << 32 |
+           mode << 62;
+}
+template <int N, bool TransA = false, bool TransB = false>
+void wgmma_m64nNk16_f32_f16_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 16, simt_wgmma::Elem::F16, TransA, TransB, false>(d, nullptr, descA, descB, scaleD);
+}
+template <int N, bool TransA = false, bool TransB = false>
+void wgmma_m64nNk16_f32_bf16_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 16, simt_wgmma::Elem::BF16, TransA, TransB, false>(d, nullptr, descA, descB, scaleD);
+}
+template <int N, bool TransB = false>
+void wgmma_m64nNk16_f32_f16_rs(float* d, const __half* a, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 16, simt_wgmma::Elem::F16, false, TransB, true>(d, a, 0, descB, scaleD);
+}
+template <int N, bool TransB = false>
+void wgmma_m64nNk16_f32_bf16_rs(float* d, const __nv_bfloat16* a, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 16, simt_wgmma::Elem::BF16, false, TransB, true>(d, a, 0, descB, scaleD);
+}
+template <int N> void wgmma_m64nNk32_f32_e4m3_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 32, simt_wgmma::Elem::E4M3, false, false, false>(d, nullptr, descA, descB, scaleD);
+}
+} // namespace tl
+
+// setmaxnreg: registers are not modelled; the argument rules are checked.
+#define TLC_RUNTIME_TL_CUDA_H_SETMAXNREG
+namespace tl {
+template <int N> void setmaxnreg_inc() {
+    static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
+}
+template <int N> void setmaxnreg_dec() {
+    static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
 }
 } // namespace tl
 #endif // SIMT_HIP

@@ -6,7 +6,10 @@
 // order in which they run between two synchronisation points is shuffled (fixed seed), so a
 // missing barrier shows up as a wrong result rather than passing by luck. A barrier releases
 // when every live thread of the block has reached it; a warp-wide operation (a shuffle, an mma)
-// when every live lane of the warp has. A state where neither can happen (a barrier some threads skip) aborts.
+// when every live lane of the warp has; a warpgroup-wide one (wgmma) when every live thread of
+// the 4-warp group has. A thread that waits on a condition (an mbarrier phase) spins: it yields
+// and runs again next round. A state where nothing can happen any more (a barrier some threads
+// skip, a wait nobody will satisfy) aborts.
 #pragma once
 
 #include <ucontext.h>
@@ -48,6 +51,7 @@ struct Fiber {
     void (*collectiveOp)(void** lanes, int count) = nullptr;
     std::vector<AsyncCopy> asyncOpen;                  // issued since the last commit
     std::vector<std::vector<AsyncCopy>> asyncGroups;   // committed, oldest first
+    int collectiveGroup = 32;  // threads taking part: a warp, or a warpgroup of 128
 };
 
 struct Block {
@@ -56,6 +60,8 @@ struct Block {
     ucontext_t scheduler;
     dim3 block, blockDim, gridDim;
     const std::function<void()>* body = nullptr;
+    bool acted = false;  // this round, some thread did something a spinning thread may wait for
+    unsigned long long serial = 0;  // counts the blocks run, over all launches
 };
 
 inline Block& state() {
@@ -67,23 +73,48 @@ inline const dim3& threadIndex() { return state().current->thread; }
 inline const dim3& blockIndex() { return state().block; }
 inline const dim3& blockDimension() { return state().blockDim; }
 inline const dim3& gridDimension() { return state().gridDim; }
+// Which block run this is (different for every block of every launch).
+inline unsigned long long blockSerial() { return state().serial; }
 
 inline void yieldToScheduler() { swapcontext(&state().current->context, &state().scheduler); }
 
 inline void barrier() {
+    state().acted = true;
     state().current->state = Fiber::State::AtBarrier;
+    yieldToScheduler();
+}
+
+// A group-wide operation over `group` consecutive threads (aligned): every live thread passes
+// its operands; when all have reached the same operation, op runs once over their operands, in
+// thread order.
+inline void groupCollective(void* laneData, void (*op)(void** lanes, int count), int group) {
+    Fiber& f = *state().current;
+    f.collectiveData = laneData;
+    f.collectiveOp = op;
+    f.collectiveGroup = group;
+    f.state = Fiber::State::AtCollective;
+    state().acted = true;
     yieldToScheduler();
 }
 
 // A warp-wide operation (a tensor-core instruction): every live lane passes its operands;
 // when the whole warp has, op runs once over all lanes' operands, in lane order.
 inline void warpCollective(void* laneData, void (*op)(void** lanes, int count)) {
-    Fiber& f = *state().current;
-    f.collectiveData = laneData;
-    f.collectiveOp = op;
-    f.state = Fiber::State::AtCollective;
-    yieldToScheduler();
+    groupCollective(laneData, op, warpSize());
 }
+
+// A warpgroup-wide operation (wgmma): the 4 warps of threads 128 * k .. 128 * k + 127.
+inline void warpgroupCollective(void* laneData, void (*op)(void** lanes, int count)) {
+    groupCollective(laneData, op, 4 * warpSize());
+}
+
+// The index of the calling thread in its block (x fastest).
+inline int linearThreadIndex() { return int(state().current - state().fibers.data()); }
+
+// A thread waiting for a condition other threads make true (an mbarrier phase): it yields and
+// runs again in the next round. noteProgress() says that the caller changed such a condition.
+inline void spinYield() { yieldToScheduler(); }
+inline void noteProgress() { state().acted = true; }
 
 // __shfl_xor_sync as a collective: each lane reads the value of lane ^ laneMask (its own when
 // that lane is outside its width-group or has exited).
@@ -123,6 +154,7 @@ template <typename T> T shuffleXor(T value, int laneMask, int width) {
 inline void fiberEntry() {
     Block& b = state();
     (*b.body)();
+    b.acted = true;
     b.current->state = Fiber::State::Done;
     swapcontext(&b.current->context, &b.scheduler);
 }
@@ -144,9 +176,9 @@ inline bool runBlock(Block& b, std::mt19937& order) {
     }
     std::vector<size_t> schedule(n);
     for (size_t i = 0; i < n; ++i) schedule[i] = i;
-    int lanes = warpSize();
     while (true) {
         std::shuffle(schedule.begin(), schedule.end(), order);
+        b.acted = false;
         for (size_t i : schedule) {
             if (b.fibers[i].state != S::Running) continue;
             b.current = &b.fibers[i];
@@ -155,22 +187,22 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         bool allDone = true, progress = false;
         for (const auto& f : b.fibers) allDone &= f.state == S::Done;
         if (allDone) return true;
-        // Warps whose live lanes all wait at a collective run it.
-        for (size_t w = 0; w < n; w += size_t(lanes)) {
-            size_t end = std::min(n, w + size_t(lanes));
-            bool ready = false, complete = true;
+        // Groups (warps, warpgroups) whose live threads all wait at the same collective run it.
+        for (size_t first = 0; first < n; ++first) {
+            const Fiber& f = b.fibers[first];
+            if (f.state != S::AtCollective) continue;
+            size_t group = size_t(f.collectiveGroup), w = first - first % group, end = std::min(n, w + group);
+            bool complete = true;
             for (size_t i = w; i < end; ++i) {
-                ready |= b.fibers[i].state == S::AtCollective;
-                complete &= b.fibers[i].state == S::AtCollective || b.fibers[i].state == S::Done;
+                const Fiber& o = b.fibers[i];
+                complete &= o.state == S::Done || (o.state == S::AtCollective && o.collectiveGroup == f.collectiveGroup &&
+                                                   o.collectiveOp == f.collectiveOp);
             }
-            if (!ready || !complete) continue;
+            if (!complete) continue;
             std::vector<void*> data;
-            void (*op)(void**, int) = nullptr;
-            for (size_t i = w; i < end; ++i) {
-                if (b.fibers[i].state != S::AtCollective) continue;
-                data.push_back(b.fibers[i].collectiveData);
-                op = b.fibers[i].collectiveOp;
-            }
+            void (*op)(void**, int) = f.collectiveOp;
+            for (size_t i = w; i < end; ++i)
+                if (b.fibers[i].state == S::AtCollective) data.push_back(b.fibers[i].collectiveData);
             op(data.data(), int(data.size()));
             for (size_t i = w; i < end; ++i)
                 if (b.fibers[i].state == S::AtCollective) b.fibers[i].state = S::Running;
@@ -184,6 +216,10 @@ inline bool runBlock(Block& b, std::mt19937& order) {
                 if (f.state == S::AtBarrier) f.state = S::Running;
             continue;
         }
+        // Threads spinning on a condition: go on while somebody still does something.
+        bool spinning = false;
+        for (const auto& f : b.fibers) spinning |= f.state == S::Running;
+        if (spinning && b.acted) continue;
         return false;
     }
 }
@@ -210,6 +246,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Arg
         for (unsigned y = 0; y < grid.y; ++y)
             for (unsigned x = 0; x < grid.x; ++x) {
                 b.block = dim3(x, y, z);
+                ++b.serial;
                 if (!runBlock(b, order)) {
                     std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
                                          "synchronisation points\n", x, y, z);
