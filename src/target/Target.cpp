@@ -1,6 +1,7 @@
 #include "target/Target.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -233,8 +234,13 @@ std::optional<Target> parseTargetProfile(std::string_view text, std::string& err
         applyProfile(j, t, seen);
         if (!seen.count("name")) throw SchemaError{"missing field 'name'"};
         if (!seen.count("base")) {
+            std::vector<std::string> missing;
             for (const std::string& field : kKnownFields)
-                if (field != "base" && !seen.count(field)) throw SchemaError{fmt::format("missing field '{}'", field)};
+                if (field != "base" && !seen.count(field)) missing.push_back("'" + field + "'");
+            if (missing.size() == 1) throw SchemaError{fmt::format("missing field {}", missing[0])};
+            if (!missing.empty())
+                throw SchemaError{fmt::format("missing fields {} (or name a built-in target as \"base\")",
+                                              fmt::join(missing, ", "))};
         }
         checkConsistent(t);
     } catch (const SchemaError& e) {
