@@ -167,6 +167,11 @@ double peakFor(const Target& t, std::optional<DType> type) {
     return rate;
 }
 
+// The most candidate configurations the recommender compiles, and the most bytes of input it
+// compiles in all (candidates x input size; samples/gemm_auto.tl: 2500 x 1.3 KB).
+constexpr int64_t kMaxCandidates = 20000;
+constexpr double kMaxCandidateBytes = 8.0 * 1024 * 1024;
+
 // The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds.
 constexpr double kBarrierUs = 0.1;
 
@@ -289,8 +294,20 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     }
     Recommendation r;
     r.kernel = kernel->name;
+    // The -D values that concern this kernel (a file's other kernels may take others): its
+    // compile-time parameters and the names among its tensor dimensions.
+    std::map<std::string, std::string> defines;
+    {
+        std::set<std::string> names;
+        for (const auto& tp : kernel->templateParams) names.insert(tp.name);
+        for (const auto& p : kernel->params)
+            for (const auto& d : p.type.dims)
+                if (const auto* n = d->as<ast::Name>()) names.insert(n->name);
+        for (const auto& [name, value] : options.defines)
+            if (names.count(name)) defines[name] = value;
+    }
     for (const auto& tp : kernel->templateParams) {
-        if (!tp.isAuto || options.defines.count(tp.name)) continue;
+        if (!tp.isAuto || defines.count(tp.name)) continue;
         AutoRole role = roleOf(tp.name);
         r.params.push_back({tp.name, role, candidatesFor(role, target)});
     }
@@ -300,7 +317,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     }
     // Its symbolic sizes: check it as written.
     {
-        Built plain = build(source, r.kernel, target, options.defines, false);
+        Built plain = build(source, r.kernel, target, defines, false);
         if (!plain.error.empty()) {
             error = plain.error;
             return std::nullopt;
@@ -319,16 +336,19 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     // Every combination, first parameter slowest.
     int64_t total = 1;
     for (const auto& p : r.params) total *= int64_t(p.values.size());
-    if (total > 20000) {
-        error = fmt::format("kernel '{}' has {} candidate configurations; fix some 'auto' parameters with -D", r.kernel,
-                            total);
+    // Each candidate compiles the whole input: bound the work by candidates x input size, so
+    // that hostile input cannot make tlc run for long (deterministically, unlike a time limit).
+    if (total > kMaxCandidates || double(total) * double(source.text().size()) > kMaxCandidateBytes) {
+        error = fmt::format("kernel '{}' has {} candidate configurations, too many to try for an input of {} bytes; "
+                            "fix some 'auto' parameters with -D",
+                            r.kernel, total, source.text().size());
         return std::nullopt;
     }
     r.enumerated = total;
     std::vector<Evaluated> early;
     for (int64_t index = 0; index < total; ++index) {
         Evaluated ev;
-        ev.defines = options.defines;
+        ev.defines = defines;
         for (const auto& [name, value] : r.shape) ev.defines[name] = std::to_string(value);
         int64_t rest = index;
         std::vector<std::pair<std::string, int64_t>> values(r.params.size());
