@@ -35,8 +35,37 @@ const char* autoRoleName(AutoRole r) {
 
 namespace {
 
-// The role of an `auto` parameter, from its name (docs/recommend.md).
-AutoRole roleOf(const std::string& name) {
+// Where a parameter is the whole value of a `stages =` or `threads =` keyword argument (of
+// `pipelined` and `grid`), that is its role.
+void collectRoles(const ast::Call* call, std::map<std::string, AutoRole>& roles) {
+    if (!call) return;
+    for (const auto& a : call->args) {
+        const auto* n = a.value ? a.value->as<ast::Name>() : nullptr;
+        if (!n) continue;
+        if (a.keyword == "stages") roles.emplace(n->name, AutoRole::Stages);
+        if (a.keyword == "threads") roles.emplace(n->name, AutoRole::Threads);
+    }
+}
+void collectRoles(const ast::Stmt* s, std::map<std::string, AutoRole>& roles) {
+    if (!s) return;
+    if (const auto* b = s->as<ast::Block>()) {
+        for (const auto& x : b->stmts) collectRoles(x.get(), roles);
+    } else if (const auto* f = s->as<ast::ForStmt>()) {
+        collectRoles(f->iter.get(), roles);
+        collectRoles(f->body.get(), roles);
+    } else if (const auto* i = s->as<ast::IfStmt>()) {
+        collectRoles(i->thenBlock.get(), roles);
+        collectRoles(i->elseStmt.get(), roles);
+    } else if (const auto* g = s->as<ast::GridStmt>()) {
+        collectRoles(g->launch.get(), roles);
+        collectRoles(g->body.get(), roles);
+    }
+}
+
+// The role of an `auto` parameter: from its use where it is a `stages` or `threads` argument,
+// else from its name (docs/recommend.md).
+AutoRole roleOf(const std::string& name, const std::map<std::string, AutoRole>& uses) {
+    if (auto it = uses.find(name); it != uses.end()) return it->second;
     std::string lower;
     for (char c : name) lower += char(std::tolower(static_cast<unsigned char>(c)));
     if (lower.find("stage") != std::string::npos) return AutoRole::Stages;
@@ -306,9 +335,11 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
         for (const auto& [name, value] : options.defines)
             if (names.count(name)) defines[name] = value;
     }
+    std::map<std::string, AutoRole> uses;
+    collectRoles(kernel->body.get(), uses);
     for (const auto& tp : kernel->templateParams) {
         if (!tp.isAuto || defines.count(tp.name)) continue;
-        AutoRole role = roleOf(tp.name);
+        AutoRole role = roleOf(tp.name, uses);
         r.params.push_back({tp.name, role, candidatesFor(role, target)});
     }
     if (r.params.empty()) {
