@@ -246,7 +246,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             kernelMissing = true;
             return;
         }
-        if (target && !options.syntaxOnly && options.emit != "ast")
+        if (target && !options.syntaxOnly && options.emit != "ast" && !diags.hasErrors())
             fillAutoParams(*file, source, diags, *target, semaOptions.defines);
         if (!checkFile(*file, diags, semaOptions)) return;
         if (options.emit == "ast") {
