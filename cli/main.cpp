@@ -32,15 +32,51 @@ void listTargets() {
                    t.warpSize, t.sharedMemPerBlock, t.smCount, t.description, tlc::featureList(t));
 }
 
+// `tlc recommend FILE --target=T [--shape M=8192,N=8192,K=8192] [--top N]`.
+int recommendMain(int argc, char** argv) {
+    tlc::DriverOptions options;
+    tlc::RecommendDriverOptions rec;
+    CLI::App app{"tlc recommend: ranks values for the 'auto' compile-time parameters of a kernel on a target "
+                 "and prints them as JSON (docs/recommend.md)",
+                 "tlc recommend"};
+    app.add_option("input", options.input, "Input .tl file, or - for standard input");
+    app.add_option("--target,-t", options.target, "Target: " + targetNames());
+    app.add_option("--target-profile", options.targetProfile, "A hardware profile (JSON) to use as the target");
+    app.add_option("--shape", rec.shape, "Sizes for the model: NAME=N,... (others: 4096)");
+    app.add_option("--top", rec.top, "How many candidates to print")->capture_default_str();
+    app.add_option("--kernel", options.kernel, "The kernel (default: the first with 'auto' parameters)");
+    app.add_option("-D,--define", options.defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
+        ->allow_extra_args(false);
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 2; --i) args.push_back(argv[i]);
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc recommend --help'\n";
+        return tlc::kExitUsage;
+    }
+    if (options.input.empty()) {
+        std::cerr << "tlc: error: recommend: no input file (see 'tlc recommend --help')\n";
+        return tlc::kExitUsage;
+    }
+    return tlc::runRecommend(options, rec, std::cout, std::cerr);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && std::string_view(argv[1]) == "recommend") return recommendMain(argc, argv);
     tlc::DriverOptions options;
     CLI::App app{"tlc: the tile-language compiler. Turns .tl tile kernels into readable CUDA, HIP or C++.",
                  "tlc"};
+    app.footer("Also: tlc recommend FILE --target=T [--shape M=8192,...] [--top N]  ranks values for a kernel's\n"
+               "'auto' parameters (see 'tlc recommend --help' and docs/recommend.md).");
     app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
     app.add_option("input", options.input, "Input .tl file, or - for standard input");
     app.add_option("--target,-t", options.target, "Target: " + targetNames());
+    app.add_option("--target-profile", options.targetProfile,
+                   "Use the hardware profile in this JSON file as the target (docs/recommend.md)");
     app.add_option("-o,--output", options.output, "Output file (default: standard output)");
     app.add_option("--header", options.header, "Launcher header path (default: the output with .h)");
     app.add_option("--namespace", options.nameSpace, "C++ namespace of the launchers")->capture_default_str();

@@ -7,6 +7,7 @@
 #include "irgen/IRGen.h"
 #include "passes/Passes.h"
 #include "parser/Parser.h"
+#include "recommend/Recommend.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/LargeStack.h"
@@ -122,6 +123,70 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     return kExitOk;
 }
 
+// The target of --target or --target-profile; null with an exit code in `exitCode` on failure
+// (or when neither is given: then exitCode stays kExitOk).
+const Target* resolveTarget(const DriverOptions& options, std::ostream& err, int& exitCode) {
+    exitCode = kExitOk;
+    if (!options.targetProfile.empty()) {
+        if (!options.target.empty()) {
+            usageError(err, "give --target or --target-profile, not both");
+            exitCode = kExitUsage;
+            return nullptr;
+        }
+        std::string error;
+        const Target* t = loadTargetProfile(options.targetProfile, error);
+        if (!t) {
+            err << error << '\n';
+            exitCode = kExitInputErrors;
+        }
+        return t;
+    }
+    if (options.target.empty()) return nullptr;
+    const Target* t = findTarget(options.target);
+    if (!t) {
+        usageError(err, fmt::format("unknown target '{}' (see --list-targets)", options.target));
+        exitCode = kExitUsage;
+    }
+    return t;
+}
+
+// Fills the `auto` parameters of every kernel (not given with -D) with the recommender's best
+// candidate for the target, saying so in a note; where no candidate compiles, leaves them
+// `auto` (IR building then reports them) after a note saying why.
+void fillAutoParams(ast::File& file, const SourceFile& source, DiagnosticEngine& diags, const Target& target,
+                    const std::map<std::string, std::string>& defines) {
+    for (auto& k : file.kernels) {
+        bool any = false;
+        for (const auto& tp : k->templateParams) any = any || (tp.isAuto && !defines.count(tp.name));
+        if (!any) continue;
+        RecommendOptions ro;
+        ro.target = &target;
+        ro.defines = defines;
+        ro.top = 1;
+        ro.kernel = k->name;
+        std::string error;
+        std::optional<Recommendation> r = recommend(source, ro, error);
+        if (!r) continue;  // the checker reports what is wrong with the kernel
+        if (r->ranked.empty()) {
+            diags.report(DiagId::note_auto_no_candidate, k->nameRange, k->name, r->enumerated, target.name,
+                         r->firstRejection);
+            continue;
+        }
+        std::string shape, chosen;
+        for (const auto& [n, v] : r->shape) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", n, v);
+        for (auto& tp : k->templateParams) {
+            for (const auto& [name, value] : r->ranked.front().values) {
+                if (tp.name != name || !tp.isAuto) continue;
+                tp.isAuto = false;
+                tp.defaultValue = std::make_unique<ast::IntLit>(tp.range, value);
+                chosen += fmt::format("{}{}={}", chosen.empty() ? "" : ", ", name, value);
+            }
+        }
+        diags.report(DiagId::note_auto_recommended, k->nameRange, k->name, chosen, target.name,
+                     shape.empty() ? std::string("") : " at " + shape);
+    }
+}
+
 } // namespace
 
 std::string checkDefine(const std::string& d) {
@@ -142,14 +207,10 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         usageError(err, fmt::format("unknown --emit kind '{}'", options.emit));
         return kExitUsage;
     }
-    const Target* target = nullptr;
-    if (!options.target.empty()) {
-        target = findTarget(options.target);
-        if (!target) {
-            usageError(err, fmt::format("unknown target '{}' (see --list-targets)", options.target));
-            return kExitUsage;
-        }
-    } else if (options.emit == "source" && !options.syntaxOnly && !options.verify) {
+    int targetExit = kExitOk;
+    const Target* target = resolveTarget(options, err, targetExit);
+    if (targetExit != kExitOk) return targetExit;
+    if (!target && options.emit == "source" && !options.syntaxOnly && !options.verify) {
         usageError(err, "no --target given (see --list-targets)");
         return kExitUsage;
     }
@@ -185,6 +246,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             kernelMissing = true;
             return;
         }
+        if (target && !options.syntaxOnly && options.emit != "ast" && !diags.hasErrors())
+            fillAutoParams(*file, source, diags, *target, semaOptions.defines);
         if (!checkFile(*file, diags, semaOptions)) return;
         if (options.emit == "ast") {
             result = ast::dump(*file);
@@ -232,6 +295,72 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         return kExitOk;
     }
     return writeOutputs(options, source.name(), kernels, *target, out, err);
+}
+
+int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec, std::ostream& out,
+                 std::ostream& err) {
+    int targetExit = kExitOk;
+    const Target* target = resolveTarget(options, err, targetExit);
+    if (targetExit != kExitOk) return targetExit;
+    if (!target) {
+        usageError(err, "recommend: no --target given (see --list-targets)");
+        return kExitUsage;
+    }
+    if (rec.top < 1 || rec.top > 1000) {
+        usageError(err, fmt::format("recommend: --top must be between 1 and 1000, not {}", rec.top));
+        return kExitUsage;
+    }
+    RecommendOptions ro;
+    ro.target = target;
+    ro.top = rec.top;
+    ro.kernel = options.kernel;
+    for (const auto& d : options.defines) {
+        if (std::string problem = checkDefine(d); !problem.empty()) {
+            usageError(err, problem);
+            return kExitUsage;
+        }
+        size_t eq = d.find('=');
+        ro.defines[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+    // --shape NAME=N,NAME=N: positive integers.
+    std::string_view shape = rec.shape;
+    while (!shape.empty()) {
+        size_t comma = shape.find(',');
+        std::string item(shape.substr(0, comma));
+        shape = comma == std::string_view::npos ? std::string_view() : shape.substr(comma + 1);
+        size_t eq = item.find('=');
+        std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+        std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+        bool ok = !name.empty() && !value.empty() && value.size() <= 10 &&
+                  std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        int64_t v = ok ? std::stoll(value) : 0;
+        if (!ok || v < 1 || v > INT32_MAX) {
+            usageError(err, fmt::format("--shape expects NAME=N,... with N a positive 32-bit integer, got '{}'", item));
+            return kExitUsage;
+        }
+        ro.shape[name] = v;
+    }
+    std::string text, readError;
+    if (!readInput(options.input, text, readError)) {
+        usageError(err, readError);
+        return kExitUsage;
+    }
+    SourceFile source(options.input == "-" ? "<stdin>" : options.input, std::move(text));
+    std::optional<Recommendation> r;
+    std::string error;
+    runWithLargeStack([&] { r = recommend(source, ro, error); });
+    if (!r) {
+        err << source.name() << ": error: " << error << '\n';
+        return kExitInputErrors;
+    }
+    out << recommendationJson(*r, *target);
+    if (r->ranked.empty()) {
+        err << source.name() << ": error: no configuration of the 'auto' parameters of '" << r->kernel
+            << "' compiles for target '" << target->name << "'"
+            << (r->firstRejection.empty() ? std::string() : "; first rejection: " + r->firstRejection) << '\n';
+        return kExitInputErrors;
+    }
+    return kExitOk;
 }
 
 } // namespace tlc

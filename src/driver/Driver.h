@@ -13,6 +13,7 @@ enum ExitCode { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
 struct DriverOptions {
     std::string input;            // path, or "-" for stdin
     std::string target;           // empty: front end only (allowed with --emit=ast / --syntax-only)
+    std::string targetProfile;    // --target-profile=FILE: a user hardware profile (JSON) as the target
     std::string output;           // empty: stdout
     std::string header;           // launcher header path (default: output with .h)
     std::string nameSpace = "tl_kernels";
@@ -41,5 +42,14 @@ const std::vector<std::string>& emitKinds();
 std::string checkDefine(const std::string& define);
 
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err);
+
+// `tlc recommend FILE --target=T [--shape M=8192,N=8192] [--top N]`: ranks configurations of the
+// kernel's `auto` parameters (src/recommend, docs/recommend.md) and prints them as JSON on `out`.
+struct RecommendDriverOptions {
+    std::string shape;  // "M=8192,N=8192,K=8192"
+    int top = 5;
+};
+int runRecommend(const DriverOptions& options, const RecommendDriverOptions& recommend, std::ostream& out,
+                 std::ostream& err);
 
 } // namespace tlc

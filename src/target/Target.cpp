@@ -1,27 +1,26 @@
 #include "target/Target.h"
 
-#include <array>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <set>
 
 namespace tlc {
 
 namespace {
-constexpr unsigned kAmpere = Feature::CpAsync | Feature::Ldmatrix | Feature::MmaSm80 | Feature::Mbarrier;
-constexpr unsigned kAda = kAmpere | Feature::MmaFp8;
-constexpr unsigned kHopper = kAda | Feature::Wgmma | Feature::Tma | Feature::Clusters;
-constexpr unsigned kCdna2 = unsigned(Feature::Mfma);
-constexpr unsigned kCdna3 = kCdna2 | Feature::MfmaFp8;
-constexpr unsigned kCpu = Feature::Avx512 | Feature::Avx512Bf16 | Feature::Amx;
 
-// The reference parts: A100, A10/RTX 3090, L40/RTX 4090, H100 SXM, MI250X, MI300X, a Xeon.
-constexpr std::array<Target, 7> kTargets = {{
-    {"sm80", Backend::Cuda, "sm_80", "NVIDIA Ampere (A100)", 32, 1024, 166912, 167936, 65536, 255, 108, kAmpere},
-    {"sm86", Backend::Cuda, "sm_86", "NVIDIA Ampere (A10, RTX 30xx)", 32, 1024, 101376, 102400, 65536, 255, 84, kAmpere},
-    {"sm89", Backend::Cuda, "sm_89", "NVIDIA Ada (L4, L40, RTX 40xx)", 32, 1024, 101376, 102400, 65536, 255, 128, kAda},
-    {"sm90", Backend::Cuda, "sm_90a", "NVIDIA Hopper (H100, H200)", 32, 1024, 232448, 233472, 65536, 255, 132, kHopper},
-    {"gfx90a", Backend::Hip, "gfx90a", "AMD CDNA2 (MI200)", 64, 1024, 65536, 65536, 131072, 512, 110, kCdna2},
-    {"gfx942", Backend::Hip, "gfx942", "AMD CDNA3 (MI300)", 64, 1024, 65536, 65536, 131072, 512, 304, kCdna3},
-    {"cpu", Backend::Cpu, "native", "x86-64 CPU with OpenMP (C++17)", 1, 1024, 1 << 20, 1 << 20, 0, 0, 1, kCpu},
-}};
+using Json = nlohmann::json;
 
 constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::CpAsync, "cp_async"}, {Feature::Ldmatrix, "ldmatrix"}, {Feature::MmaSm80, "mma_sm80"},
@@ -30,14 +29,275 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
     {Feature::Amx, "amx"},
 };
+
+// The embedded profiles: {file name, JSON text}.
+struct EmbeddedProfile {
+    const char* file;
+    const char* text;
+};
+constexpr EmbeddedProfile kProfiles[] = {
+#include "Profiles.inc"
+};
+
+// The fields of a profile, in the order they are documented (docs/recommend.md).
+const std::set<std::string> kKnownFields = {
+    "name", "base", "device", "description", "backend", "arch", "warp_size", "max_threads_per_block",
+    "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "registers_per_sm",
+    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "mma_shapes", "features"};
+
+struct SchemaError {
+    std::string message;
+};
+
+std::string jsonTypeName(const Json& j) {
+    switch (j.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "a bool";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::number_float: return "a number";
+    default: return "an integer";
+    }
+}
+
+std::string requireString(const Json& j, const std::string& field) {
+    if (!j.is_string()) throw SchemaError{fmt::format("field '{}' must be a string, not {}", field, jsonTypeName(j))};
+    return j.get<std::string>();
+}
+
+int requireInt(const Json& j, const std::string& field, int64_t min) {
+    if (!j.is_number_integer())
+        throw SchemaError{fmt::format("field '{}' must be an integer, not {}", field, jsonTypeName(j))};
+    int64_t v = j.is_number_unsigned() ? int64_t(std::min<uint64_t>(j.get<uint64_t>(), uint64_t(INT64_MAX)))
+                                       : j.get<int64_t>();
+    if (v < min || v > (int64_t(1) << 30))
+        throw SchemaError{fmt::format("field '{}' is {}; it must be between {} and {}", field, v, min, int64_t(1) << 30)};
+    return int(v);
+}
+
+double requireNumber(const Json& j, const std::string& field, bool positive) {
+    if (!j.is_number()) throw SchemaError{fmt::format("field '{}' must be a number, not {}", field, jsonTypeName(j))};
+    double v = j.get<double>();
+    if (v < 0 || (positive && v == 0) || !(v < 1e9))
+        throw SchemaError{fmt::format("field '{}' is {}; it must be {}", field, v, positive ? "positive" : "zero or positive")};
+    return v;
+}
+
+// Applies the fields of `j` to `t`. `seen` collects the field names given.
+void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
+    if (!j.is_object()) throw SchemaError{fmt::format("a profile must be a JSON object, not {}", jsonTypeName(j))};
+    for (const auto& [key, value] : j.items()) {
+        if (!kKnownFields.count(key)) throw SchemaError{fmt::format("unknown field '{}'", key)};
+        seen.insert(key);
+        if (key == "name") {
+            t.name = requireString(value, key);
+            bool ok = !t.name.empty() && t.name.size() <= 64;
+            for (char c : t.name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+            if (!ok) throw SchemaError{fmt::format("field 'name' is '{}'; it must be 1 to 64 letters, digits, '_' or '-'", t.name)};
+        } else if (key == "device") t.device = requireString(value, key);
+        else if (key == "description") t.description = requireString(value, key);
+        else if (key == "arch") t.arch = requireString(value, key);
+        else if (key == "backend") {
+            std::string b = requireString(value, key);
+            if (b == "cuda") t.backend = Backend::Cuda;
+            else if (b == "hip") t.backend = Backend::Hip;
+            else if (b == "cpu") t.backend = Backend::Cpu;
+            else throw SchemaError{fmt::format("field 'backend' is '{}'; it must be cuda, hip or cpu", b)};
+        } else if (key == "warp_size") t.warpSize = requireInt(value, key, 1);
+        else if (key == "max_threads_per_block") t.maxThreadsPerBlock = requireInt(value, key, 1);
+        else if (key == "max_threads_per_sm") t.maxThreadsPerSM = requireInt(value, key, 1);
+        else if (key == "max_blocks_per_sm") t.maxBlocksPerSM = requireInt(value, key, 1);
+        else if (key == "shared_mem_per_block") t.sharedMemPerBlock = requireInt(value, key, 0);
+        else if (key == "shared_mem_per_sm") t.sharedMemPerSM = requireInt(value, key, 0);
+        else if (key == "registers_per_sm") t.registersPerSM = requireInt(value, key, 0);
+        else if (key == "max_registers_per_thread") t.maxRegistersPerThread = requireInt(value, key, 0);
+        else if (key == "sm_count") t.smCount = requireInt(value, key, 1);
+        else if (key == "memory_bandwidth_gbps") t.memoryBandwidthGBs = requireNumber(value, key, true);
+        else if (key == "peak_tflops") {
+            if (!value.is_object())
+                throw SchemaError{fmt::format("field 'peak_tflops' must be an object, not {}", jsonTypeName(value))};
+            for (const auto& [type, rate] : value.items()) {
+                std::string field = "peak_tflops." + type;
+                double r = requireNumber(rate, field, false);
+                if (type == "f16") t.peak.f16 = r;
+                else if (type == "bf16") t.peak.bf16 = r;
+                else if (type == "fp8") t.peak.fp8 = r;
+                else if (type == "i8") t.peak.i8 = r;
+                else if (type == "f32") t.peak.f32 = r;
+                else throw SchemaError{fmt::format("unknown field '{}' (the types are f16, bf16, fp8, i8, f32)", field)};
+            }
+        } else if (key == "mma_shapes") {
+            if (!value.is_array())
+                throw SchemaError{fmt::format("field 'mma_shapes' must be an array of strings, not {}", jsonTypeName(value))};
+            t.mmaShapes.clear();
+            for (const auto& s : value) t.mmaShapes.push_back(requireString(s, "mma_shapes[]"));
+        } else if (key == "features") {
+            if (!value.is_array())
+                throw SchemaError{fmt::format("field 'features' must be an array of strings, not {}", jsonTypeName(value))};
+            t.features = 0;
+            for (const auto& f : value) {
+                std::string name = requireString(f, "features[]");
+                bool found = false;
+                for (const auto& [feature, fname] : kFeatureNames)
+                    if (fname == name) t.features |= unsigned(feature), found = true;
+                if (!found) {
+                    std::string all;
+                    for (const auto& [feature, fname] : kFeatureNames) all += (all.empty() ? "" : ", ") + std::string(fname);
+                    throw SchemaError{fmt::format("field 'features': unknown feature '{}' (known: {})", name, all)};
+                }
+            }
+        }
+    }
+}
+
+void checkConsistent(const Target& t) {
+    if (t.sharedMemPerBlock > t.sharedMemPerSM)
+        throw SchemaError{fmt::format("field 'shared_mem_per_block' ({}) is larger than 'shared_mem_per_sm' ({})",
+                                      t.sharedMemPerBlock, t.sharedMemPerSM)};
+    if (t.maxThreadsPerBlock % t.warpSize != 0)
+        throw SchemaError{fmt::format("field 'max_threads_per_block' ({}) is not a multiple of 'warp_size' ({})",
+                                      t.maxThreadsPerBlock, t.warpSize)};
+    if (t.maxThreadsPerSM < t.maxThreadsPerBlock)
+        throw SchemaError{fmt::format("field 'max_threads_per_sm' ({}) is smaller than 'max_threads_per_block' ({})",
+                                      t.maxThreadsPerSM, t.maxThreadsPerBlock)};
+}
+
+// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." ->
+// "3:5: invalid JSON: syntax error ...". Line and column are computed from the byte offset.
+std::string describeParseError(std::string_view text, const Json::parse_error& e) {
+    size_t line = 1, column = 0;
+    size_t end = std::min<size_t>(e.byte, text.size());
+    for (size_t i = 0; i < end; ++i) {
+        if (text[i] == '\n') ++line, column = 0;
+        else ++column;
+    }
+    if (column == 0) column = 1;
+    std::string what = e.what();
+    if (size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
+    return fmt::format("{}:{}: invalid JSON: {}", line, column, what);
+}
+
+std::vector<Target>& builtinTargets() {
+    static std::vector<Target> targets = [] {
+        std::vector<Target> out;
+        for (const auto& p : kProfiles) {
+            std::string error;
+            std::optional<Target> t = parseTargetProfile(p.text, error, true);
+            if (!t) {
+                std::fprintf(stderr, "tlc: internal error: built-in profile %s: %s\n", p.file, error.c_str());
+                std::abort();
+            }
+            out.push_back(std::move(*t));
+        }
+        // The documented order: NVIDIA by architecture, AMD, CPU.
+        auto rank = [](const Target& t) {
+            static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu"};
+            for (int i = 0; i < 7; ++i)
+                if (t.name == order[i]) return i;
+            return 7;
+        };
+        std::stable_sort(out.begin(), out.end(), [&](const Target& a, const Target& b) { return rank(a) < rank(b); });
+        return out;
+    }();
+    return targets;
+}
+
 } // namespace
 
-std::span<const Target> allTargets() { return kTargets; }
+std::optional<Target> parseTargetProfile(std::string_view text, std::string& error, bool builtin) {
+    Json j;
+    try {
+        j = Json::parse(text.begin(), text.end());
+    } catch (const Json::parse_error& e) {
+        error = describeParseError(text, e);
+        return std::nullopt;
+    }
+    Target t{};
+    t.backend = Backend::Cpu;
+    t.features = 0;
+    std::set<std::string> seen;
+    try {
+        if (j.is_object() && j.contains("base")) {
+            if (builtin) throw SchemaError{"field 'base': a built-in profile cannot name a base"};
+            std::string base = requireString(j["base"], "base");
+            const Target* b = findTarget(base);
+            if (!b) {
+                std::string names;
+                for (const auto& bt : allTargets()) names += (names.empty() ? "" : ", ") + bt.name;
+                throw SchemaError{fmt::format("field 'base': unknown target '{}' (the built-in targets are {})", base, names)};
+            }
+            t = *b;
+            // The copy describes another device unless the profile says which.
+            t.device = "";
+        }
+        applyProfile(j, t, seen);
+        if (!seen.count("name")) throw SchemaError{"missing field 'name'"};
+        if (!seen.count("base")) {
+            std::vector<std::string> missing;
+            for (const std::string& field : kKnownFields)
+                if (field != "base" && !seen.count(field)) missing.push_back("'" + field + "'");
+            if (missing.size() == 1) throw SchemaError{fmt::format("missing field {}", missing[0])};
+            if (!missing.empty())
+                throw SchemaError{fmt::format("missing fields {} (or name a built-in target as \"base\")",
+                                              fmt::join(missing, ", "))};
+        }
+        checkConsistent(t);
+    } catch (const SchemaError& e) {
+        error = e.message;
+        return std::nullopt;
+    } catch (const Json::exception& e) {
+        error = e.what();
+        return std::nullopt;
+    }
+    if (t.description.empty()) t.description = t.device.empty() ? "user profile " + t.name : t.device;
+    if (t.device.empty()) t.device = t.description;
+    return t;
+}
+
+const Target* loadTargetProfile(const std::string& path, std::string& error) {
+    static std::mutex mutex;
+    static std::deque<Target> loaded;  // never shrinks: pointers stay valid
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        error = fmt::format("{}: error: cannot read the profile: {}", path, errno ? std::strerror(errno) : "cannot open");
+        return nullptr;
+    }
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.size() > (1u << 20)) {
+        error = fmt::format("{}: error: the profile is larger than 1 MiB", path);
+        return nullptr;
+    }
+    std::string problem;
+    std::optional<Target> t = parseTargetProfile(text, problem);
+    if (!t) {
+        bool located = !problem.empty() && std::isdigit(static_cast<unsigned char>(problem[0]));
+        if (located) {
+            size_t second = problem.find(": ");
+            error = fmt::format("{}:{}: error: {}", path, problem.substr(0, second), problem.substr(second + 2));
+        } else {
+            error = fmt::format("{}: error: {}", path, problem);
+        }
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    loaded.push_back(std::move(*t));
+    return &loaded.back();
+}
+
+std::span<const Target> allTargets() { return builtinTargets(); }
 
 const Target* findTarget(std::string_view name) {
-    for (const auto& t : kTargets)
+    for (const auto& t : allTargets())
         if (t.name == name) return &t;
     return nullptr;
+}
+
+std::vector<std::string_view> featureNames() {
+    std::vector<std::string_view> out;
+    for (const auto& [f, name] : kFeatureNames) out.push_back(name);
+    return out;
 }
 
 std::string_view backendName(Backend b) {

@@ -1,10 +1,14 @@
-// Targets as data: everything the compiler needs to know about a GPU or CPU lives in one table
-// row. Passes ask for features ("has tma"), never for architecture numbers.
+// Targets as data: everything the compiler needs to know about a GPU or CPU lives in one
+// hardware profile, a JSON file under src/target/profiles/ embedded at build time (one source of
+// truth); a user profile (--target-profile=FILE) has the same schema. Target is the in-memory form
+// the rest of the compiler uses. Passes ask for features ("has tma"), never for architecture numbers.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tlc {
 
@@ -28,11 +32,16 @@ enum class Feature : unsigned {
 constexpr unsigned operator|(Feature a, Feature b) { return unsigned(a) | unsigned(b); }
 constexpr unsigned operator|(unsigned a, Feature b) { return a | unsigned(b); }
 
+// Peak rates of the reference device, TFLOP/s (TOP/s for i8); 0 when the device lacks the type.
+struct PeakRates {
+    double f16 = 0, bf16 = 0, fp8 = 0, i8 = 0, f32 = 0;
+};
+
 struct Target {
-    std::string_view name;         // as given to --target
+    std::string name;              // as given to --target
     Backend backend;
-    std::string_view arch;         // what the backend compiler is told: sm_90a, gfx90a, native
-    std::string_view description;
+    std::string arch;              // what the backend compiler is told: sm_90a, gfx90a, native
+    std::string description;       // short, for comments in the output
     int warpSize;                  // 1 on the CPU
     int maxThreadsPerBlock;
     int sharedMemPerBlock;         // bytes a block may use (opt-in maximum)
@@ -41,13 +50,32 @@ struct Target {
     int maxRegistersPerThread;
     int smCount;                   // SMs / CUs / cores of the reference part
     unsigned features;
+    // The profile's performance data (used by the recommender's model).
+    std::string device;            // the reference device the numbers describe
+    int maxThreadsPerSM = 2048;
+    int maxBlocksPerSM = 32;
+    double memoryBandwidthGBs = 0; // GB/s
+    PeakRates peak;
+    std::vector<std::string> mmaShapes;  // tensor-core instruction shapes, informative
 
     bool has(Feature f) const { return (features & unsigned(f)) != 0; }
     std::string_view sourceExtension() const;  // ".cu", ".hip", ".cpp"
 };
 
+// The built-in targets, read from the embedded profiles on first use.
 std::span<const Target> allTargets();
 const Target* findTarget(std::string_view name);
+
+// Reads a profile (JSON text; `base`, if the profile names one, is looked up among the built-in
+// targets). Returns the target, or nullopt with `error` set to a message of the form
+// "LINE:COL: invalid JSON: ..." (parse errors) or "field 'x': ..." (schema errors).
+// `builtin` is true for the embedded profiles (which must be complete and may not name a base).
+std::optional<Target> parseTargetProfile(std::string_view json, std::string& error, bool builtin = false);
+// Reads the profile in FILE and keeps it for the rest of the process; the pointer stays valid.
+// On failure returns null with `error` = "FILE: error: ..." or "FILE:LINE:COL: error: ...".
+const Target* loadTargetProfile(const std::string& path, std::string& error);
+// The names of the features, as written in profiles: "cp_async", "wgmma", ...
+std::vector<std::string_view> featureNames();
 std::string_view backendName(Backend b);
 std::string featureList(const Target& t);  // "cp_async, mma_sm80, ..." for --list-targets
 

@@ -4,6 +4,7 @@
 
 #include "flash_attention.h"
 #include "gemm.h"
+#include "gemm_auto.h"
 #include "gemm_bf16.h"
 #include "gemm_fp8.h"
 #include "gemm_i8.h"
@@ -81,6 +82,18 @@ void gemm(int M, int N, int K) {
             for (int j = 0; j < N; ++j) want[size_t(i) * N + j] += toDouble(A[size_t(i) * K + k]) * toDouble(B[size_t(k) * N + j]);
     expectStatus("gemm status", tl_kernels::gemm(A.data(), B.data(), C.data(), M, K, N), 0);
     check("gemm " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
+}
+
+// samples/gemm_auto.tl: every tile parameter `auto`, filled by the recommender for the target.
+void gemmAuto(int M, int N, int K) {
+    auto A = random<tl::half>(size_t(M) * K, 17), B = random<tl::half>(size_t(K) * N, 18);
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    std::vector<double> want(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < N; ++j) want[size_t(i) * N + j] += toDouble(A[size_t(i) * K + k]) * toDouble(B[size_t(k) * N + j]);
+    expectStatus("gemm_auto status", tl_kernels::gemm_auto(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_auto " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
 }
 
 // C = A @ B in double from logical accessors a(i, k), b(k, j).
@@ -201,5 +214,7 @@ int main() {
     gemmFp8(200, 144, 80);
     gemmTransposed(256, 256, 64);
     gemmTransposed(200, 136, 72);
+    gemmAuto(256, 256, 64);
+    gemmAuto(200, 136, 72);
     return summary();
 }
