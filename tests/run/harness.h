@@ -113,6 +113,17 @@ bool launched(const std::string& what, int status, bool shouldRun, const std::ve
     return false;
 }
 
+// C = A @ B in double from logical accessors a(i, k), b(k, j): the reference of every gemm.
+template <typename FA, typename FB> std::vector<double> matmul(int M, int N, int K, FA a, FB b) {
+    std::vector<double> c(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            double av = a(i, k);
+            for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
+        }
+    return c;
+}
+
 inline int summary() {
     std::printf("%d passed, %d failed\n", passes(), failures());
     return failures() == 0 ? 0 : 1;

@@ -103,18 +103,6 @@ void cumsum(int M) {
     check("cumsum reverse in place M=" + std::to_string(M), Z, wz, 1e-5, 1e-5);
 }
 
-// C[i, j] = sum_k a(i, k) * b(k, j) in double, from accessors.
-std::vector<double> matmul(int M, int N, int K, const std::function<double(int, int)>& a,
-                           const std::function<double(int, int)>& b) {
-    std::vector<double> c(size_t(M) * N, 0.0);
-    for (int i = 0; i < M; ++i)
-        for (int k = 0; k < K; ++k) {
-            double av = a(i, k);
-            for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
-        }
-    return c;
-}
-
 void gemms(int M, int N, int K) {
     std::string at = " " + dims({M, N, K});
     {  // NT, f16 -> f32

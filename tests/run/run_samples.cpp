@@ -96,17 +96,6 @@ void gemmAuto(int M, int N, int K) {
     check("gemm_auto " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
 }
 
-// C = A @ B in double from logical accessors a(i, k), b(k, j).
-template <typename FA, typename FB> std::vector<double> matmul(int M, int N, int K, FA a, FB b) {
-    std::vector<double> c(size_t(M) * N, 0.0);
-    for (int i = 0; i < M; ++i)
-        for (int k = 0; k < K; ++k) {
-            double av = a(i, k);
-            for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
-        }
-    return c;
-}
-
 std::string dims(int M, int N, int K) {
     return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
