@@ -157,6 +157,26 @@ Fragment Fragment::project(const std::vector<size_t>& keep) const {
     return Fragment(std::move(shape), threads_, running, std::move(dims));
 }
 
+Fragment Fragment::repeat(size_t dim, int64_t times, bool onThreads) const {
+    std::vector<int64_t> shape = shape_;
+    std::vector<std::vector<Term>> dims = dims_;
+    int64_t threads = threads_, locals = locals_;
+    if (onThreads) {
+        dims.at(dim).push_back({true, threads_, times, shape_.at(dim)});
+        threads *= times;
+    } else {
+        dims.at(dim).push_back({false, locals_, times, shape_.at(dim)});
+        locals *= times;
+    }
+    shape.at(dim) *= times;
+    return Fragment(std::move(shape), threads, locals, std::move(dims));
+}
+
+Fragment Fragment::onBlockOf(int64_t threads) const {
+    if (threads % threads_ != 0) throw std::logic_error("fragment: a block must hold whole copies of its threads");
+    return Fragment(shape_, threads, locals_, dims_);
+}
+
 int64_t Fragment::vectorWidth() const {
     if (dims_.empty() || dims_.back().empty()) return 1;
     const Term& inner = dims_.back().front();

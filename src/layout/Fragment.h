@@ -50,6 +50,14 @@ public:
     // vector indexed by some of a parallel loop's variables).
     Fragment project(const std::vector<size_t>& keep) const;
 
+    // `times` copies of this fragment side by side along dimension `dim`: held by each thread
+    // in further local slots (the copies' slots follow this fragment's), or, onThreads, by
+    // `times` groups of this fragment's threads (threads grow to threads * times).
+    Fragment repeat(size_t dim, int64_t times, bool onThreads) const;
+    // The same placement on a block of `threads` (a multiple of this one's): the extra threads
+    // hold replicas.
+    Fragment onBlockOf(int64_t threads) const;
+
     // Elements consecutive along the last dimension in consecutive local slots: the vector
     // width available for moves between this fragment and memory.
     int64_t vectorWidth() const;

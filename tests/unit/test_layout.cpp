@@ -221,3 +221,31 @@ TEST_CASE("an accumulator tile pair is an A operand tile (the rs form)") {
                 }
     }
 }
+
+TEST_CASE("repeating a fragment keeps it a fragment") {
+    Fragment base = layout::defaultFragment({8, 16}, 32);
+    for (bool onThreads : {false, true})
+        for (size_t dim : {size_t(0), size_t(1)}) {
+            CAPTURE(onThreads);
+            CAPTURE(dim);
+            Fragment r = base.repeat(dim, 4, onThreads);
+            CHECK(r.shape()[dim] == base.shape()[dim] * 4);
+            CHECK(r.threads() == (onThreads ? 128 : 32));
+            CHECK(r.locals() == (onThreads ? base.locals() : base.locals() * 4));
+            CHECK(r.isBijective());
+        }
+    // A copy's elements sit where the original's do, shifted by the original's extent.
+    Fragment r = base.repeat(1, 2, false);
+    VarPtr tx = makeVar("tx"), l = makeVar("l");
+    std::vector<Expr> a = base.indicesAt(Expr(tx), Expr(l)), b = r.indicesAt(Expr(tx), Expr(l));
+    for (int64_t t = 0; t < 32; ++t)
+        for (int64_t s = 0; s < base.locals(); ++s) {
+            std::map<const Var*, int64_t> first{{tx.get(), t}, {l.get(), s}}, copy{{tx.get(), t}, {l.get(), s + base.locals()}};
+            CHECK(evalInt(b[0], copy) == evalInt(a[0], first));
+            CHECK(evalInt(b[1], copy) == evalInt(a[1], first) + 16);
+        }
+    // On a larger block the extra threads are replicas.
+    Fragment wide = base.onBlockOf(128);
+    CHECK(wide.replicas() == 4);
+    CHECK(wide.isBijective());
+}

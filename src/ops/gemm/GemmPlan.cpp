@@ -30,26 +30,20 @@ const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
 
 } // namespace
 
-// The m16n8 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane =
-// 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of each 16 x 8 tile; the
-// four values of one tile sit in consecutive slots (c0..c3), tiles in row-major order.
+// The m16n8 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): in one warp,
+// lane = 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of a 16 x 8 tile,
+// in slots c0..c3. A warp's tiles repeat in further slots (row-major), the warps' parts of C
+// over the block's warps (warpsM down, then warpsN across).
 Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
+    Fragment tile({16, 8}, 32, 4,
+                  {{{true, 4, 8, 1}, {false, 2, 2, 8}},     // row: group, + 8 for c2 and c3
+                   {{false, 1, 2, 1}, {true, 1, 4, 2}}});   // column: c0 / c1, + 2t
     int64_t tilesM = M / (16 * warpsM), tilesN = N / (8 * warpsN);
-    int64_t slotsPerTile = 4;
-    int64_t tileStrideN = slotsPerTile, tileStrideM = slotsPerTile * tilesN;
-    std::vector<Term> rows = {
-        {true, 4, 8, 1},                     // group = lane / 4
-        {false, 2, 2, 8},                    // c2, c3: row + 8
-        {false, tileStrideM, tilesM, 16},    // the warp's tiles down
-        {true, 32, warpsM, M / warpsM},      // the warp's row
-    };
-    std::vector<Term> cols = {
-        {false, 1, 2, 1},                    // c0 / c1
-        {true, 1, 4, 2},                     // t = lane % 4
-        {false, tileStrideN, tilesN, 8},     // the warp's tiles across
-        {true, 32 * warpsM, warpsN, N / warpsN},
-    };
-    return Fragment({M, N}, threads, slotsPerTile * tilesM * tilesN, {rows, cols});
+    return tile.repeat(1, tilesN, false)
+        .repeat(0, tilesM, false)
+        .repeat(0, warpsM, true)
+        .repeat(1, warpsN, true)
+        .onBlockOf(threads);
 }
 
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
