@@ -24,6 +24,8 @@ struct DTypeInfo {
 const DTypeInfo& dtypeInfo(DType t);
 inline std::string_view dtypeName(DType t) { return dtypeInfo(t).name; }
 inline int dtypeBits(DType t) { return dtypeInfo(t).bits; }
+// Bytes one element takes when moved on its own (4-bit types move as whole bytes).
+inline int dtypeBytes(DType t) { return dtypeBits(t) < 8 ? 1 : dtypeBits(t) / 8; }
 inline bool isFloat(DType t) { return dtypeInfo(t).isFloat; }
 inline bool isInteger(DType t) { return !dtypeInfo(t).isFloat && t != DType::Bool; }
 inline bool isSigned(DType t) { return dtypeInfo(t).isSigned; }

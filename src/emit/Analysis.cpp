@@ -237,7 +237,7 @@ SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
         if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
         layout.total = (layout.total + 15) / 16 * 16;
         layout.offsets.emplace_back(b.get(), layout.total);
-        layout.total += std::max<int64_t>(bufferSpan(b), 1) * std::max(dtypeBits(b->dtype) / 8, 1);
+        layout.total += std::max<int64_t>(bufferSpan(b), 1) * dtypeBytes(b->dtype);
     }
     return layout;
 }

@@ -69,7 +69,7 @@ protected:
         hoisted_.clear();
         for (const Allocate* a : liveAllocations(k, info_)) {
             const Buffer& b = a->buffer;
-            int64_t bytes = bufferSpan(b) * std::max(dtypeBits(b->dtype) / 8, 1);
+            int64_t bytes = bufferSpan(b) * dtypeBytes(b->dtype);
             bool seen = false;
             for (const auto& h : hoisted_) seen = seen || h.get() == b.get();
             if (!b->shape.empty() && bytes > kHoistBytes && !seen) hoisted_.push_back(b);

@@ -172,7 +172,7 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     }
     if (b->scope == MemScope::Global) throw EmitError("emit: an allocation of global buffer '" + b->name + "'");
     // Fragments and locals: a per-thread array, aligned for the widest vector move on it.
-    int elementBytes = std::max(dtypeBits(b->dtype) / 8, 1);
+    int elementBytes = dtypeBytes(b->dtype);
     const BufferUse* use = info_.use(b.get());
     std::string align;
     if (use && use->vectorBytes > elementBytes) align = fmt::format("__align__({}) ", std::min(use->vectorBytes, 16));

@@ -531,31 +531,25 @@ private:
             int64_t dim = intArg(arg(2), -1);
             if (dim < 0) dim += int64_t(src.rank());
             bool clear = boolArg(arg(3), true);
-            // Reductions run on whole fragments: other operands pass through one (a shared
-            // source is copied in; a shared destination is read first unless cleared, and
+            // Reductions run on whole fragments: other operands pass through one (a source is
+            // copied in, so is a destination the reduction accumulates into; a destination is
             // written back).
-            std::vector<Stmt> before, after;
+            std::vector<Stmt> body;
             std::vector<Buffer> staged;
-            auto throughFragment = [&](const Region& r, bool in) {
+            auto throughFragment = [&](const Region& r, bool readFirst) {
                 if (r.buffer->scope == MemScope::Fragment && r.coversWholeBuffer()) return r;
                 std::vector<Expr> shape;
                 for (int64_t e : r.extents) shape.push_back(intImm(e));
                 Buffer f = makeBuffer(r.buffer->name + "_frag", r.buffer->dtype, MemScope::Fragment, shape);
                 staged.push_back(f);
                 Region whole = wholeBuffer(f);
-                if (in) before.push_back(tileOp(std::make_shared<ops::CopyOp>(r, whole), loc));
-                else after.push_back(tileOp(std::make_shared<ops::CopyOp>(whole, r), loc));
+                if (readFirst) body.push_back(tileOp(std::make_shared<ops::CopyOp>(r, whole), loc));
                 return whole;
             };
             Region s = throughFragment(src, true);
-            Region d = dst.buffer->scope == MemScope::Fragment && dst.coversWholeBuffer() ? dst : [&] {
-                Region w = throughFragment(dst, !clear);
-                if (!clear) after.push_back(tileOp(std::make_shared<ops::CopyOp>(w, dst), loc));
-                return w;
-            }();
-            std::vector<Stmt> body = before;
+            Region d = throughFragment(dst, !clear);
             body.push_back(tileOp(std::make_shared<ops::ReduceOp>(s, d, kinds.at(id), int(dim), clear), loc));
-            body.insert(body.end(), after.begin(), after.end());
+            if (d.buffer != dst.buffer) body.push_back(tileOp(std::make_shared<ops::CopyOp>(d, dst), loc));
             Stmt out = seq(body, loc);
             for (auto it = staged.rbegin(); it != staged.rend(); ++it) out = allocate(*it, out, loc);
             return out;

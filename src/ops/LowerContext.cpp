@@ -27,6 +27,13 @@ layout::Swizzle LowerContext::swizzleOf(const Buffer& shared) const {
     return it == sharedLayouts.end() ? layout::Swizzle() : it->second.swizzle;
 }
 
+void LowerContext::swizzleForTensorCores(const Buffer& shared, std::string reason) {
+    const int64_t* cols = shared->shape.size() >= 2 ? asConstInt(shared->shape.back()) : nullptr;
+    if (!cols) return;
+    layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, dtypeBytes(shared->dtype));
+    if (!sw.isIdentity()) sharedLayouts.emplace(shared.get(), SharedLayout{sw, 0, std::move(reason)});
+}
+
 Buffer LowerContext::localBuffer(const Buffer& fragment) {
     auto it = locals_.find(fragment.get());
     if (it != locals_.end()) return it->second;

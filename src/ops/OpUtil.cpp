@@ -37,7 +37,7 @@ Expr inBounds(const Buffer& b, const std::vector<Expr>& indices, int64_t lanes) 
 
 int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType moveType) {
     const Buffer& b = r.buffer;
-    int64_t bytes = std::max(1, dtypeBits(moveType) / 8);
+    int64_t bytes = dtypeBytes(moveType);
     int64_t vec = std::max<int64_t>(1, 16 / bytes);
     if (dtypeBits(moveType) < 8) return 1;  // packed 4-bit types move as bytes elsewhere
     while (vec > 1 && inner % vec != 0) vec /= 2;

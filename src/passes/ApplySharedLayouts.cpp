@@ -30,19 +30,15 @@ protected:
     Expr mutateLoad(const Load* n, const Expr& self) override {
         Expr e = IRMutator::mutateLoad(n, self);
         const auto* l = e.as<Load>();
-        Buffer b = stored(l->buffer);
-        auto idx = swizzled(l->buffer, l->indices);
-        if (!idx && b == l->buffer) return e;
-        return load(b, idx ? *idx : l->indices, l->lanes);
+        if (auto p = placed(l->buffer, l->indices)) return load(p->buffer, p->indices, l->lanes);
+        return e;
     }
 
     Stmt mutateStore(const Store* n, const Stmt& self) override {
         Stmt s = IRMutator::mutateStore(n, self);
         const auto* st = s.as<Store>();
-        Buffer b = stored(st->buffer);
-        auto idx = swizzled(st->buffer, st->indices);
-        if (!idx && b == st->buffer) return s;
-        return store(b, idx ? *idx : st->indices, st->value, st->loc, st->storeKind);
+        if (auto p = placed(st->buffer, st->indices)) return store(p->buffer, p->indices, st->value, st->loc, st->storeKind);
+        return s;
     }
 
 private:
@@ -69,11 +65,17 @@ private:
         return p;
     }
 
-    std::optional<std::vector<Expr>> swizzled(const Buffer& b, const std::vector<Expr>& indices) const {
+    // Where an access goes once the layout is applied: the declared buffer and the swizzled
+    // last index. Nothing when the access stays as it is.
+    struct Access {
+        Buffer buffer;
+        std::vector<Expr> indices;
+    };
+    std::optional<Access> placed(const Buffer& b, const std::vector<Expr>& indices) {
         const auto* l = layoutOf(b);
-        if (!l || l->swizzle.isIdentity()) return std::nullopt;
-        std::vector<Expr> out = indices;
-        out.back() = l->swizzle.column(indices[indices.size() - 2], indices.back());
+        if (!l) return std::nullopt;
+        Access out{stored(b), indices};
+        if (!l->swizzle.isIdentity()) out.indices.back() = l->swizzle.column(indices[indices.size() - 2], indices.back());
         return out;
     }
 };

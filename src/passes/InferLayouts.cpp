@@ -206,7 +206,7 @@ void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
         annotated.insert(b.get());
         const int64_t* cols = b->shape.size() >= 2 ? asConstInt(b->shape.back()) : nullptr;
         if (!cols) continue;
-        int64_t elemBytes = std::max(1, dtypeBits(b->dtype) / 8);
+        int64_t elemBytes = dtypeBytes(b->dtype);
         LowerContext::SharedLayout chosen{ops::swizzleOf(a->layout(), *cols, elemBytes), 0, a->str()};
         if (a->layout() == ops::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
         if (!chosen.swizzle.isIdentity() || chosen.padElems) ctx.sharedLayouts[b.get()] = chosen;
@@ -214,15 +214,9 @@ void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
     if (!ctx.target.has(Feature::Ldmatrix)) return;
     for (const auto* gemm : g.gemms) {
         if (ops::planGemm(*gemm, ctx).kind != ops::GemmPlan::Kind::MmaSm80) continue;
-        for (const Region* r : {&gemm->a(), &gemm->b()}) {
-            const Buffer& b = r->buffer;
-            size_t rank = b->shape.size();
-            if (b->scope != MemScope::Shared || rank < 2 || !tileDimsAreLast(*r) || annotated.count(b.get())) continue;
-            auto cols = asConstInt(b->shape[rank - 1]);
-            if (!cols) continue;
-            layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, std::max(1, dtypeBits(b->dtype) / 8));
-            if (!sw.isIdentity()) ctx.sharedLayouts.emplace(b.get(), LowerContext::SharedLayout{sw, 0, gemm->str()});
-        }
+        for (const Region* r : {&gemm->a(), &gemm->b()})
+            if (r->buffer->scope == MemScope::Shared && tileDimsAreLast(*r) && !annotated.count(r->buffer.get()))
+                ctx.swizzleForTensorCores(r->buffer, gemm->str());
     }
 }
 

@@ -93,8 +93,6 @@ std::optional<int64_t> constantOf(const ir::Expr& e) {
     return std::nullopt;
 }
 
-int64_t dtypeBytes(DType t) { return std::max(1, dtypeBits(t) / 8); }
-
 // What the model needs from a kernel's Tile IR: work and traffic of one block, on-chip storage.
 struct TileAnalysis : ir::IRVisitor {
     double flops = 0;        // per block

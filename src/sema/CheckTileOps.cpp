@@ -282,7 +282,7 @@ void KernelChecker::checkAnnotateLayout(Call& c) {
     auto layout = ops::parseSharedLayout(name->name);
     const Shape& shape = buffer.type.shape;
     if (!layout || shape.empty() || !shape.back().isConstant()) return;
-    int64_t elemBytes = std::max(1, dtypeBits(buffer.type.dtype) / 8);
+    int64_t elemBytes = dtypeBytes(buffer.type.dtype);
     if (auto misfit = ops::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
         diags_.report(DiagId::err_layout_annotation_misfit, c.boundArgs[1]->range, name->name, describe(buffer), *misfit);
 }

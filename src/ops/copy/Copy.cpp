@@ -76,7 +76,7 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         if (src_.buffer->dtype != dst_.buffer->dtype) vec = 1;
         // Global to shared in 16-byte pieces goes through cp.async where the target has it.
         bool async = ctx.target.has(Feature::CpAsync) && src_.buffer->scope == MemScope::Global &&
-                     dst_.buffer->scope == MemScope::Shared && vec * std::max(1, dtypeBits(src_.buffer->dtype) / 8) == 16;
+                     dst_.buffer->scope == MemScope::Shared && vec * dtypeBytes(src_.buffer->dtype) == 16;
         body = distributedLoop(ctx, tile, vec, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
             std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
             Expr valid = inBounds(src_.buffer, s, vec);

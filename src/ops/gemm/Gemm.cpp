@@ -40,10 +40,8 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
     Buffer local = ctx.localBuffer(operand.buffer);
     Buffer shaped = ctx.scratch(operand.buffer->name + "_stage", operand.buffer->dtype, f.shape());
     // Read back eight rows at a time like any tensor-core operand: swizzled the same way.
-    if (ctx.target.has(Feature::Ldmatrix) && f.rank() == 2) {
-        layout::Swizzle sw = layout::bankConflictFreeSwizzle(f.shape()[1], std::max(1, dtypeBits(operand.buffer->dtype) / 8));
-        if (!sw.isIdentity()) ctx.sharedLayouts.emplace(shaped.get(), LowerContext::SharedLayout{sw, 0, "staging " + operand.buffer->name});
-    }
+    if (ctx.target.has(Feature::Ldmatrix) && f.rank() == 2)
+        ctx.swizzleForTensorCores(shaped, "staging " + operand.buffer->name);
     steps.push_back(barrier(loc));
     steps.push_back(fragmentLoop(ctx, f, 1, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
         return store(shaped, idx, load(local, {slot}));
@@ -59,14 +57,15 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
 Stmt GemmOp::lower(LowerContext& ctx, SourceLoc loc) const {
     std::vector<Stmt> steps{comment(str(), loc)};
     GemmPlan plan = planGemm(*this, ctx);
-    bool aInRegisters = plan.kind == GemmPlan::Kind::MmaSm80 && aForm(ctx, plan) == OperandForm::Registers;
-    Region a = aInRegisters ? a_ : stage(ctx, a_, steps, loc);
-    Region b = stage(ctx, b_, steps, loc);
     if (plan.kind == GemmPlan::Kind::MmaSm80) {
-        // The rs form reads A where it is; anything else is staged.
-        Region aRead = aForm(ctx, plan) == OperandForm::Registers ? a_ : a;
-        return lowerMma(ctx, loc, aRead, b, std::move(steps), plan);
+        // The rs form reads A where it is; other fragment operands are staged.
+        OperandForm aFrom = aForm(ctx, plan);
+        Region a = aFrom == OperandForm::Registers ? a_ : stage(ctx, a_, steps, loc);
+        Region b = stage(ctx, b_, steps, loc);
+        return lowerMma(ctx, loc, a, b, aFrom, std::move(steps), plan);
     }
+    Region a = stage(ctx, a_, steps, loc);
+    Region b = stage(ctx, b_, steps, loc);
     return lowerSimt(ctx, loc, a, b, std::move(steps));
 }
 
@@ -106,8 +105,8 @@ Stmt GemmOp::lowerSimt(LowerContext& ctx, SourceLoc loc, const Region& a, const 
 // Operands come, in order of preference, from registers (an A fragment already in the
 // accumulator layout: the `rs` form), from shared memory with ldmatrix (whole 16-byte rows
 // along k, or 16-bit types with .trans), or element by element.
-Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const Region& b, std::vector<Stmt> steps,
-                      const GemmPlan& plan) const {
+Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const Region& b, OperandForm aFrom,
+                      std::vector<Stmt> steps, const GemmPlan& plan) const {
     const MmaInstruction& inst = *plan.mma;
     Buffer acc = ctx.localBuffer(c_.buffer);
     std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
@@ -129,13 +128,13 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
     };
     // Lane addresses for ldmatrix: lanes 8i..8i+7 give the rows of matrix i.
     Expr matrix = L / 8, row8 = L % 8;
-    int64_t chunk = 16 / std::max(1, dtypeBits(inst.a) / 8);  // elements in one 16-byte row
+    int64_t chunk = 16 / dtypeBytes(inst.a);  // elements in one 16-byte row
 
     std::vector<Stmt> step;
     std::vector<Buffer> registers;
     // A: registers, ldmatrix or elements.
     std::function<Expr(const Expr&)> aPointer;
-    if (OperandForm form = aForm(ctx, plan); form == OperandForm::Registers) {
+    if (aFrom == OperandForm::Registers) {
         Buffer held = ctx.localBuffer(a_.buffer);
         // Two neighbouring accumulator tiles (8 columns each) are one A tile of 16 columns.
         aPointer = [&, held](const Expr& m) { return addressOf(held, {(m * (K / 8) + Expr(kk) * 2) * 4}); };
@@ -148,7 +147,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
             return regionIndices(a, transA_ ? std::vector<Expr>{k, m} : std::vector<Expr>{m, k});
         };
         Stmt load;
-        if (form == OperandForm::Ldmatrix) {
+        if (aFrom == OperandForm::Ldmatrix) {
             // Matrices: (rows 0-7, k 0..), (rows 8-15, k 0..), (rows 0-7, k + chunk), (rows 8-15, k + chunk).
             std::vector<Expr> src = transA_ ? at(mBase + matrix % 2 * 8, k0 + matrix / 2 * 8 + row8)
                                             : at(mBase + matrix % 2 * 8 + row8, k0 + matrix / 2 * chunk);
@@ -193,7 +192,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
     step.push_back(forLoop(mi, intImm(0), intImm(plan.tilesM), ForKind::Unroll,
                            forLoop(nj, intImm(0), intImm(plan.tilesN), ForKind::Unroll, mma)));
     // Registers are indexed by constants only: with A in registers, k-steps unroll too.
-    ForKind kLoop = aForm(ctx, plan) == OperandForm::Registers ? ForKind::Unroll : ForKind::Serial;
+    ForKind kLoop = aFrom == OperandForm::Registers ? ForKind::Unroll : ForKind::Serial;
     Stmt body = forLoop(kk, intImm(0), intImm(K / inst.k), kLoop, seq(step));
     for (auto it = registers.rbegin(); it != registers.rend(); ++it) body = allocate(*it, body);
     Expr tx = ctx.tx();
@@ -223,7 +222,7 @@ GemmOp::OperandForm GemmOp::bForm(const LowerContext& ctx) const {
 // for every type, rows across k need .trans, which moves 16-bit elements only.
 bool GemmOp::ldmatrixFits(const LowerContext& ctx, const Region& operand, bool kContiguous) {
     if (!ctx.target.has(Feature::Ldmatrix)) return false;
-    int bytes = std::max(1, dtypeBits(operand.buffer->dtype) / 8);
+    int bytes = dtypeBytes(operand.buffer->dtype);
     if (!kContiguous && bytes != 2) return false;
     if (operand.buffer->scope == MemScope::Fragment) return true;  // staged as a whole tile
     if (operand.buffer->scope != MemScope::Shared || operand.buffer->shape.empty()) return false;

@@ -38,7 +38,7 @@ private:
 
     ir::Stmt lowerSimt(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
                        std::vector<ir::Stmt> steps) const;
-    ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
+    ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b, OperandForm aFrom,
                       std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
 
     ir::Region a_, b_, c_;

@@ -17,7 +17,7 @@ struct MmaInstruction {
     int64_t k;           // 16 for 16-bit inputs, 32 for 8-bit ones
     const char* helper;  // tl::<helper>(c, a, b) in the runtime's mma section
     // Input elements per 32-bit register (2 or 4): the fragment tables are written with it.
-    int64_t perRegister() const { return 4 / std::max(1, dtypeBits(a) / 8); }
+    int64_t perRegister() const { return 4 / dtypeBytes(a); }
 };
 
 struct GemmPlan {
