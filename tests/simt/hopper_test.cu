@@ -32,6 +32,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_support.h"
+
 namespace {
 
 // ---- device side ------------------------------------------------------------------------------
@@ -180,62 +182,6 @@ __global__ void mbarrierPhases(int rounds, int* errors) {
 }
 
 // ---- host side --------------------------------------------------------------------------------
-
-int failures = 0, passes = 0;
-
-template <typename T> class Buffer {
-public:
-    explicit Buffer(const std::vector<T>& host) : n_(host.size()) {
-#ifdef __CUDACC__
-        cudaMalloc(&ptr_, n_ * sizeof(T));
-        cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice);
-#else
-        // 16-byte aligned, as cudaMalloc's are (TMA needs it).
-        raw_ = new unsigned char[n_ * sizeof(T) + 16];
-        ptr_ = reinterpret_cast<T*>(raw_ + (16 - reinterpret_cast<std::uintptr_t>(raw_) % 16) % 16);
-        for (size_t i = 0; i < n_; ++i) ptr_[i] = host[i];
-#endif
-    }
-    ~Buffer() {
-#ifdef __CUDACC__
-        cudaFree(ptr_);
-#else
-        delete[] raw_;
-#endif
-    }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    T* get() const { return ptr_; }
-    std::vector<T> read() const {
-        std::vector<T> host(n_);
-#ifdef __CUDACC__
-        cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
-#else
-        for (size_t i = 0; i < n_; ++i) host[i] = ptr_[i];
-#endif
-        return host;
-    }
-
-private:
-    size_t n_;
-    T* ptr_ = nullptr;
-    unsigned char* raw_ = nullptr;
-};
-
-template <typename... Params, typename... Args> bool launch(int threads, void (*kernel)(Params...), Args... args) {
-#ifdef __CUDACC__
-    kernel<<<1, threads>>>(args...);
-    cudaError_t status = cudaDeviceSynchronize();
-    if (status != cudaSuccess) {
-        std::printf("FAIL launch: %s\n", cudaGetErrorString(status));
-        ++failures;
-        return false;
-    }
-#else
-    ::simt::launch<32>(kernel, dim3(1), dim3(threads), 0, nullptr, args...);
-#endif
-    return true;
-}
 
 void result(const std::string& what, int bad, size_t total) {
     if (bad) {

@@ -27,6 +27,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_support.h"
+
 namespace {
 
 // ---- device side ------------------------------------------------------------------------------
@@ -133,61 +135,6 @@ __global__ void ldmatrixLayout(const unsigned short* M, unsigned* out) {
 
 // ---- host side --------------------------------------------------------------------------------
 
-int failures = 0, passes = 0;
-
-// A device copy of a host vector (in the simulator, device memory is host memory).
-template <typename T> class Buffer {
-public:
-    explicit Buffer(const std::vector<T>& host) : n_(host.size()) {
-#ifdef __CUDACC__
-        cudaMalloc(&ptr_, n_ * sizeof(T));
-        cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice);
-#else
-        ptr_ = new T[n_];
-        for (size_t i = 0; i < n_; ++i) ptr_[i] = host[i];
-#endif
-    }
-    ~Buffer() {
-#ifdef __CUDACC__
-        cudaFree(ptr_);
-#else
-        delete[] ptr_;
-#endif
-    }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    T* get() const { return ptr_; }
-    std::vector<T> read() const {
-        std::vector<T> host(n_);
-#ifdef __CUDACC__
-        cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
-#else
-        for (size_t i = 0; i < n_; ++i) host[i] = ptr_[i];
-#endif
-        return host;
-    }
-
-private:
-    size_t n_;
-    T* ptr_ = nullptr;
-};
-
-// Runs a kernel on one warp.
-template <typename... Params, typename... Args> bool launchWarp(void (*kernel)(Params...), Args... args) {
-#ifdef __CUDACC__
-    kernel<<<1, 32>>>(args...);
-    cudaError_t status = cudaDeviceSynchronize();
-    if (status != cudaSuccess) {
-        std::printf("FAIL launch: %s\n", cudaGetErrorString(status));
-        ++failures;
-        return false;
-    }
-#else
-    ::simt::launch<32>(kernel, dim3(1), dim3(32), 0, nullptr, args...);
-#endif
-    return true;
-}
-
 template <typename T> double toDouble(T v) {
     if constexpr (std::is_arithmetic_v<T>) return double(v);
     else return double(float(v));
@@ -254,8 +201,8 @@ void mmaCase(const std::string& what, uint32_t seed, double atol, double rtol, b
     Buffer<Acc> dC(C), dD(std::vector<Acc>(16 * 8, Acc(-7)));
     bool launched;
     if constexpr (K == 16)
-        launched = launchWarp(mmaK16<Acc, In, ATransposed, BTransposed>, dA.get(), dB.get(), dC.get(), dD.get());
-    else launched = launchWarp(mmaK32<Acc, In, InB>, dA.get(), dB.get(), dC.get(), dD.get());
+        launched = launch(32, mmaK16<Acc, In, ATransposed, BTransposed>, dA.get(), dB.get(), dC.get(), dD.get());
+    else launched = launch(32, mmaK32<Acc, In, InB>, dA.get(), dB.get(), dC.get(), dD.get());
     if (launched) check(what, dD.read(), want, atol, rtol);
 }
 
@@ -266,7 +213,7 @@ template <int Count, bool Trans> void ldmatrixCase(const std::string& what, uint
     for (auto& v : M) v = static_cast<unsigned short>(values(gen));
     Buffer<unsigned short> dM(M);
     Buffer<unsigned> dOut(std::vector<unsigned>(32 * 4, 0xdeadbeefu));
-    if (!launchWarp(ldmatrixLayout<Count, Trans>, dM.get(), dOut.get())) return;
+    if (!launch(32, ldmatrixLayout<Count, Trans>, dM.get(), dOut.get())) return;
     std::vector<unsigned> out = dOut.read();
     std::vector<double> got, want;
     for (int lane = 0; lane < 32; ++lane)
