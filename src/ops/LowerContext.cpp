@@ -22,11 +22,6 @@ const layout::Fragment& LowerContext::layoutOf(const Buffer& fragment) const {
     return it->second;
 }
 
-layout::Swizzle LowerContext::swizzleOf(const Buffer& shared) const {
-    auto it = sharedLayouts.find(shared.get());
-    return it == sharedLayouts.end() ? layout::Swizzle() : it->second.swizzle;
-}
-
 void LowerContext::swizzleForTensorCores(const Buffer& shared, std::string reason) {
     const int64_t* cols = shared->shape.size() >= 2 ? asConstInt(shared->shape.back()) : nullptr;
     if (!cols) return;

@@ -38,7 +38,6 @@ public:
         std::string reason;
     };
     std::map<const ir::BufferNode*, SharedLayout> sharedLayouts;
-    layout::Swizzle swizzleOf(const ir::Buffer& shared) const;
     // Gives a shared tile that tensor cores read eight rows at a time (ldmatrix) the swizzle
     // that keeps those reads free of bank conflicts, unless it has a layout already or its rows
     // allow none. `reason` is what --emit=layouts says asked for it.

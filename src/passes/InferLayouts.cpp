@@ -92,12 +92,12 @@ bool tileDimsAreLast(const Region& r) {
 
 class Solver {
 public:
-    Solver(Graph& g, LowerContext& ctx, std::string kernelName) : g_(g), ctx_(ctx), kernel_(std::move(kernelName)) {}
+    Solver(Graph& g, const std::vector<ops::GemmPlan>& plans, LowerContext& ctx, std::string kernelName)
+        : g_(g), plans_(plans), ctx_(ctx), kernel_(std::move(kernelName)) {}
 
     bool run() {
         for (size_t i = 0; i < g_.gemms.size(); ++i)
-            assign(g_.gemms[i]->c().buffer, ops::planGemm(*g_.gemms[i], ctx_).accumulator, g_.gemms[i]->str(),
-                   g_.gemmLocs[i]);
+            assign(g_.gemms[i]->c().buffer, plans_[i].accumulator, g_.gemms[i]->str(), g_.gemmLocs[i]);
         while (true) {
             propagate();
             if (failed_) return false;
@@ -110,6 +110,7 @@ public:
 
 private:
     Graph& g_;
+    const std::vector<ops::GemmPlan>& plans_;  // one per gemm
     LowerContext& ctx_;
     std::string kernel_;
     std::map<const BufferNode*, std::string> why_;
@@ -199,21 +200,21 @@ namespace {
 // pattern element by element): a swizzle keeps those reads free of bank conflicts. Only
 // tiles that are a buffer's last two dimensions qualify, so that the swizzle's row is the
 // tile's row.
-void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
+void chooseSharedLayouts(const Graph& g, const std::vector<ops::GemmPlan>& plans, LowerContext& ctx) {
     std::set<const BufferNode*> annotated;
     for (const auto& [a, loc] : g.annotations) {
         const Buffer& b = a->buffer();
         annotated.insert(b.get());
-        const int64_t* cols = b->shape.size() >= 2 ? asConstInt(b->shape.back()) : nullptr;
-        if (!cols) continue;
+        if (b->shape.size() < 2) continue;
         int64_t elemBytes = dtypeBytes(b->dtype);
-        LowerContext::SharedLayout chosen{ops::swizzleOf(a->layout(), *cols, elemBytes), 0, a->str()};
+        LowerContext::SharedLayout chosen{ops::swizzleOf(a->layout(), elemBytes), 0, a->str()};
         if (a->layout() == ops::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
         if (!chosen.swizzle.isIdentity() || chosen.padElems) ctx.sharedLayouts[b.get()] = chosen;
     }
     if (!ctx.target.has(Feature::Ldmatrix)) return;
-    for (const auto* gemm : g.gemms) {
-        if (ops::planGemm(*gemm, ctx).kind != ops::GemmPlan::Kind::MmaSm80) continue;
+    for (size_t i = 0; i < g.gemms.size(); ++i) {
+        const ops::GemmOp* gemm = g.gemms[i];
+        if (plans[i].kind != ops::GemmPlan::Kind::MmaSm80) continue;
         for (const Region* r : {&gemm->a(), &gemm->b()})
             if (r->buffer->scope == MemScope::Shared && tileDimsAreLast(*r) && !annotated.count(r->buffer.get()))
                 ctx.swizzleForTensorCores(r->buffer, gemm->str());
@@ -225,9 +226,11 @@ void chooseSharedLayouts(const Graph& g, LowerContext& ctx) {
 bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     GraphBuilder builder;
     builder.visit(kernel.body);
-    Solver solver(builder.g, ctx, kernel.name);
+    std::vector<ops::GemmPlan> plans;
+    for (const auto* gemm : builder.g.gemms) plans.push_back(ops::planGemm(*gemm, ctx));
+    Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;
-    chooseSharedLayouts(builder.g, ctx);
+    chooseSharedLayouts(builder.g, plans, ctx);
     return true;
 }
 

@@ -45,7 +45,7 @@ std::optional<std::string> sharedLayoutMisfit(SharedLayoutName layout, int64_t c
     return std::nullopt;
 }
 
-layout::Swizzle swizzleOf(SharedLayoutName layout, int64_t, int64_t elemBytes) {
+layout::Swizzle swizzleOf(SharedLayoutName layout, int64_t elemBytes) {
     int64_t span = entry(layout).patternBytes / 16;
     if (span <= 1 || elemBytes <= 0 || 16 % elemBytes != 0) return {};
     return layout::Swizzle(16 / elemBytes, span, 8 / span);

@@ -22,8 +22,9 @@ std::string_view spelling(SharedLayoutName layout);
 // What a named layout needs of a [.., cols] buffer of elemBytes-byte elements, in words, or
 // nothing when it fits.
 std::optional<std::string> sharedLayoutMisfit(SharedLayoutName layout, int64_t cols, int64_t elemBytes);
-// The swizzle of a named layout (the identity for row_major and padded).
-layout::Swizzle swizzleOf(SharedLayoutName layout, int64_t cols, int64_t elemBytes);
+// The swizzle of a named layout for elemBytes-byte elements (the identity for row_major and
+// padded).
+layout::Swizzle swizzleOf(SharedLayoutName layout, int64_t elemBytes);
 
 class AnnotateLayoutOp : public ir::TileOp {
 public:
