@@ -24,10 +24,14 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16, 8192,
 SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16", "e4m3": "gemm_fp8"}
 
 
-def build(tlc, sample, target, arch, workdir):
-    cu = os.path.join(workdir, "gemm.cu")
-    subprocess.run([tlc, os.path.join(ROOT, "samples", sample + ".tl"), f"--target={target}", "-o", cu], check=True)
-    lib = os.path.join(workdir, "libgemm.so")
+def build(tlc, sample, target, arch, workdir, defines=(), name="gemm"):
+    """samples/<sample>.tl through tlc (with -D NAME=VALUE for each define) and nvcc: a ctypes library."""
+    cu = os.path.join(workdir, name + ".cu")
+    cmd = [tlc, os.path.join(ROOT, "samples", sample + ".tl"), f"--target={target}", "-o", cu]
+    for d in defines:
+        cmd += ["-D", d]
+    subprocess.run(cmd, check=True)
+    lib = os.path.join(workdir, "lib" + name + ".so")
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     subprocess.run([nvcc, "-O3", "-std=c++17", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", cu, "-o", lib],
                    check=True)
