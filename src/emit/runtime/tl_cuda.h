@@ -604,6 +604,14 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzle
            uint64_t((strideBytes & 0x3FFFF) >> 4) << 32 | mode << 62;
 }
 
+// The descriptor of the same layout starting `bytes` further (a multiple of 16): the next
+// k-step, row block or columns of an operand tile whose descriptor was made at its start.
+// Inside a swizzled tile the start may move within a row (a K-major k-step: 32 bytes); the
+// swizzle applies to the addresses the hardware computes from it, as for a tile's start.
+__device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, unsigned bytes) {
+    return desc + uint64_t(bytes >> 4);
+}
+
 // The accumulator operand lists of the inline PTX below ("{%0, ..., %R-1}" and R "+f" operands).
 #define TL_WGMMA_LIST_32 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "  \

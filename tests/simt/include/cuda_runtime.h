@@ -631,6 +631,7 @@ inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned
            std::uint64_t((leadingBytes & 0x3FFFF) >> 4) << 16 | std::uint64_t((strideBytes & 0x3FFFF) >> 4) << 32 |
            mode << 62;
 }
+inline std::uint64_t wgmma_desc_advance(std::uint64_t desc, unsigned bytes) { return desc + std::uint64_t(bytes >> 4); }
 template <int N, bool TransA = false, bool TransB = false>
 void wgmma_m64nNk16_f32_f16_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 16, simt_wgmma::Elem::F16, TransA, TransB, false>(d, nullptr, descA, descB, scaleD);
