@@ -80,6 +80,44 @@ std::string operandProblem(const char* name, const Region& r, bool mnMajor, cons
     return "";
 }
 
+// A sum's terms as (expression, constant factor): `kk * 32 + mi * 4096 + 64` is (kk, 32),
+// (mi, 4096), (1, 64).
+void terms(const Expr& e, std::vector<std::pair<Expr, int64_t>>& out) {
+    const auto* b = e.as<Binary>();
+    if (b && b->op == BinaryOp::Add) {
+        terms(b->a, out);
+        terms(b->b, out);
+        return;
+    }
+    if (const int64_t* c = asConstInt(e)) {
+        out.emplace_back(intImm(1), *c);
+        return;
+    }
+    const int64_t* factor = b && b->op == BinaryOp::Mul ? asConstInt(b->b) : nullptr;
+    if (factor) out.emplace_back(b->a, *factor);
+    else out.emplace_back(e, 1);
+}
+
+// e / d and e % d for a non-negative e, written as a reader would: exactly when every term's
+// factor is a multiple of d (`mi * 128` / 128 is `mi`, the remainder 0), as a digit of the one
+// variable term when d is a multiple of its factor (`kk * 32` is `kk / 4` and `kk % 4 * 32`).
+std::pair<Expr, Expr> divMod(const Expr& e, int64_t d) {
+    std::vector<std::pair<Expr, int64_t>> parts;
+    terms(simplify(e), parts);
+    bool exact = true;
+    for (const auto& [x, c] : parts) exact &= c % d == 0;
+    if (exact) {
+        Expr q = intImm(0);
+        for (const auto& [x, c] : parts) q = q + x * (c / d);
+        return {simplify(q), intImm(0)};
+    }
+    if (parts.size() == 1 && d % parts[0].second == 0) {
+        auto [x, c] = parts[0];
+        return {x / (d / c), x % (d / c) * c};
+    }
+    return {e / d, e % d};
+}
+
 } // namespace
 
 std::optional<LowerContext::SharedLayout> wgmmaSharedLayout(const Buffer& shared, std::string reason) {
@@ -123,7 +161,8 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
         case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
         default: score = std::abs(double(M / wm) - double(N / wn)); break;
         }
-        if (score < bestScore) bestScore = score, bestM = wm;
+        // Ties go to more warpgroups down: wider instructions, whole rows per warpgroup.
+        if (score <= bestScore) bestScore = score, bestM = wm;
     }
     if (bestM == 0)
         return fmt::format("{} x {} does not split over {} warpgroup(s) in blocks of 64 rows and 64-column multiples",
@@ -168,8 +207,10 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     auto addressOf = [](const Buffer& buf, const std::vector<Expr>& i) {
         return call("address_of", DType::I64, {load(buf, i)});
     };
+    // The warpgroup's part of C (named only when there are several).
     VarPtr wgRow = ctx.freshVar("warpgroup_row"), wgCol = ctx.freshVar("warpgroup_col");
-    Expr rowBase = Expr(wgRow) * (M / plan.warpsM), colBase = Expr(wgCol) * (N / plan.warpsN);
+    Expr rowBase = plan.warpsM > 1 ? Expr(wgRow) * (M / plan.warpsM) : intImm(0);
+    Expr colBase = plan.warpsN > 1 ? Expr(wgCol) * (N / plan.warpsN) : intImm(0);
     VarPtr kk = ctx.freshVar("kk"), mi = ctx.freshVar("mi");
     Expr k0 = Expr(kk) * inst.k;
 
@@ -196,8 +237,8 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                         {addressOf(r.buffer, regionIndices(r, {intImm(0), intImm(0)})), intImm(span), intImm(leading),
                          intImm(stride)});
         op.offset = [=](const Expr& row, const Expr& col) {
-            Expr colBytes = col * bytes;
-            return colBytes / span * (rows * span) + row * span + colBytes % span;
+            auto [box, inRow] = divMod(col * bytes, span);
+            return box * (rows * span) + row * span + inRow;
         };
         return op;
     };
@@ -245,7 +286,8 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     body = letStmt(descB.desc, descB.value, body);
     if (descA) body = letStmt(descA->desc, descA->value, body);
     Expr warpgroup = ctx.tx() / 128;
-    body = letStmt(wgRow, warpgroup % plan.warpsM, letStmt(wgCol, warpgroup / plan.warpsM, body));
+    if (plan.warpsN > 1) body = letStmt(wgCol, warpgroup / plan.warpsM, body);
+    if (plan.warpsM > 1) body = letStmt(wgRow, warpgroup % plan.warpsM, body);
     steps.push_back(body);
     return simplify(seq(steps, loc), ctx.bounds());
 }
