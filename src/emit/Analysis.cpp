@@ -1,6 +1,7 @@
 #include "emit/Analysis.h"
 
 #include "emit/Emit.h"
+#include "emit/Runtime.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
@@ -55,7 +56,8 @@ protected:
     void visitCall(const Call* c) override {
         // Instruction helpers read and write registers through the address of an element:
         // whole 32-bit words (the packing of mma / ldmatrix fragments), up to 16 bytes.
-        bool registerView = c->name.rfind("ldmatrix", 0) == 0 || c->name.rfind("mma_", 0) == 0;
+        const InstructionHelper* helper = findInstructionHelper(c->name);
+        bool registerView = helper && helper->addressesRegisters;
         for (const Expr& arg : c->args) {
             const Call* addr = arg.as<Call>();
             const Load* l = addr && addr->name == "address_of" && registerView ? addr->args[0].as<Load>() : nullptr;
@@ -235,7 +237,9 @@ SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
     for (const Allocate* a : liveAllocations(kernel, info)) {
         const Buffer& b = a->buffer;
         if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
-        layout.total = (layout.total + 15) / 16 * 16;
+        int64_t align = std::max<int64_t>(16, b->alignBytes);
+        layout.align = std::max(layout.align, align);
+        layout.total = (layout.total + align - 1) / align * align;
         layout.offsets.emplace_back(b.get(), layout.total);
         layout.total += std::max<int64_t>(bufferSpan(b), 1) * dtypeBytes(b->dtype);
     }

@@ -1,7 +1,9 @@
 // Carries out the shared-memory layouts chosen with the fragment layouts (ctx.sharedLayouts):
 // every load and store of a swizzled buffer, vector ones and the addresses taken for cp.async
 // and ldmatrix included, gets its last index permuted by the swizzle of its row; a padded
-// buffer is declared with longer rows. Done once after the tile ops are lowered, so that no op
+// buffer is declared with longer rows; a boxed one ([rows, cols] stored as [cols / box, rows,
+// box], wgmma's canonical layout) gets a dimension more; alignment beyond 16 bytes goes on the
+// declared buffer. Done once after the tile ops are lowered, so that no op
 // has to know how a buffer is stored.
 #include "passes/Passes.h"
 
@@ -51,19 +53,28 @@ private:
         return it == ctx_.sharedLayouts.end() ? nullptr : &it->second;
     }
 
-    // The buffer as declared: with padded rows where asked, the same node otherwise.
+public:
+    // The buffer as declared: with padded rows, boxes or alignment where asked, the same node
+    // otherwise.
     Buffer stored(const Buffer& b) {
         const auto* l = layoutOf(b);
-        if (!l || l->padElems == 0) return b;
+        if (!l || (l->padElems == 0 && l->boxCols == 0 && l->alignBytes == 0)) return b;
         auto it = padded_.find(b.get());
         if (it != padded_.end()) return it->second;
         std::vector<Expr> shape = b->shape;
         const int64_t* cols = asConstInt(shape.back());
-        shape.back() = cols ? intImm(*cols + l->padElems) : shape.back() + intImm(l->padElems);
-        Buffer p = makeBuffer(b->name, b->dtype, b->scope, shape);
-        padded_[b.get()] = p;
-        return p;
+        if (l->padElems) shape.back() = cols ? intImm(*cols + l->padElems) : shape.back() + intImm(l->padElems);
+        if (l->boxCols) {
+            shape.insert(shape.end() - 2, intImm(*cols / l->boxCols));
+            shape.back() = intImm(l->boxCols);
+        }
+        auto node = std::make_shared<BufferNode>(*makeBuffer(b->name, b->dtype, b->scope, shape));
+        node->alignBytes = l->alignBytes;
+        padded_[b.get()] = node;
+        return node;
     }
+
+private:
 
     // Where an access goes once the layout is applied: the declared buffer and the swizzled
     // last index. Nothing when the access stays as it is.
@@ -75,16 +86,26 @@ private:
         const auto* l = layoutOf(b);
         if (!l) return std::nullopt;
         Access out{stored(b), indices};
-        if (!l->swizzle.isIdentity()) out.indices.back() = l->swizzle.column(indices[indices.size() - 2], indices.back());
+        Expr row = indices[indices.size() - 2], col = indices.back();
+        if (l->boxCols) {
+            out.indices.insert(out.indices.end() - 2, col / l->boxCols);
+            col = col % l->boxCols;
+        }
+        if (!l->swizzle.isIdentity()) col = l->swizzle.column(row, col);
+        out.indices.back() = col;
         return out;
     }
 };
 
 } // namespace
 
-Stmt applySharedLayouts(const Stmt& body, const LowerContext& ctx) {
+Stmt applySharedLayouts(const Stmt& body, LowerContext& ctx) {
     if (ctx.sharedLayouts.empty()) return body;
-    return SharedLayoutApplier(ctx).mutate(body);
+    SharedLayoutApplier applier(ctx);
+    Stmt out = applier.mutate(body);
+    // Scratch buffers are declared later (plan-shared-memory): as stored.
+    for (const Buffer& b : std::vector<Buffer>(ctx.scratchBuffers())) ctx.replaceScratch(b, applier.stored(b));
+    return out;
 }
 
 } // namespace tlc
