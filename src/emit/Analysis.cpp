@@ -235,7 +235,10 @@ SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
     for (const Allocate* a : liveAllocations(kernel, info)) {
         const Buffer& b = a->buffer;
         if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
-        layout.total = (layout.total + 15) / 16 * 16;
+        // 16 bytes, or what TMA needs of the buffer (kernel.sharedAlignment).
+        auto align = kernel.sharedAlignment.find(b.get());
+        int64_t bytes = align == kernel.sharedAlignment.end() ? 16 : std::max<int64_t>(16, align->second);
+        layout.total = (layout.total + bytes - 1) / bytes * bytes;
         layout.offsets.emplace_back(b.get(), layout.total);
         layout.total += std::max<int64_t>(bufferSpan(b), 1) * dtypeBytes(b->dtype);
     }

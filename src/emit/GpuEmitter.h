@@ -37,6 +37,9 @@ protected:
     std::string loopPragma(const ir::For* f) const override;
     std::string printfName() const override { return "printf"; }
 
+    int sharedAlignment(const ir::BufferNode* b) const;  // 16, or more for TMA boxes
+    void emitTensorMaps(const ir::Kernel& k);            // in the launcher, before the launch
+
     SharedLayout layout_;
     int64_t dynamicShared_ = 0;  // bytes of dynamic shared memory of the current kernel (0: static)
 };

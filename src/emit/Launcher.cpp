@@ -328,6 +328,8 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
         if (!c.message.empty()) what += " (" + c.message + ")";
         checks.push_back(what);
     }
+    for (const auto& m : k.tensorMaps)
+        checks.push_back(fmt::format("{} is 16-byte aligned with rows a multiple of 16 bytes apart (TMA)", m.tensor));
     std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
                                       invalidValue(), join(checks, "; "), successValue());
     if (target_.backend != Backend::Cpu) returns += " Tensors must not overlap (__restrict__).";

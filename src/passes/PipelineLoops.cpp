@@ -17,6 +17,13 @@
 // the last reader of the versions this step's copies overwrite. Other barriers are
 // insert-barriers' (which knows that different versions of a buffer do not overlap).
 //
+// On targets with TMA, producers that qualify (ops/copy/CopyTma.cpp) become TMA loads ordered
+// by mbarriers instead (docs/lowering.md, "TMA copies and the mbarrier pipeline"): per version
+// a `full` barrier (thread 0 announces the boxes' bytes, TMA completes them; consumers wait on
+// it) and an `empty` one (every thread arrives after its last read of the version; thread 0
+// waits on it before loading the version again). Those buffers need no cp.async group, wait or
+// block barrier; copies that do not qualify stay cp.async, with the reason recorded.
+//
 // On other targets the loop stays as it is (lower-tile-ops makes it a plain loop); the order
 // and stage lists are checked everywhere.
 #include "passes/Passes.h"
@@ -27,6 +34,7 @@
 #include "ir/Visitor.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "ops/LowerContext.h"
 
 #include <fmt/format.h>
 
@@ -222,12 +230,34 @@ protected:
     }
 };
 
+// The layouts annotate_layout fixed, by buffer (TMA must produce them).
+std::map<const BufferNode*, ops::SharedLayoutName> annotatedLayouts(const Stmt& body) {
+    class Finder : public IRVisitor {
+    public:
+        std::map<const BufferNode*, ops::SharedLayoutName> found;
+
+    protected:
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get()))
+                found[a->buffer().get()] = a->layout();
+        }
+    } f;
+    f.visit(body);
+    return f.found;
+}
+
+Expr addressOf(const Buffer& b, const Expr& index) { return call("address_of", DType::I64, {load(b, {index})}); }
+Stmt mbarrierCall(const char* name, std::vector<Expr> args, SourceLoc loc) {
+    return evaluate(call(name, DType::I32, std::move(args)), loc);
+}
+
 class Pipeliner : public IRMutator {
 public:
     // Shared buffers this pass replaced by versioned ones.
     const std::map<const BufferNode*, Buffer>& versioned() const { return versioned_; }
 
-    Pipeliner(LowerContext& ctx, const Stmt& body) : ctx_(ctx), counts_(countAccesses(body)) {
+    Pipeliner(LowerContext& ctx, const Stmt& body)
+        : ctx_(ctx), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)) {
         class SharedBytes : public IRVisitor {
         public:
             int64_t bytes = 0;
@@ -249,7 +279,9 @@ public:
 
 protected:
     Stmt mutateFor(const For* n, const Stmt& self) override {
+        ++depth_;
         Stmt body = mutate(n->body);  // inner loops first
+        --depth_;
         if (n->forKind == ForKind::Pipelined) {
             if (Stmt s = pipeline(n)) return s;
         }
@@ -270,6 +302,8 @@ private:
     std::map<const BufferNode*, int> counts_;  // accesses in the whole kernel
     int64_t sharedBytes_ = 0;                  // the author's shared memory
     std::map<const BufferNode*, Buffer> versioned_;
+    std::map<const BufferNode*, ops::SharedLayoutName> annotated_;
+    int depth_ = 0;  // loops around the one being pipelined
 
     struct Item {
         Stmt stmt;
@@ -277,9 +311,19 @@ private:
         int stage = 0;
         int pos = 0;
         bool async = false;            // an async producer
+        bool tma = false;              // ... issued as a TMA load
+        bool tmaReader = false;        // reads a TMA-filled buffer
         std::vector<const BufferNode*> asyncReads;  // async-filled buffers it reads
         int waitAllows = INT_MAX;      // groups it may leave in flight at the top of its step
     };
+
+    // A shared buffer the pipeline versions: its one writer, versions, whether it fills async.
+    struct Versioned {
+        size_t writer;
+        int versions;
+        bool async;
+    };
+    using Versions = std::map<const BufferNode*, Versioned>;
 
     // Checks the order/stage lists; false after reporting.
     bool checkLists(const For* n, size_t count) {
@@ -408,11 +452,6 @@ private:
 
         // Shared buffers used at more than one stage get versions; their one writer must be a
         // copy that can be a producer, read at its own stage or later.
-        struct Versioned {
-            size_t writer;
-            int versions;
-            bool async;
-        };
         std::map<const BufferNode*, Versioned> vers;
         std::vector<const BufferNode*> shared;  // in order of first use (pointers do not order output)
         for (const auto& it : items)
@@ -469,14 +508,16 @@ private:
             replaced[b] = makeBuffer(old->name, old->dtype, old->scope, shape);
             items[v.writer].async = v.async;
         }
+        Tma tma = chooseTma(items, vers, shared, n->loc);
         // Waits: a reader of an async buffer at distance d needs the group committed d steps
         // back; at the top of its step t groups are committed, so d - 1 may stay in flight.
         size_t commitAfter = m;  // the async producer last in the order
         for (size_t i = 0; i < m; ++i)
-            if (items[i].async && (commitAfter == m || items[i].pos > items[commitAfter].pos)) commitAfter = i;
+            if (items[i].async && !items[i].tma && (commitAfter == m || items[i].pos > items[commitAfter].pos))
+                commitAfter = i;
         for (auto& it : items)
             for (const auto& [b, v] : vers)
-                if (v.async && it.fp.reads.count(b) && &it != &items[v.writer]) {
+                if (v.async && !items[v.writer].tma && it.fp.reads.count(b) && &it != &items[v.writer]) {
                     it.asyncReads.push_back(b);
                     it.waitAllows = std::min(it.waitAllows, it.stage - items[v.writer].stage - 1);
                 }
@@ -493,7 +534,32 @@ private:
             v.asyncCopy = items[i].async;
             for (const auto& [b, ver] : vers)
                 if (items[i].fp.touches(b)) v.map[b] = {replaced[b], simplify(iter % int64_t(ver.versions))};
-            return simplify(v.map.empty() ? s : v.mutate(s));
+            s = simplify(v.map.empty() ? s : v.mutate(s));
+            if (items[i].tma) {
+                const auto* t = s.as<TileOpStmt>();
+                const auto* c = static_cast<const ops::CopyOp*>(t->op.get());
+                Region bar{tma.full, {simplify(iter % tma.versions)}, {1}};
+                s = tileOp(c->withTma(bar), t->loc);
+            }
+            return s;
+        };
+        // The mbarrier protocol around the TMA producers and their readers (for iteration iter).
+        auto slot = [&](const Expr& iter) { return simplify(iter % tma.versions); };
+        auto parity = [&](const Expr& iter) { return simplify(binary(BinaryOp::BitAnd, iter / tma.versions, intImm(1))); };
+        auto produce = [&](const Expr& iter) {
+            // The version is free once every thread arrived on empty (phase parity ^ 1 is the
+            // previous round; the first round's wait passes at once).
+            Expr free = simplify(binary(BinaryOp::BitXor, parity(iter), intImm(1)));
+            Stmt body = seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc),
+                             mbarrierCall("mbarrier_arrive_expect_tx",
+                                          {addressOf(tma.full, slot(iter)), intImm(tma.bytes)}, loc)});
+            return ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), body, {}, loc);
+        };
+        auto consume = [&](const Expr& iter) {
+            return mbarrierCall("mbarrier_wait_parity", {addressOf(tma.full, slot(iter)), parity(iter)}, loc);
+        };
+        auto release = [&](const Expr& iter) {
+            return mbarrierCall("mbarrier_arrive", {addressOf(tma.empty, slot(iter))}, loc);
         };
         // One step: the statements `present` runs (each with its guard, null for none).
         auto step = [&](const Expr& t, const std::vector<std::pair<size_t, Expr>>& present, bool commit = true) {
@@ -511,13 +577,25 @@ private:
                 out.push_back(guard ? ifThenElse(guard, seq(pending), {}, loc) : seq(pending));
                 pending.clear();
             };
+            // The first TMA producer and the first and last TMA readers of this step, in order.
+            size_t firstProducer = m, firstReader = m, lastReader = m;
+            for (size_t i : byPos)
+                if (std::any_of(present.begin(), present.end(), [&](const auto& p) { return p.first == i; })) {
+                    if (items[i].tma && firstProducer == m) firstProducer = i;
+                    if (items[i].tmaReader && firstReader == m) firstReader = i;
+                    if (items[i].tmaReader) lastReader = i;
+                }
             for (size_t i : byPos) {
                 auto it = std::find_if(present.begin(), present.end(), [&](const auto& p) { return p.first == i; });
                 if (it != present.end()) {
                     bool same = (!guard && !it->second) || (guard && it->second && equal(guard, it->second));
                     if (!same) flush();
                     guard = it->second;
-                    pending.push_back(instance(i, simplify(t - int64_t(items[i].stage))));
+                    Expr iter = simplify(t - int64_t(items[i].stage));
+                    if (i == firstProducer) pending.push_back(produce(iter));
+                    if (i == firstReader) pending.push_back(consume(iter));
+                    pending.push_back(instance(i, iter));
+                    if (i == lastReader) pending.push_back(release(iter));
                 }
                 if (i == commitAfter && commit) {
                     flush();
@@ -531,11 +609,14 @@ private:
         std::string names;
         for (const auto* b : shared)
             if (vers.count(b))
-                names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", replaced[b]->name, vers[b].versions);
+                names += fmt::format("{}{} x{}{}", names.empty() ? "" : ", ", replaced[b]->name, vers[b].versions,
+                                     items[vers[b].writer].tma ? " (TMA)" : "");
         std::vector<Stmt> code;
         code.push_back(comment(fmt::format("pipelined loop over {}: {} stages{}{}; prologue", n->var->name, last + 1,
                                            names.empty() ? "" : ", versions: ", names),
                                loc));
+        for (const auto& note : tma.notes) code.push_back(comment(note, loc));
+        if (tma.full) code.push_back(initBarriers(tma, loc));
         for (int t = 0; t < last; ++t) {
             std::vector<std::pair<size_t, Expr>> present;
             for (size_t i = 0; i < m; ++i) {
@@ -577,7 +658,92 @@ private:
             out = allocate(r != replaced.end() ? r->second : (*it)->buffer, out, (*it)->loc);
         }
         for (const auto& [b, nb] : replaced) versioned_[b] = nb;
+        if (tma.full) {
+            out = allocate(tma.full, allocate(tma.empty, out, loc), loc);
+            ctx_.mbarriers.insert({tma.full.get(), tma.empty.get()});
+            ctx_.mbarrierSynced.insert({tma.full.get(), tma.empty.get()});
+            for (const auto& [b, v] : vers)
+                if (items[v.writer].tma) ctx_.mbarrierSynced.insert(replaced[b].get());
+        }
         return out;
+    }
+
+    // The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),
+    // versions, the bytes one iteration's boxes bring, and a comment per copy left to cp.async.
+    struct Tma {
+        Buffer full, empty;
+        int64_t versions = 0;
+        int64_t bytes = 0;
+        std::vector<std::string> notes;
+    };
+
+    Tma chooseTma(std::vector<Item>& items, const Versions& vers, const std::vector<const BufferNode*>& order,
+                  SourceLoc loc) {
+        Tma tma;
+        if (!ctx_.target.has(Feature::Tma)) return tma;
+        // One pair of barriers per version serves every TMA producer of the loop: they must
+        // share their stage, versions and the stage of their readers (the default schedule).
+        std::vector<std::pair<size_t, const BufferNode*>> candidates;
+        std::vector<std::pair<const BufferNode*, std::string>> why;
+        std::set<int> readerStages;
+        for (const BufferNode* b : order) {
+            if (!vers.count(b)) continue;
+            const auto& v = vers.at(b);
+            if (!items[v.writer].async) continue;
+            const auto* copy = static_cast<const ops::CopyOp*>(items[v.writer].stmt.as<TileOpStmt>()->op.get());
+            auto ann = annotated_.find(b);
+            why.push_back({b, ops::tmaIssue(*copy, ctx_, ann == annotated_.end() ? std::nullopt
+                                                                                  : std::optional(ann->second))});
+            if (!why.back().second.empty()) continue;
+            candidates.push_back({v.writer, b});
+            for (size_t j = 0; j < items.size(); ++j)
+                if (j != v.writer && items[j].fp.reads.count(b)) readerStages.insert(items[j].stage);
+        }
+        // One pair of barriers per version serves every TMA producer of the loop: they must
+        // share their stage and versions, and their readers one stage (the default schedule).
+        bool uniform = readerStages.size() <= 1;
+        for (const auto& [writer, b] : candidates)
+            uniform &= vers.at(b).versions == vers.at(candidates.front().second).versions &&
+                       items[writer].stage == items[candidates.front().first].stage;
+        for (auto& [b, reason] : why) {
+            if (reason.empty() && !uniform)
+                reason = "the loop's TMA copies or their readers run at different stages (one barrier pair per "
+                         "version serves them all)";
+            const size_t writer = vers.at(b).writer;
+            const auto* copy = static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get());
+            ctx_.copyDecisions.push_back({loc, copy->str(), reason.empty() ? "tma" : "cp.async", reason});
+            if (!reason.empty()) tma.notes.push_back(fmt::format("{}: cp.async, not TMA: {}", b->name, reason));
+        }
+        if (!uniform) candidates.clear();
+        if (candidates.empty()) return tma;
+        tma.versions = vers.at(candidates.front().second).versions;
+        for (const auto& [writer, b] : candidates) {
+            items[writer].tma = true;
+            tma.bytes += ops::tmaBoxBytes(*static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get()));
+            for (size_t j = 0; j < items.size(); ++j)
+                if (j != writer && items[j].fp.reads.count(b)) items[j].tmaReader = true;
+        }
+        tma.full = makeBuffer(ctx_.freshName("full_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
+        ctx_.reserveName(tma.full->name);
+        tma.empty = makeBuffer(ctx_.freshName("empty_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
+        ctx_.reserveName(tma.empty->name);
+        return tma;
+    }
+
+    // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every
+    // thread's) and makes them visible to TMA; the block barrier publishes them. Inside another
+    // loop a barrier first: threads of the last run may still arrive on them.
+    Stmt initBarriers(const Tma& tma, SourceLoc loc) {
+        VarPtr v = ctx_.freshVar("version");
+        Stmt init = seq({mbarrierCall("mbarrier_init", {addressOf(tma.full, Expr(v)), intImm(1)}, loc),
+                         mbarrierCall("mbarrier_init", {addressOf(tma.empty, Expr(v)), intImm(ctx_.threads)}, loc)});
+        Stmt once = seq({forLoop(v, intImm(0), intImm(tma.versions), ForKind::Serial, init, loc),
+                         mbarrierCall("fence_barrier_init", {}, loc)});
+        std::vector<Stmt> out;
+        if (depth_ > 0) out.push_back(barrier(loc));
+        out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), once, {}, loc));
+        out.push_back(barrier(loc));
+        return seq(out, loc);
     }
 };
 
