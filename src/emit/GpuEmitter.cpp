@@ -99,7 +99,9 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     // TMA tensor maps live in the parameter space (__grid_constant__: their address is valid).
     for (const auto& m : k.tensorMaps)
         params.push_back("const __grid_constant__ CUtensorMap " + names_.declare(m.map.get(), m.map->name));
-    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", k.threads, sig.kernelName);
+    // setmaxnreg needs the register count at entry fixed: one block per SM (else ptxas ignores it).
+    std::string bounds = k.producerThreads ? fmt::format("{}, 1", k.threads) : std::to_string(k.threads);
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, sig.kernelName);
     for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);
     line("{");
     out_->indent();
@@ -173,10 +175,10 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     for (const auto& [prefix, section] : helpers) {
         if (n.rfind(prefix, 0) != 0) continue;
         need(runtimeFile(), section);
-        // cp.async.wait_group takes its count as an immediate: a template argument.
-        if (n == "cp_async_wait_group") {
+        // cp.async.wait_group and setmaxnreg take their count as an immediate: a template argument.
+        if (n == "cp_async_wait_group" || n.rfind("setmaxnreg_", 0) == 0) {
             const int64_t* count = c->args.size() == 1 ? asConstInt(c->args[0]) : nullptr;
-            if (!count) throw EmitError("emit: cp_async_wait_group takes one constant argument");
+            if (!count) throw EmitError("emit: " + n + " takes one constant argument");
             return fmt::format("tl::{}<{}>()", n, *count);
         }
         std::string list;

@@ -311,7 +311,9 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     if (target_.backend == Backend::Cpu)
         launch = fmt::format("grid ({}) of blocks, run by an OpenMP loop (one thread per block)", join(grid, ", "));
     else
-        launch = fmt::format("grid ({}) of {}-thread blocks{}", join(grid, ", "), k.threads,
+        launch = fmt::format("grid ({}) of {}-thread blocks{}{}", join(grid, ", "), k.threads,
+                             k.producerThreads ? fmt::format(" (the last {} a TMA producer warpgroup)", k.producerThreads)
+                                               : "",
                              shared ? fmt::format(", {} bytes of shared memory{}", shared,
                                                   shared > 48 * 1024 ? " (dynamic)" : "")
                                     : "");

@@ -64,6 +64,7 @@ struct Kernel {
     std::set<const BufferNode*> mbarriers;               // shared uint64_t barrier arrays
     std::map<const BufferNode*, int> sharedAlignment;    // shared buffers aligned past 16 bytes
     std::vector<CopyDecision> copyDecisions;
+    int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
 };
 
 } // namespace tlc::ir

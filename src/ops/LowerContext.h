@@ -68,6 +68,9 @@ public:
     std::set<const ir::BufferNode*> mbarrierSynced;
     std::map<const ir::BufferNode*, int> sharedAlignment;
     std::vector<ir::CopyDecision> copyDecisions;
+    // Threads of a producer warpgroup the launch adds after the `threads` the lowering spreads
+    // work over (a warp-specialised pipeline; 0 without).
+    int64_t producerThreads = 0;
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 

@@ -94,13 +94,14 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
         if (!ok) return false;
     }
-    kernel.threads = static_cast<int>(ctx.threads);
+    kernel.threads = static_cast<int>(ctx.threads + ctx.producerThreads);
     kernel.threadIndex = ctx.threadIndex;
     kernel.launchChecks = ctx.launchChecks;
     kernel.tensorMaps = ctx.tensorMaps;
     kernel.mbarriers = ctx.mbarriers;
     kernel.sharedAlignment = ctx.sharedAlignment;
     kernel.copyDecisions = ctx.copyDecisions;
+    kernel.producerThreads = static_cast<int>(ctx.producerThreads);
     return true;
 }
 

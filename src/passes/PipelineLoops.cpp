@@ -34,6 +34,7 @@
 #include "ir/Visitor.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "ops/gemm/Gemm.h"
 #include "ops/LowerContext.h"
 
 #include <fmt/format.h>
@@ -42,6 +43,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -251,13 +253,68 @@ Stmt mbarrierCall(const char* name, std::vector<Expr> args, SourceLoc loc) {
     return evaluate(call(name, DType::I32, std::move(args)), loc);
 }
 
+// Tile ops that never wait at a block barrier when they are not given shared memory.
+bool synchronisationFree(const TileOp& op) {
+    static const std::set<std::string> ops = {"copy", "clear", "fill", "atomic_add", "annotate_layout"};
+    return ops.count(op.name()) > 0;
+}
+
+// The pipelined loops at the top level of a kernel body (not inside another loop or a
+// condition), each with whether what runs before it is free of block barriers: no shared
+// memory, only ops that never synchronise (warp specialisation needs both).
+std::map<const For*, bool> topLevelLoops(const Stmt& body) {
+    std::map<const For*, bool> out;
+    bool clean = true;
+    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+        if (!s) return;
+        switch (s->kind) {
+        case NodeKind::Seq:
+            for (const auto& c : s.as<Seq>()->stmts) walk(c);
+            return;
+        case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
+        case NodeKind::LetStmt: {
+            Footprint f;
+            f.visit(s.as<LetStmt>()->value);
+            for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
+            walk(s.as<LetStmt>()->body);
+            return;
+        }
+        case NodeKind::Comment: return;
+        case NodeKind::For:
+            if (s.as<For>()->forKind == ForKind::Pipelined) {
+                out[s.as<For>()] = clean;
+                clean = false;
+                return;
+            }
+            break;
+        default: break;
+        }
+        Footprint f = Footprint::of(s);
+        for (const auto* set : {&f.reads, &f.writes})
+            for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
+        for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
+        clean &= s->kind != NodeKind::Barrier && !containsPipelined(s);
+    };
+    walk(body);
+    return out;
+}
+
 class Pipeliner : public IRMutator {
 public:
     // Shared buffers this pass replaced by versioned ones.
     const std::map<const BufferNode*, Buffer>& versioned() const { return versioned_; }
 
+    // A warp-specialised loop (at most one per kernel): the producer's loop, the barriers and
+    // their initialisation, and the tiles the producer fills (declared before the split).
+    struct WarpSpecialized {
+        Stmt producer, init;
+        Buffer full, empty;
+        std::vector<Buffer> tiles;
+    };
+    const std::optional<WarpSpecialized>& warpSpecialized() const { return ws_; }
+
     Pipeliner(LowerContext& ctx, const Stmt& body)
-        : ctx_(ctx), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)) {
+        : ctx_(ctx), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)), topLevel_(topLevelLoops(body)) {
         class SharedBytes : public IRVisitor {
         public:
             int64_t bytes = 0;
@@ -304,6 +361,8 @@ private:
     std::map<const BufferNode*, Buffer> versioned_;
     std::map<const BufferNode*, ops::SharedLayoutName> annotated_;
     int depth_ = 0;  // loops around the one being pipelined
+    std::map<const For*, bool> topLevel_;  // pipelined loops at the kernel's top level: whether
+                                           // what runs before them is free of block barriers
 
     struct Item {
         Stmt stmt;
@@ -509,6 +568,13 @@ private:
             items[v.writer].async = v.async;
         }
         Tma tma = chooseTma(items, vers, shared, n->loc);
+        bool ws = false;
+        if (info.warpSpecialize != 0) {
+            std::string why = warpSpecializeIssue(n, items, vers, bool(tma.full));
+            ws = why.empty();
+            if (!ws && info.warpSpecialize == 1)
+                ctx_.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+        }
         // Waits: a reader of an async buffer at distance d needs the group committed d steps
         // back; at the top of its step t groups are committed, so d - 1 may stay in flight.
         size_t commitAfter = m;  // the async producer last in the order
@@ -528,7 +594,7 @@ private:
         SourceLoc loc = n->loc;
 
         // Statement i for iteration `iter`.
-        auto instance = [&](size_t i, const Expr& iter) {
+        auto instance = [&](size_t i, const Expr& iter, bool elected = false) {
             Stmt s = substitute(items[i].stmt, {{n->var, iter}});
             Versioner v;
             v.asyncCopy = items[i].async;
@@ -539,21 +605,23 @@ private:
                 const auto* t = s.as<TileOpStmt>();
                 const auto* c = static_cast<const ops::CopyOp*>(t->op.get());
                 Region bar{tma.full, {simplify(iter % tma.versions)}, {1}};
-                s = tileOp(c->withTma(bar), t->loc);
+                s = tileOp(c->withTma(bar, elected), t->loc);
             }
             return s;
         };
         // The mbarrier protocol around the TMA producers and their readers (for iteration iter).
         auto slot = [&](const Expr& iter) { return simplify(iter % tma.versions); };
         auto parity = [&](const Expr& iter) { return simplify(binary(BinaryOp::BitAnd, iter / tma.versions, intImm(1))); };
-        auto produce = [&](const Expr& iter) {
-            // The version is free once every thread arrived on empty (phase parity ^ 1 is the
+        auto claim = [&](const Expr& iter) {
+            // The version is free once every consumer arrived on empty (phase parity ^ 1 is the
             // previous round; the first round's wait passes at once).
             Expr free = simplify(binary(BinaryOp::BitXor, parity(iter), intImm(1)));
-            Stmt body = seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc),
-                             mbarrierCall("mbarrier_arrive_expect_tx",
-                                          {addressOf(tma.full, slot(iter)), intImm(tma.bytes)}, loc)});
-            return ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), body, {}, loc);
+            return seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc),
+                        mbarrierCall("mbarrier_arrive_expect_tx", {addressOf(tma.full, slot(iter)), intImm(tma.bytes)},
+                                     loc)});
+        };
+        auto produce = [&](const Expr& iter) {
+            return ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), claim(iter), {}, loc);
         };
         auto consume = [&](const Expr& iter) {
             return mbarrierCall("mbarrier_wait_parity", {addressOf(tma.full, slot(iter)), parity(iter)}, loc);
@@ -561,6 +629,46 @@ private:
         auto release = [&](const Expr& iter) {
             return mbarrierCall("mbarrier_arrive", {addressOf(tma.empty, slot(iter))}, loc);
         };
+        if (ws) {
+            // Producer: one elected thread of the producer warpgroup runs every iteration's
+            // copies as soon as their version is free. Consumers: every iteration's other
+            // statements, between the wait on full and the arrival on empty.
+            VarPtr kp = makeVar(n->var->name, n->var->dtype), kc = makeVar(n->var->name, n->var->dtype);
+            std::vector<Stmt> produced{claim(Expr(kp))}, consumed{consume(Expr(kc))};
+            for (size_t i : byPos) {
+                if (items[i].tma) produced.push_back(instance(i, Expr(kp), true));
+                else consumed.push_back(instance(i, Expr(kc)));
+            }
+            consumed.push_back(release(Expr(kc)));
+            WarpSpecialized w;
+            w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
+                              forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
+            w.init = initBarriers(tma, loc);
+            w.full = tma.full;
+            w.empty = tma.empty;
+            std::string tiles;
+            for (const BufferNode* b : shared)
+                if (vers.count(b)) tiles += (tiles.empty() ? "" : ", ") + b->name;
+            Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
+                                                n->var->name, tma.versions, tiles),
+                                    loc),
+                            forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc)});
+            for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
+                auto r = replaced.find((*it)->buffer.get());
+                if (r != replaced.end()) w.tiles.push_back(r->second);  // declared before the split
+                else out = allocate((*it)->buffer, out, (*it)->loc);
+            }
+            for (const BufferNode* b : shared)
+                if (vers.count(b)) {
+                    versioned_[b] = replaced[b];
+                    if (std::find(w.tiles.begin(), w.tiles.end(), replaced[b]) == w.tiles.end()) w.tiles.push_back(replaced[b]);
+                }
+            ctx_.mbarriers.insert({tma.full.get(), tma.empty.get()});
+            ctx_.mbarrierSynced.insert({tma.full.get(), tma.empty.get()});
+            for (const auto& t : w.tiles) ctx_.mbarrierSynced.insert(t.get());
+            ws_ = std::move(w);
+            return out;
+        }
         // One step: the statements `present` runs (each with its guard, null for none).
         auto step = [&](const Expr& t, const std::vector<std::pair<size_t, Expr>>& present, bool commit = true) {
             std::vector<Stmt> out;
@@ -668,6 +776,45 @@ private:
         return out;
     }
 
+    std::optional<WarpSpecialized> ws_;
+
+    // Why loop n cannot be warp-specialised (empty when it can): the producer warpgroup runs the
+    // TMA copies on its own, so every producer must be a TMA load, and the consumers must never
+    // wait at a block barrier while the producer still runs (it takes no part in them): nothing
+    // before the loop or in its other statements may synchronise the block.
+    std::string warpSpecializeIssue(const For* n, const std::vector<Item>& items, const Versions& vers, bool tmaLoads) const {
+        if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) return "the loop has 'order'/'stage' lists";
+        if (!ctx_.target.has(Feature::Setmaxnreg)) return "the target cannot move registers between warpgroups";
+        if (ws_) return "the kernel has a warp-specialised loop already";
+        auto top = topLevel_.find(n);
+        if (top == topLevel_.end()) return "it runs inside another loop or a condition";
+        if (!tmaLoads) return "none of its copies is a TMA load";
+        if (ctx_.threads % 128 != 0) return fmt::format("its {} threads are not whole warpgroups", ctx_.threads);
+        if (ctx_.threads + 128 > ctx_.target.maxThreadsPerBlock)
+            return fmt::format("a producer warpgroup would pass the target's {} threads per block",
+                               ctx_.target.maxThreadsPerBlock);
+        std::set<const BufferNode*> tiles;
+        for (const auto& [b, v] : vers) {
+            if (items[v.writer].async && !items[v.writer].tma) return "a copy of the loop stays cp.async";
+            if (items[v.writer].tma) tiles.insert(b);
+        }
+        for (const auto& it : items) {
+            if (it.tma) continue;
+            for (const auto* set : {&it.fp.reads, &it.fp.writes})
+                for (const BufferNode* b : *set)
+                    if (b->scope == MemScope::Shared && !tiles.count(b))
+                        return "a statement of the loop uses shared memory ('" + b->name + "') besides the TMA tiles";
+            for (const TileOp* op : it.fp.ops) {
+                const auto* gemm = dynamic_cast<const ops::GemmOp*>(op);
+                if (gemm && (!tiles.count(gemm->a().buffer.get()) || !tiles.count(gemm->b().buffer.get())))
+                    return "a gemm of the loop has an operand outside the TMA tiles (it may stage it)";
+                if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
+            }
+        }
+        if (!top->second) return "statements before the loop may synchronise the block";
+        return "";
+    }
+
     // The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),
     // versions, the bytes one iteration's boxes bring, and a comment per copy left to cp.async.
     struct Tma {
@@ -771,9 +918,50 @@ private:
 
 } // namespace
 
+// A warp-specialised kernel: the barriers are initialised by all threads, then the producer
+// warpgroup (threads T .. T + 127 past the T the rest of the lowering spreads work over) gives
+// its registers away and one of its threads runs the producer loop, while the consumers take
+// the registers and run the kernel's own code, the pipelined loop replaced by its consumer
+// side. The producer threads then end: later block barriers wait only for threads that have
+// not exited (PTX ISA, "bar", "exit").
+Stmt splitWarps(const Stmt& body, const Pipeliner::WarpSpecialized& ws, LowerContext& ctx) {
+    class DropAllocations : public IRMutator {
+    public:
+        std::set<const BufferNode*> drop;
+
+    protected:
+        Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+            if (drop.count(n->buffer.get())) return mutate(n->body);
+            return IRMutator::mutateAllocate(n, self);
+        }
+    } dropper;
+    for (const auto& t : ws.tiles) dropper.drop.insert(t.get());
+    Stmt consumers = dropper.mutate(body);
+    const int64_t producers = 128, registers = 40;
+    // Registers of the consumers: what the producers give up, within 240 per thread.
+    int64_t raised = std::min<int64_t>(240, (ctx.target.registersPerSM - producers * registers) / ctx.threads / 8 * 8);
+    // Another variable for the thread index: the simplifier knows ctx.tx() < T and would fold
+    // the test away.
+    VarPtr thread = makeVar(ctx.tx().as<Var>()->name, DType::I32, VarRole::ThreadIndex);
+    SourceLoc loc = body->loc;
+    Stmt producer = seq({evaluate(call("setmaxnreg_dec", DType::I32, {intImm(registers)}), loc),
+                         ifThenElse(binary(BinaryOp::Eq, Expr(thread), intImm(ctx.threads)), ws.producer, {}, loc)});
+    consumers = seq({evaluate(call("setmaxnreg_inc", DType::I32, {intImm(raised)}), loc), consumers});
+    Stmt out = seq({ws.init,
+                    comment(fmt::format("warp specialisation: threads {} .. {} are the producer warpgroup", ctx.threads,
+                                        ctx.threads + producers - 1),
+                            loc),
+                    ifThenElse(binary(BinaryOp::Ge, Expr(thread), intImm(ctx.threads)), producer, consumers, loc)});
+    out = allocate(ws.full, allocate(ws.empty, out, loc), loc);
+    for (auto it = ws.tiles.rbegin(); it != ws.tiles.rend(); ++it) out = allocate(*it, out, loc);
+    ctx.producerThreads = producers;
+    return out;
+}
+
 Stmt pipelineLoops(const Stmt& body, LowerContext& ctx) {
     Pipeliner p(ctx, body);
     Stmt out = p.mutate(body);
+    if (p.warpSpecialized()) out = splitWarps(out, *p.warpSpecialized(), ctx);
     return p.versioned().empty() ? out : AnnotationRetargeter(p.versioned()).mutate(out);
 }
 

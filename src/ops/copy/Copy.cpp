@@ -23,18 +23,21 @@ Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     auto c = std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
     if (tmaBarrier_) c->tmaBarrier_ = mapRegion(*tmaBarrier_, fn);
+    c->tmaElected_ = tmaElected_;
     return c;
 }
 
 TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
     auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
     c->tmaBarrier_ = tmaBarrier_;
+    c->tmaElected_ = tmaElected_;
     return c;
 }
 
-std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier) const {
+std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier, bool elected) const {
     auto c = std::make_shared<CopyOp>(src_, dst_, true);
     c->tmaBarrier_ = std::move(barrier);
+    c->tmaElected_ = elected;
     return c;
 }
 

@@ -24,8 +24,9 @@ public:
     const ir::Region& dst() const { return dst_; }
     bool async() const { return async_; }
     std::shared_ptr<const CopyOp> withAsync(bool async) const { return std::make_shared<CopyOp>(src_, dst_, async); }
-    // The same copy as a TMA load completing on the barrier element `barrier`.
-    std::shared_ptr<const CopyOp> withTma(ir::Region barrier) const;
+    // The same copy as a TMA load completing on the barrier element `barrier`, issued by thread
+    // 0 (or, `elected`, by whichever thread runs it: a warp-specialised producer).
+    std::shared_ptr<const CopyOp> withTma(ir::Region barrier, bool elected = false) const;
     const std::optional<ir::Region>& tmaBarrier() const { return tmaBarrier_; }
 
     std::string name() const override { return "copy"; }
@@ -40,6 +41,7 @@ private:
     ir::Region src_, dst_;
     bool async_;
     std::optional<ir::Region> tmaBarrier_;
+    bool tmaElected_ = false;
 
     ir::Stmt lowerTma(LowerContext& ctx) const;
 };

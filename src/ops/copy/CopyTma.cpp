@@ -115,6 +115,7 @@ Stmt CopyOp::lowerTma(LowerContext& ctx) const {
                        call("address_of", DType::I64, {load(tmaBarrier_->buffer, tmaBarrier_->starts)}),
                        src_.starts[n - 1], src_.starts[n - 2]});
     // One thread issues the copy for the block.
+    if (tmaElected_) return evaluate(issue);
     return ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), evaluate(issue));
 }
 
