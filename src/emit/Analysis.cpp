@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tlc::codegen {
 
 using namespace ir;
@@ -232,12 +234,18 @@ std::vector<const Allocate*> liveAllocations(const Kernel& kernel, const KernelI
     return finder.found;
 }
 
+int64_t sharedAlignment(const Kernel& kernel, const BufferNode* b) {
+    auto tma = kernel.sharedAlignment.find(b);
+    int64_t forTma = tma == kernel.sharedAlignment.end() ? 0 : tma->second;
+    return std::max({int64_t(16), b->alignBytes, forTma});
+}
+
 SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
     SharedLayout layout;
     for (const Allocate* a : liveAllocations(kernel, info)) {
         const Buffer& b = a->buffer;
         if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
-        int64_t align = std::max<int64_t>(16, b->alignBytes);
+        int64_t align = sharedAlignment(kernel, b.get());
         layout.align = std::max(layout.align, align);
         layout.total = (layout.total + align - 1) / align * align;
         layout.offsets.emplace_back(b.get(), layout.total);

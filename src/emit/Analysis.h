@@ -71,6 +71,10 @@ namespace tlc::codegen {
 
 // Shared-memory buffers that live code uses, in the order the body allocates them, each at a
 // 16-byte (or the buffer's alignBytes) aligned offset of one block of `total` bytes (no reuse between disjoint scopes).
+// A shared buffer's alignment in bytes: 16, or what a wgmma operand (the buffer's own
+// alignBytes) or a TMA tile (kernel.sharedAlignment) needs.
+int64_t sharedAlignment(const ir::Kernel& kernel, const ir::BufferNode* b);
+
 struct SharedLayout {
     std::vector<std::pair<const ir::BufferNode*, int64_t>> offsets;
     int64_t total = 0;

@@ -1,5 +1,7 @@
 #include "emit/GpuEmitter.h"
 
+#include "ir/Simplify.h"
+
 #include <fmt/format.h>
 
 namespace tlc::codegen {
@@ -18,7 +20,67 @@ std::string shapeComment(const Buffer& b) {
     return "  // " + dims;
 }
 
+// CUtensorMapDataType of a TMA'd tensor's elements (8-bit types travel as bytes).
+const char* tensorMapType(DType t) {
+    switch (t) {
+    case DType::F16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    case DType::BF16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case DType::F32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    case DType::F64: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
+    case DType::I32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    case DType::U32: return "CU_TENSOR_MAP_DATA_TYPE_UINT32";
+    case DType::I64: return "CU_TENSOR_MAP_DATA_TYPE_INT64";
+    case DType::U64: return "CU_TENSOR_MAP_DATA_TYPE_UINT64";
+    case DType::I16:
+    case DType::U16: return "CU_TENSOR_MAP_DATA_TYPE_UINT16";
+    case DType::I8:
+    case DType::U8:
+    case DType::F8E4M3:
+    case DType::F8E5M2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+    default: throw EmitError(fmt::format("emit: no TMA element type for {}", dtypeName(t)));
+    }
+}
+
 } // namespace
+
+// Builds each tensor map the kernel takes (tl::make_tensor_map_2d checks TMA's alignment and
+// stride rules and returns an error code instead of a map when they fail: nothing launches).
+void GpuEmitter::emitTensorMaps(const Kernel& k) {
+    for (const auto& m : k.tensorMaps) {
+        const KernelParam* tensor = nullptr;
+        for (const auto& p : k.params)
+            if (p.kind == KernelParam::Kind::Tensor && p.name == m.tensor) tensor = &p;
+        if (!tensor || tensor->buffer->shape.size() != 2)
+            throw EmitError("emit: a tensor map of an unknown or non-2-D tensor '" + m.tensor + "'");
+        need(runtimeFile(), "tma_host");
+        const Buffer& b = tensor->buffer;
+        std::string name = names_.declare(m.map.get(), m.map->name);
+        std::string swizzle = m.swizzleBytes ? fmt::format("CU_TENSOR_MAP_SWIZZLE_{}B", m.swizzleBytes)
+                                             : std::string("CU_TENSOR_MAP_SWIZZLE_NONE");
+        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {} x {}{}", name, m.tensor, m.boxRows,
+                         m.boxCols, m.swizzleBytes ? fmt::format(", {}-byte swizzle", m.swizzleBytes) : ""));
+        // An empty tensor has no map (the driver refuses one), and the kernel loads nothing from it.
+        Expr nonEmpty = simplify(logicalAnd(binary(BinaryOp::Gt, b->shape[0], intImm(0)),
+                                            binary(BinaryOp::Gt, b->shape[1], intImm(0))));
+        const int64_t* always = asConstInt(nonEmpty);
+        bool guarded = !always || !*always;
+        std::string status = names_.declare(nullptr, name + "_status");
+        if (guarded) {
+            line(fmt::format("if ({}) {{", expr(nonEmpty)));
+            out_->indent();
+        }
+        // Element type, rows, columns, row stride in bytes; box rows, box columns, swizzle.
+        line(fmt::format("const {} {} = tl::make_tensor_map_2d(&{}, {},", errorType(), status, name, bufferName(b.get())));
+        line(fmt::format("    {}, {}, {}, uint64_t({}) * {},", tensorMapType(b->dtype), expr(b->shape[0]),
+                         expr(b->shape[1]), expr(b->strides[0]), dtypeBytes(b->dtype)));
+        line(fmt::format("    {}, {}, {});", m.boxRows, m.boxCols, swizzle));
+        line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
+        if (guarded) {
+            out_->dedent();
+            line("}");
+        }
+    }
+}
 
 void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& sig) {
     if (k.threads < 1 || k.threads > target_.maxThreadsPerBlock)
@@ -28,8 +90,14 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     dynamicShared_ = layout_.total > kStaticSharedLimit ? layout_.total : 0;
     startFunction();
     declareKernelParams(k);
-    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", k.threads, sig.kernelName);
-    for (const auto& l : wrapCall(head, kernelParams(k), ")", 0, true)) line(l);
+    std::vector<std::string> params = kernelParams(k);
+    // TMA tensor maps live in the parameter space (__grid_constant__: their address is valid).
+    for (const auto& m : k.tensorMaps)
+        params.push_back("const __grid_constant__ CUtensorMap " + names_.declare(m.map.get(), m.map->name));
+    // setmaxnreg needs the register count at entry fixed: one block per SM (else ptxas ignores it).
+    std::string bounds = k.producerThreads ? fmt::format("{}, 1", k.threads) : std::to_string(k.threads);
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, sig.kernelName);
+    for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);
     line("{");
     out_->indent();
     if (dynamicShared_) {
@@ -56,8 +124,11 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
         for (size_t i = 0; i < blocks.size(); ++i) grid += (i ? ", " : "") + blocks[i];
         grid += ")";
     }
+    emitTensorMaps(k);
+    std::vector<std::string> args = argumentList(k);
+    for (const auto& m : k.tensorMaps) args.push_back(*names_.lookup(m.map.get()));
     std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, dynamicShared_);
-    for (const auto& l : wrapCall(head, argumentList(k), ");", 4)) line(l);
+    for (const auto& l : wrapCall(head, args, ");", 4)) line(l);
     line(fmt::format("return {}GetLastError();", apiPrefix()));
 }
 
@@ -141,7 +212,8 @@ std::string GpuEmitter::minMaxText(const Binary* b, const std::string& x, const 
 void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     const Buffer& b = a->buffer;
     std::string name = names_.declare(b.get(), b->name);
-    std::string type = typeName(b->dtype);
+    // mbarrier arrays have the type the runtime's helpers take.
+    std::string type = kernel_->mbarriers.count(b.get()) ? "uint64_t" : typeName(b->dtype);
     int64_t elements = std::max<int64_t>(bufferSpan(b), 1);
     if (b->scope == MemScope::Shared) {
         if (a->init) throw EmitError("emit: shared buffer '" + b->name + "' with an initial value");
@@ -155,8 +227,8 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
         } else if (b->shape.empty()) {
             line(fmt::format("__shared__ {} {};", type, name));
         } else {
-            line(fmt::format("__shared__ __align__({}) {} {}[{}];{}", std::max<int64_t>(16, b->alignBytes), type, name,
-                             elements, shapeComment(b)));
+            line(fmt::format("__shared__ __align__({}) {} {}[{}];{}", sharedAlignment(*kernel_, b.get()), type, name, elements,
+                             shapeComment(b)));
         }
         return;
     }

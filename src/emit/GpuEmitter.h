@@ -37,6 +37,8 @@ protected:
     std::string loopPragma(const ir::For* f) const override;
     std::string printfName() const override { return "printf"; }
 
+    void emitTensorMaps(const ir::Kernel& k);            // in the launcher, before the launch
+
     SharedLayout layout_;
     int64_t dynamicShared_ = 0;  // bytes of dynamic shared memory of the current kernel (0: static)
 };

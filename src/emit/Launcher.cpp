@@ -311,7 +311,9 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     if (target_.backend == Backend::Cpu)
         launch = fmt::format("grid ({}) of blocks, run by an OpenMP loop (one thread per block)", join(grid, ", "));
     else
-        launch = fmt::format("grid ({}) of {}-thread blocks{}", join(grid, ", "), k.threads,
+        launch = fmt::format("grid ({}) of {}-thread blocks{}{}", join(grid, ", "), k.threads,
+                             k.producerThreads ? fmt::format(" (the last {} a TMA producer warpgroup)", k.producerThreads)
+                                               : "",
                              shared ? fmt::format(", {} bytes of shared memory{}", shared,
                                                   shared > 48 * 1024 ? " (dynamic)" : "")
                                     : "");
@@ -328,6 +330,8 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
         if (!c.message.empty()) what += " (" + c.message + ")";
         checks.push_back(what);
     }
+    for (const auto& m : k.tensorMaps)
+        checks.push_back(fmt::format("{} is 16-byte aligned with rows a multiple of 16 bytes apart (TMA)", m.tensor));
     std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
                                       invalidValue(), join(checks, "; "), successValue());
     if (target_.backend != Backend::Cpu) returns += " Tensors must not overlap (__restrict__).";

@@ -152,7 +152,7 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"wgmma_m64nNk32_", "wgmma", true, 1},  // <N>
         {"wgmma_", "wgmma", false, 0},
         {"make_smem_desc", "wgmma", false, 0},
-        {"setmaxnreg_", "setmaxnreg", false, 0},
+        {"setmaxnreg_", "setmaxnreg", false, 1},  // <registers>
     };
     for (const auto& h : helpers)
         if (name.rfind(h.prefix, 0) == 0) return &h;

@@ -3,6 +3,8 @@
 
 #include "ir/Stmt.h"
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,24 @@ struct LaunchCheck {
     std::string tensor;    // alignment check: the tensor parameter
     int alignBytes = 0;    // alignment check: required alignment of its data pointer
     std::string message;   // why it must hold, for the error message
+};
+
+// A TMA tensor map the launcher builds (tl::make_tensor_map_2d) and passes to the kernel as a
+// `const __grid_constant__ CUtensorMap` parameter: boxes of boxRows x boxCols elements of a
+// row-major 2-D tensor, stored with a 16-byte-chunk swizzle of swizzleBytes (0: none).
+struct TensorMap {
+    Buffer map;           // rank 0, how kernel code names it (address_of(load(map, {})))
+    std::string tensor;   // the tensor parameter it describes
+    int64_t boxRows = 0, boxCols = 0;
+    int swizzleBytes = 0;
+};
+
+// How lowering moved a global-to-shared copy and why, for --explain and the emitted comments.
+struct CopyDecision {
+    SourceLoc loc;
+    std::string copy;    // the copy as the source has it
+    std::string form;    // "tma" or "cp.async"
+    std::string reason;  // why not TMA (empty for TMA)
 };
 
 struct KernelParam {
@@ -40,6 +60,11 @@ struct Kernel {
     VarPtr threadIndex;               // the thread index within the block
     int64_t sharedBytes = 0;          // static shared memory of the lowered body
     std::vector<LaunchCheck> launchChecks;
+    std::vector<TensorMap> tensorMaps;                   // in order of first use
+    std::set<const BufferNode*> mbarriers;               // shared uint64_t barrier arrays
+    std::map<const BufferNode*, int> sharedAlignment;    // shared buffers aligned past 16 bytes
+    std::vector<CopyDecision> copyDecisions;
+    int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
 };
 
 } // namespace tlc::ir

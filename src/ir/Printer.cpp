@@ -153,6 +153,8 @@ void printInto(std::string& out, const Stmt& s, int indent) {
         std::string extra;
         if (f->forKind == ForKind::Pipelined && f->pipeline.stages > 0)
             extra = fmt::format(", stages = {}", f->pipeline.stages);
+        if (f->forKind == ForKind::Pipelined && f->pipeline.warpSpecialize >= 0)
+            extra += fmt::format(", warp_specialize = {}", f->pipeline.warpSpecialize ? "true" : "false");
         std::string step = asConstInt(f->step) && *asConstInt(f->step) == 1 ? "" : ", step " + printExpr(f->step);
         line(fmt::format("for {} in {}({}, {}{}{}) {{", f->var->name, forKindName(f->forKind), printExpr(f->min),
                          printExpr(f->extent), step, extra));

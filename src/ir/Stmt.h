@@ -85,6 +85,7 @@ struct PipelineInfo {
     int stages = 0;           // 0: let the compiler choose
     std::vector<int> order;   // TileLang's order/stage lists, empty when not given
     std::vector<int> stage;
+    int warpSpecialize = -1;  // warp_specialize = false / true: 0 / 1; -1: the compiler chooses
 };
 
 struct For : StmtNode {

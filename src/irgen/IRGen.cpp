@@ -475,6 +475,7 @@ private:
             };
             p.order = intList(arg(2));
             p.stage = intList(arg(3));
+            if (arg(4)) p.warpSpecialize = boolArg(arg(4), false) ? 1 : 0;
             return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
         }
         default: break;

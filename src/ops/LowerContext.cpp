@@ -87,6 +87,16 @@ void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
                             fmt::format("{} must be {}-byte aligned for vectorised access", tensor->name, bytes)});
 }
 
+const Buffer& LowerContext::tensorMap(const Buffer& tensor, int64_t boxRows, int64_t boxCols, int swizzleBytes) {
+    for (const auto& m : tensorMaps)
+        if (m.tensor == tensor->name && m.boxRows == boxRows && m.boxCols == boxCols && m.swizzleBytes == swizzleBytes)
+            return m.map;
+    Buffer map = makeBuffer(freshName(tensor->name + "_map"), DType::U8, MemScope::Global, {});
+    reserveName(map->name);
+    tensorMaps.push_back({map, tensor->name, boxRows, boxCols, swizzleBytes});
+    return tensorMaps.back().map;
+}
+
 ForKind LowerContext::slotLoopKind() const {
     return target.backend == Backend::Cpu ? ForKind::Serial : ForKind::Unroll;
 }

@@ -69,6 +69,19 @@ public:
     ir::VarPtr freshVar(const std::string& base, DType t = DType::I32);
 
     std::vector<ir::LaunchCheck> launchChecks;
+    // TMA (docs/lowering.md, "TMA copies and the mbarrier pipeline"): the tensor maps the
+    // kernel takes, the shared buffers TMA fills and the barrier arrays that order them (both
+    // synchronised by mbarriers, so insert-barriers leaves them alone), the alignment TMA boxes
+    // need, and each global-to-shared copy's form with the reason when it is not TMA.
+    std::vector<ir::TensorMap> tensorMaps;
+    const ir::Buffer& tensorMap(const ir::Buffer& tensor, int64_t boxRows, int64_t boxCols, int swizzleBytes);
+    std::set<const ir::BufferNode*> mbarriers;
+    std::set<const ir::BufferNode*> mbarrierSynced;
+    std::map<const ir::BufferNode*, int> sharedAlignment;
+    std::vector<ir::CopyDecision> copyDecisions;
+    // Threads of a producer warpgroup the launch adds after the `threads` the lowering spreads
+    // work over (a warp-specialised pipeline; 0 without).
+    int64_t producerThreads = 0;
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 

@@ -11,7 +11,8 @@
 // same value: A_s[k % 3] and A_s[(k - 2) % 3] do not. Such indices are compared only between
 // accesses of the same iteration: around a loop's back edge (where the loop's variables have
 // moved on) they count as the whole buffer. Barriers already in the code (the pipeline's)
-// count as barriers.
+// count as barriers. Buffers the pipeline orders with mbarriers (TMA-filled tiles and the
+// barrier arrays themselves, ctx.mbarrierSynced) need no block barrier and are not tracked.
 #include "passes/Passes.h"
 
 #include "ir/Printer.h"
@@ -116,23 +117,24 @@ struct State {
 
 class SharedAccesses : public IRVisitor {
 public:
+    explicit SharedAccesses(const std::set<const BufferNode*>& skip) : skip_(skip) {}
     State s;
 
 protected:
     void visitLoad(const Load* n) override {
-        if (n->buffer->scope == MemScope::Shared) s.reads.insert(access(n->buffer, n->indices, 1));
+        if (tracked(n->buffer)) s.reads.insert(access(n->buffer, n->indices, 1));
         IRVisitor::visitLoad(n);
     }
     void visitStore(const Store* n) override {
-        if (n->buffer->scope == MemScope::Shared) s.writes.insert(access(n->buffer, n->indices, 1));
+        if (tracked(n->buffer)) s.writes.insert(access(n->buffer, n->indices, 1));
         IRVisitor::visitStore(n);
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
         auto of = [&](const Region* r) { return access(r->buffer, r->starts, r->extents.empty() ? 0 : r->extents[0]); };
         for (const Region* r : n->op->reads())
-            if (r->buffer->scope == MemScope::Shared) s.reads.insert(of(r));
+            if (tracked(r->buffer)) s.reads.insert(of(r));
         for (const Region* r : n->op->writes())
-            if (r->buffer->scope == MemScope::Shared) s.writes.insert(of(r));
+            if (tracked(r->buffer)) s.writes.insert(of(r));
         IRVisitor::visitTileOpStmt(n);
     }
     // Variables bound inside the statement take many values in it: indices that use them
@@ -147,7 +149,10 @@ protected:
     }
 
 private:
+    const std::set<const BufferNode*>& skip_;
     std::set<const Var*> bound_;
+
+    bool tracked(const Buffer& b) const { return b->scope == MemScope::Shared && !skip_.count(b.get()); }
 
     Access access(const Buffer& b, const std::vector<Expr>& indices, int64_t firstExtent) {
         if (b->shape.size() < 2 || indices.empty() || firstExtent != 1) return {b.get(), "", {}};
@@ -173,17 +178,6 @@ private:
     }
 };
 
-State accessesOf(const Stmt& s) {
-    SharedAccesses a;
-    a.visit(s);
-    return a.s;
-}
-
-State accessesOf(const Expr& e) {
-    SharedAccesses a;
-    a.visit(e);
-    return a.s;
-}
 
 // Variables a loop binds: its own and those bound in its body.
 std::set<const Var*> boundIn(const For* f) {
@@ -222,6 +216,8 @@ State acrossBackEdge(const State& s, const std::set<const Var*>& vars) {
 
 class Inserter {
 public:
+    explicit Inserter(const std::set<const BufferNode*>& skip) : skip_(skip) {}
+
     Stmt process(const Stmt& s, State& st) {
         if (!s) return s;
         switch (s->kind) {
@@ -275,6 +271,15 @@ public:
     }
 
 private:
+    const std::set<const BufferNode*>& skip_;
+
+    template <typename Node>
+    State accessesOf(const Node& n) const {
+        SharedAccesses a(skip_);
+        a.visit(n);
+        return a.s;
+    }
+
     // A barrier before a statement with accesses `acc` when they conflict with `st`.
     static Stmt leaf(const State& acc, State& st, SourceLoc loc) {
         bool hazard = intersects(acc.reads, st.writes) || intersects(acc.writes, st.writes) ||
@@ -291,9 +296,9 @@ private:
 
 } // namespace
 
-Stmt insertBarriers(const Stmt& body) {
+Stmt insertBarriers(const Stmt& body, const LowerContext& ctx) {
     State st;
-    return Inserter().process(body, st);
+    return Inserter(ctx.mbarrierSynced).process(body, st);
 }
 
 } // namespace tlc

@@ -27,7 +27,7 @@ const std::vector<Pass>& pipeline() {
     static const std::vector<Pass> passes = {
         {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
-        {"insert-barriers", [](Kernel& k, LowerContext&) { k.body = insertBarriers(k.body); return true; }},
+        {"insert-barriers", [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
         {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
         {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
@@ -94,9 +94,14 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
         if (!ok) return false;
     }
-    kernel.threads = static_cast<int>(ctx.threads);
+    kernel.threads = static_cast<int>(ctx.threads + ctx.producerThreads);
     kernel.threadIndex = ctx.threadIndex;
     kernel.launchChecks = ctx.launchChecks;
+    kernel.tensorMaps = ctx.tensorMaps;
+    kernel.mbarriers = ctx.mbarriers;
+    kernel.sharedAlignment = ctx.sharedAlignment;
+    kernel.copyDecisions = ctx.copyDecisions;
+    kernel.producerThreads = static_cast<int>(ctx.producerThreads);
     return true;
 }
 
@@ -123,6 +128,14 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
         if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
             out += fmt::format("  {} (shared): {}, for {}\n", b->name, it->second.str(), it->second.reason);
     for (const auto& plan : ctx.gemmPlans) out += "  " + plan + "\n";
+    // How pipelined copies from global to shared memory move (targets with TMA): the software
+    // pipeline decides, so it runs here on a scratch context.
+    LowerContext pipeline(target, loweredThreads(kernel, target), diags);
+    NameCollector(pipeline).visit(kernel.body);
+    pipelineLoops(kernel.body, pipeline);
+    for (const auto& d : pipeline.copyDecisions)
+        out += fmt::format("  {}: {}{}\n", d.copy, d.form == "tma" ? "TMA load" : "cp.async",
+                           d.reason.empty() ? "" : ", not TMA: " + d.reason);
     return out;
 }
 

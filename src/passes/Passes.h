@@ -24,7 +24,8 @@ ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx);
 
 // Places block barriers between tile-level statements that touch the same shared buffer from
 // different threads (read after write, write after read or write), loop-carried ones included.
-ir::Stmt insertBarriers(const ir::Stmt& body);
+// Buffers the pipeline synchronises with mbarriers (ctx.mbarrierSynced) are left alone.
+ir::Stmt insertBarriers(const ir::Stmt& body, const LowerContext& ctx);
 
 // Replaces tile ops, parallel and pipelined loops and fragments with thread-level code.
 ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);

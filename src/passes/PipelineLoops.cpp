@@ -17,6 +17,13 @@
 // the last reader of the versions this step's copies overwrite. Other barriers are
 // insert-barriers' (which knows that different versions of a buffer do not overlap).
 //
+// On targets with TMA, producers that qualify (ops/copy/CopyTma.cpp) become TMA loads ordered
+// by mbarriers instead (docs/lowering.md, "TMA copies and the mbarrier pipeline"): per version
+// a `full` barrier (thread 0 announces the boxes' bytes, TMA completes them; consumers wait on
+// it) and an `empty` one (every thread arrives after its last read of the version; thread 0
+// waits on it before loading the version again). Those buffers need no cp.async group, wait or
+// block barrier; copies that do not qualify stay cp.async, with the reason recorded.
+//
 // On other targets the loop stays as it is (lower-tile-ops makes it a plain loop); the order
 // and stage lists are checked everywhere.
 #include "passes/Passes.h"
@@ -27,6 +34,8 @@
 #include "ir/Visitor.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "ops/gemm/Gemm.h"
+#include "ops/LowerContext.h"
 
 #include <fmt/format.h>
 
@@ -34,6 +43,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -222,12 +232,89 @@ protected:
     }
 };
 
+// The layouts annotate_layout fixed, by buffer (TMA must produce them).
+std::map<const BufferNode*, ops::SharedLayoutName> annotatedLayouts(const Stmt& body) {
+    class Finder : public IRVisitor {
+    public:
+        std::map<const BufferNode*, ops::SharedLayoutName> found;
+
+    protected:
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get()))
+                found[a->buffer().get()] = a->layout();
+        }
+    } f;
+    f.visit(body);
+    return f.found;
+}
+
+Expr addressOf(const Buffer& b, const Expr& index) { return call("address_of", DType::I64, {load(b, {index})}); }
+Stmt mbarrierCall(const char* name, std::vector<Expr> args, SourceLoc loc) {
+    return evaluate(call(name, DType::I32, std::move(args)), loc);
+}
+
+// Tile ops that never wait at a block barrier when they are not given shared memory.
+bool synchronisationFree(const TileOp& op) {
+    static const std::set<std::string> ops = {"copy", "clear", "fill", "atomic_add", "annotate_layout"};
+    return ops.count(op.name()) > 0;
+}
+
+// The pipelined loops at the top level of a kernel body (not inside another loop or a
+// condition), each with whether what runs before it is free of block barriers: no shared
+// memory, only ops that never synchronise (warp specialisation needs both).
+std::map<const For*, bool> topLevelLoops(const Stmt& body) {
+    std::map<const For*, bool> out;
+    bool clean = true;
+    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+        if (!s) return;
+        switch (s->kind) {
+        case NodeKind::Seq:
+            for (const auto& c : s.as<Seq>()->stmts) walk(c);
+            return;
+        case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
+        case NodeKind::LetStmt: {
+            Footprint f;
+            f.visit(s.as<LetStmt>()->value);
+            for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
+            walk(s.as<LetStmt>()->body);
+            return;
+        }
+        case NodeKind::Comment: return;
+        case NodeKind::For:
+            if (s.as<For>()->forKind == ForKind::Pipelined) {
+                out[s.as<For>()] = clean;
+                clean = false;
+                return;
+            }
+            break;
+        default: break;
+        }
+        Footprint f = Footprint::of(s);
+        for (const auto* set : {&f.reads, &f.writes})
+            for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
+        for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
+        clean &= s->kind != NodeKind::Barrier && !containsPipelined(s);
+    };
+    walk(body);
+    return out;
+}
+
 class Pipeliner : public IRMutator {
 public:
     // Shared buffers this pass replaced by versioned ones.
     const std::map<const BufferNode*, Buffer>& versioned() const { return versioned_; }
 
-    Pipeliner(LowerContext& ctx, const Stmt& body) : ctx_(ctx), counts_(countAccesses(body)) {
+    // A warp-specialised loop (at most one per kernel): the producer's loop, the barriers and
+    // their initialisation, and the tiles the producer fills (declared before the split).
+    struct WarpSpecialized {
+        Stmt producer, init;
+        Buffer full, empty;
+        std::vector<Buffer> tiles;
+    };
+    const std::optional<WarpSpecialized>& warpSpecialized() const { return ws_; }
+
+    Pipeliner(LowerContext& ctx, const Stmt& body)
+        : ctx_(ctx), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)), topLevel_(topLevelLoops(body)) {
         class SharedBytes : public IRVisitor {
         public:
             int64_t bytes = 0;
@@ -249,7 +336,9 @@ public:
 
 protected:
     Stmt mutateFor(const For* n, const Stmt& self) override {
+        ++depth_;
         Stmt body = mutate(n->body);  // inner loops first
+        --depth_;
         if (n->forKind == ForKind::Pipelined) {
             if (Stmt s = pipeline(n)) return s;
         }
@@ -270,6 +359,10 @@ private:
     std::map<const BufferNode*, int> counts_;  // accesses in the whole kernel
     int64_t sharedBytes_ = 0;                  // the author's shared memory
     std::map<const BufferNode*, Buffer> versioned_;
+    std::map<const BufferNode*, ops::SharedLayoutName> annotated_;
+    int depth_ = 0;  // loops around the one being pipelined
+    std::map<const For*, bool> topLevel_;  // pipelined loops at the kernel's top level: whether
+                                           // what runs before them is free of block barriers
 
     struct Item {
         Stmt stmt;
@@ -277,9 +370,19 @@ private:
         int stage = 0;
         int pos = 0;
         bool async = false;            // an async producer
+        bool tma = false;              // ... issued as a TMA load
+        bool tmaReader = false;        // reads a TMA-filled buffer
         std::vector<const BufferNode*> asyncReads;  // async-filled buffers it reads
         int waitAllows = INT_MAX;      // groups it may leave in flight at the top of its step
     };
+
+    // A shared buffer the pipeline versions: its one writer, versions, whether it fills async.
+    struct Versioned {
+        size_t writer;
+        int versions;
+        bool async;
+    };
+    using Versions = std::map<const BufferNode*, Versioned>;
 
     // Checks the order/stage lists; false after reporting.
     bool checkLists(const For* n, size_t count) {
@@ -408,11 +511,6 @@ private:
 
         // Shared buffers used at more than one stage get versions; their one writer must be a
         // copy that can be a producer, read at its own stage or later.
-        struct Versioned {
-            size_t writer;
-            int versions;
-            bool async;
-        };
         std::map<const BufferNode*, Versioned> vers;
         std::vector<const BufferNode*> shared;  // in order of first use (pointers do not order output)
         for (const auto& it : items)
@@ -469,14 +567,23 @@ private:
             replaced[b] = makeBuffer(old->name, old->dtype, old->scope, shape);
             items[v.writer].async = v.async;
         }
+        Tma tma = chooseTma(items, vers, shared, n->loc);
+        bool ws = false;
+        if (info.warpSpecialize != 0) {
+            std::string why = warpSpecializeIssue(n, items, vers, bool(tma.full));
+            ws = why.empty();
+            if (!ws && info.warpSpecialize == 1)
+                ctx_.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+        }
         // Waits: a reader of an async buffer at distance d needs the group committed d steps
         // back; at the top of its step t groups are committed, so d - 1 may stay in flight.
         size_t commitAfter = m;  // the async producer last in the order
         for (size_t i = 0; i < m; ++i)
-            if (items[i].async && (commitAfter == m || items[i].pos > items[commitAfter].pos)) commitAfter = i;
+            if (items[i].async && !items[i].tma && (commitAfter == m || items[i].pos > items[commitAfter].pos))
+                commitAfter = i;
         for (auto& it : items)
             for (const auto& [b, v] : vers)
-                if (v.async && it.fp.reads.count(b) && &it != &items[v.writer]) {
+                if (v.async && !items[v.writer].tma && it.fp.reads.count(b) && &it != &items[v.writer]) {
                     it.asyncReads.push_back(b);
                     it.waitAllows = std::min(it.waitAllows, it.stage - items[v.writer].stage - 1);
                 }
@@ -487,14 +594,81 @@ private:
         SourceLoc loc = n->loc;
 
         // Statement i for iteration `iter`.
-        auto instance = [&](size_t i, const Expr& iter) {
+        auto instance = [&](size_t i, const Expr& iter, bool elected = false) {
             Stmt s = substitute(items[i].stmt, {{n->var, iter}});
             Versioner v;
             v.asyncCopy = items[i].async;
             for (const auto& [b, ver] : vers)
                 if (items[i].fp.touches(b)) v.map[b] = {replaced[b], simplify(iter % int64_t(ver.versions))};
-            return simplify(v.map.empty() ? s : v.mutate(s));
+            s = simplify(v.map.empty() ? s : v.mutate(s));
+            if (items[i].tma) {
+                const auto* t = s.as<TileOpStmt>();
+                const auto* c = static_cast<const ops::CopyOp*>(t->op.get());
+                Region bar{tma.full, {simplify(iter % tma.versions)}, {1}};
+                s = tileOp(c->withTma(bar, elected), t->loc);
+            }
+            return s;
         };
+        // The mbarrier protocol around the TMA producers and their readers (for iteration iter).
+        auto slot = [&](const Expr& iter) { return simplify(iter % tma.versions); };
+        auto parity = [&](const Expr& iter) { return simplify(binary(BinaryOp::BitAnd, iter / tma.versions, intImm(1))); };
+        auto claim = [&](const Expr& iter) {
+            // The version is free once every consumer arrived on empty (phase parity ^ 1 is the
+            // previous round; the first round's wait passes at once).
+            Expr free = simplify(binary(BinaryOp::BitXor, parity(iter), intImm(1)));
+            return seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc),
+                        mbarrierCall("mbarrier_arrive_expect_tx", {addressOf(tma.full, slot(iter)), intImm(tma.bytes)},
+                                     loc)});
+        };
+        auto produce = [&](const Expr& iter) {
+            return ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), claim(iter), {}, loc);
+        };
+        auto consume = [&](const Expr& iter) {
+            return mbarrierCall("mbarrier_wait_parity", {addressOf(tma.full, slot(iter)), parity(iter)}, loc);
+        };
+        auto release = [&](const Expr& iter) {
+            return mbarrierCall("mbarrier_arrive", {addressOf(tma.empty, slot(iter))}, loc);
+        };
+        if (ws) {
+            // Producer: one elected thread of the producer warpgroup runs every iteration's
+            // copies as soon as their version is free. Consumers: every iteration's other
+            // statements, between the wait on full and the arrival on empty.
+            VarPtr kp = makeVar(n->var->name, n->var->dtype), kc = makeVar(n->var->name, n->var->dtype);
+            std::vector<Stmt> produced{claim(Expr(kp))}, consumed{consume(Expr(kc))};
+            for (size_t i : byPos) {
+                if (items[i].tma) produced.push_back(instance(i, Expr(kp), true));
+                else consumed.push_back(instance(i, Expr(kc)));
+            }
+            consumed.push_back(release(Expr(kc)));
+            WarpSpecialized w;
+            w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
+                              forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
+            w.init = initBarriers(tma, loc);
+            w.full = tma.full;
+            w.empty = tma.empty;
+            std::string tiles;
+            for (const BufferNode* b : shared)
+                if (vers.count(b)) tiles += (tiles.empty() ? "" : ", ") + b->name;
+            Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
+                                                n->var->name, tma.versions, tiles),
+                                    loc),
+                            forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc)});
+            for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
+                auto r = replaced.find((*it)->buffer.get());
+                if (r != replaced.end()) w.tiles.push_back(r->second);  // declared before the split
+                else out = allocate((*it)->buffer, out, (*it)->loc);
+            }
+            for (const BufferNode* b : shared)
+                if (vers.count(b)) {
+                    versioned_[b] = replaced[b];
+                    if (std::find(w.tiles.begin(), w.tiles.end(), replaced[b]) == w.tiles.end()) w.tiles.push_back(replaced[b]);
+                }
+            ctx_.mbarriers.insert({tma.full.get(), tma.empty.get()});
+            ctx_.mbarrierSynced.insert({tma.full.get(), tma.empty.get()});
+            for (const auto& t : w.tiles) ctx_.mbarrierSynced.insert(t.get());
+            ws_ = std::move(w);
+            return out;
+        }
         // One step: the statements `present` runs (each with its guard, null for none).
         auto step = [&](const Expr& t, const std::vector<std::pair<size_t, Expr>>& present, bool commit = true) {
             std::vector<Stmt> out;
@@ -511,13 +685,25 @@ private:
                 out.push_back(guard ? ifThenElse(guard, seq(pending), {}, loc) : seq(pending));
                 pending.clear();
             };
+            // The first TMA producer and the first and last TMA readers of this step, in order.
+            size_t firstProducer = m, firstReader = m, lastReader = m;
+            for (size_t i : byPos)
+                if (std::any_of(present.begin(), present.end(), [&](const auto& p) { return p.first == i; })) {
+                    if (items[i].tma && firstProducer == m) firstProducer = i;
+                    if (items[i].tmaReader && firstReader == m) firstReader = i;
+                    if (items[i].tmaReader) lastReader = i;
+                }
             for (size_t i : byPos) {
                 auto it = std::find_if(present.begin(), present.end(), [&](const auto& p) { return p.first == i; });
                 if (it != present.end()) {
                     bool same = (!guard && !it->second) || (guard && it->second && equal(guard, it->second));
                     if (!same) flush();
                     guard = it->second;
-                    pending.push_back(instance(i, simplify(t - int64_t(items[i].stage))));
+                    Expr iter = simplify(t - int64_t(items[i].stage));
+                    if (i == firstProducer) pending.push_back(produce(iter));
+                    if (i == firstReader) pending.push_back(consume(iter));
+                    pending.push_back(instance(i, iter));
+                    if (i == lastReader) pending.push_back(release(iter));
                 }
                 if (i == commitAfter && commit) {
                     flush();
@@ -531,11 +717,14 @@ private:
         std::string names;
         for (const auto* b : shared)
             if (vers.count(b))
-                names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", replaced[b]->name, vers[b].versions);
+                names += fmt::format("{}{} x{}{}", names.empty() ? "" : ", ", replaced[b]->name, vers[b].versions,
+                                     items[vers[b].writer].tma ? " (TMA)" : "");
         std::vector<Stmt> code;
         code.push_back(comment(fmt::format("pipelined loop over {}: {} stages{}{}; prologue", n->var->name, last + 1,
                                            names.empty() ? "" : ", versions: ", names),
                                loc));
+        for (const auto& note : tma.notes) code.push_back(comment(note, loc));
+        if (tma.full) code.push_back(initBarriers(tma, loc));
         for (int t = 0; t < last; ++t) {
             std::vector<std::pair<size_t, Expr>> present;
             for (size_t i = 0; i < m; ++i) {
@@ -577,7 +766,131 @@ private:
             out = allocate(r != replaced.end() ? r->second : (*it)->buffer, out, (*it)->loc);
         }
         for (const auto& [b, nb] : replaced) versioned_[b] = nb;
+        if (tma.full) {
+            out = allocate(tma.full, allocate(tma.empty, out, loc), loc);
+            ctx_.mbarriers.insert({tma.full.get(), tma.empty.get()});
+            ctx_.mbarrierSynced.insert({tma.full.get(), tma.empty.get()});
+            for (const auto& [b, v] : vers)
+                if (items[v.writer].tma) ctx_.mbarrierSynced.insert(replaced[b].get());
+        }
         return out;
+    }
+
+    std::optional<WarpSpecialized> ws_;
+
+    // Why loop n cannot be warp-specialised (empty when it can): the producer warpgroup runs the
+    // TMA copies on its own, so every producer must be a TMA load, and the consumers must never
+    // wait at a block barrier while the producer still runs (it takes no part in them): nothing
+    // before the loop or in its other statements may synchronise the block.
+    std::string warpSpecializeIssue(const For* n, const std::vector<Item>& items, const Versions& vers, bool tmaLoads) const {
+        if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) return "the loop has 'order'/'stage' lists";
+        if (!ctx_.target.has(Feature::Setmaxnreg)) return "the target cannot move registers between warpgroups";
+        if (ws_) return "the kernel has a warp-specialised loop already";
+        auto top = topLevel_.find(n);
+        if (top == topLevel_.end()) return "it runs inside another loop or a condition";
+        if (!tmaLoads) return "none of its copies is a TMA load";
+        if (ctx_.threads % 128 != 0) return fmt::format("its {} threads are not whole warpgroups", ctx_.threads);
+        if (ctx_.threads + 128 > ctx_.target.maxThreadsPerBlock)
+            return fmt::format("a producer warpgroup would pass the target's {} threads per block",
+                               ctx_.target.maxThreadsPerBlock);
+        std::set<const BufferNode*> tiles;
+        for (const auto& [b, v] : vers) {
+            if (items[v.writer].async && !items[v.writer].tma) return "a copy of the loop stays cp.async";
+            if (items[v.writer].tma) tiles.insert(b);
+        }
+        for (const auto& it : items) {
+            if (it.tma) continue;
+            for (const auto* set : {&it.fp.reads, &it.fp.writes})
+                for (const BufferNode* b : *set)
+                    if (b->scope == MemScope::Shared && !tiles.count(b))
+                        return "a statement of the loop uses shared memory ('" + b->name + "') besides the TMA tiles";
+            for (const TileOp* op : it.fp.ops) {
+                const auto* gemm = dynamic_cast<const ops::GemmOp*>(op);
+                if (gemm && (!tiles.count(gemm->a().buffer.get()) || !tiles.count(gemm->b().buffer.get())))
+                    return "a gemm of the loop has an operand outside the TMA tiles (it may stage it)";
+                if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
+            }
+        }
+        if (!top->second) return "statements before the loop may synchronise the block";
+        return "";
+    }
+
+    // The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),
+    // versions, the bytes one iteration's boxes bring, and a comment per copy left to cp.async.
+    struct Tma {
+        Buffer full, empty;
+        int64_t versions = 0;
+        int64_t bytes = 0;
+        std::vector<std::string> notes;
+    };
+
+    Tma chooseTma(std::vector<Item>& items, const Versions& vers, const std::vector<const BufferNode*>& order,
+                  SourceLoc loc) {
+        Tma tma;
+        if (!ctx_.target.has(Feature::Tma)) return tma;
+        // One pair of barriers per version serves every TMA producer of the loop: they must
+        // share their stage, versions and the stage of their readers (the default schedule).
+        std::vector<std::pair<size_t, const BufferNode*>> candidates;
+        std::vector<std::pair<const BufferNode*, std::string>> why;
+        std::set<int> readerStages;
+        for (const BufferNode* b : order) {
+            if (!vers.count(b)) continue;
+            const auto& v = vers.at(b);
+            if (!items[v.writer].async) continue;
+            const auto* copy = static_cast<const ops::CopyOp*>(items[v.writer].stmt.as<TileOpStmt>()->op.get());
+            auto ann = annotated_.find(b);
+            why.push_back({b, ops::tmaIssue(*copy, ctx_, ann == annotated_.end() ? std::nullopt
+                                                                                  : std::optional(ann->second))});
+            if (!why.back().second.empty()) continue;
+            candidates.push_back({v.writer, b});
+            for (size_t j = 0; j < items.size(); ++j)
+                if (j != v.writer && items[j].fp.reads.count(b)) readerStages.insert(items[j].stage);
+        }
+        // One pair of barriers per version serves every TMA producer of the loop: they must
+        // share their stage and versions, and their readers one stage (the default schedule).
+        bool uniform = readerStages.size() <= 1;
+        for (const auto& [writer, b] : candidates)
+            uniform &= vers.at(b).versions == vers.at(candidates.front().second).versions &&
+                       items[writer].stage == items[candidates.front().first].stage;
+        for (auto& [b, reason] : why) {
+            if (reason.empty() && !uniform)
+                reason = "the loop's TMA copies or their readers run at different stages (one barrier pair per "
+                         "version serves them all)";
+            const size_t writer = vers.at(b).writer;
+            const auto* copy = static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get());
+            ctx_.copyDecisions.push_back({loc, copy->str(), reason.empty() ? "tma" : "cp.async", reason});
+            if (!reason.empty()) tma.notes.push_back(fmt::format("{}: cp.async, not TMA: {}", b->name, reason));
+        }
+        if (!uniform) candidates.clear();
+        if (candidates.empty()) return tma;
+        tma.versions = vers.at(candidates.front().second).versions;
+        for (const auto& [writer, b] : candidates) {
+            items[writer].tma = true;
+            tma.bytes += ops::tmaBoxBytes(*static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get()));
+            for (size_t j = 0; j < items.size(); ++j)
+                if (j != writer && items[j].fp.reads.count(b)) items[j].tmaReader = true;
+        }
+        tma.full = makeBuffer(ctx_.freshName("full_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
+        ctx_.reserveName(tma.full->name);
+        tma.empty = makeBuffer(ctx_.freshName("empty_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
+        ctx_.reserveName(tma.empty->name);
+        return tma;
+    }
+
+    // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every
+    // thread's) and makes them visible to TMA; the block barrier publishes them. Inside another
+    // loop a barrier first: threads of the last run may still arrive on them.
+    Stmt initBarriers(const Tma& tma, SourceLoc loc) {
+        VarPtr v = ctx_.freshVar("version");
+        Stmt init = seq({mbarrierCall("mbarrier_init", {addressOf(tma.full, Expr(v)), intImm(1)}, loc),
+                         mbarrierCall("mbarrier_init", {addressOf(tma.empty, Expr(v)), intImm(ctx_.threads)}, loc)});
+        Stmt once = seq({forLoop(v, intImm(0), intImm(tma.versions), ForKind::Serial, init, loc),
+                         mbarrierCall("fence_barrier_init", {}, loc)});
+        std::vector<Stmt> out;
+        if (depth_ > 0) out.push_back(barrier(loc));
+        out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), once, {}, loc));
+        out.push_back(barrier(loc));
+        return seq(out, loc);
     }
 };
 
@@ -605,9 +918,50 @@ private:
 
 } // namespace
 
+// A warp-specialised kernel: the barriers are initialised by all threads, then the producer
+// warpgroup (threads T .. T + 127 past the T the rest of the lowering spreads work over) gives
+// its registers away and one of its threads runs the producer loop, while the consumers take
+// the registers and run the kernel's own code, the pipelined loop replaced by its consumer
+// side. The producer threads then end: later block barriers wait only for threads that have
+// not exited (PTX ISA, "bar", "exit").
+Stmt splitWarps(const Stmt& body, const Pipeliner::WarpSpecialized& ws, LowerContext& ctx) {
+    class DropAllocations : public IRMutator {
+    public:
+        std::set<const BufferNode*> drop;
+
+    protected:
+        Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+            if (drop.count(n->buffer.get())) return mutate(n->body);
+            return IRMutator::mutateAllocate(n, self);
+        }
+    } dropper;
+    for (const auto& t : ws.tiles) dropper.drop.insert(t.get());
+    Stmt consumers = dropper.mutate(body);
+    const int64_t producers = 128, registers = 40;
+    // Registers of the consumers: what the producers give up, within 240 per thread.
+    int64_t raised = std::min<int64_t>(240, (ctx.target.registersPerSM - producers * registers) / ctx.threads / 8 * 8);
+    // Another variable for the thread index: the simplifier knows ctx.tx() < T and would fold
+    // the test away.
+    VarPtr thread = makeVar(ctx.tx().as<Var>()->name, DType::I32, VarRole::ThreadIndex);
+    SourceLoc loc = body->loc;
+    Stmt producer = seq({evaluate(call("setmaxnreg_dec", DType::I32, {intImm(registers)}), loc),
+                         ifThenElse(binary(BinaryOp::Eq, Expr(thread), intImm(ctx.threads)), ws.producer, {}, loc)});
+    consumers = seq({evaluate(call("setmaxnreg_inc", DType::I32, {intImm(raised)}), loc), consumers});
+    Stmt out = seq({ws.init,
+                    comment(fmt::format("warp specialisation: threads {} .. {} are the producer warpgroup", ctx.threads,
+                                        ctx.threads + producers - 1),
+                            loc),
+                    ifThenElse(binary(BinaryOp::Ge, Expr(thread), intImm(ctx.threads)), producer, consumers, loc)});
+    out = allocate(ws.full, allocate(ws.empty, out, loc), loc);
+    for (auto it = ws.tiles.rbegin(); it != ws.tiles.rend(); ++it) out = allocate(*it, out, loc);
+    ctx.producerThreads = producers;
+    return out;
+}
+
 Stmt pipelineLoops(const Stmt& body, LowerContext& ctx) {
     Pipeliner p(ctx, body);
     Stmt out = p.mutate(body);
+    if (p.warpSpecialized()) out = splitWarps(out, *p.warpSpecialized(), ctx);
     return p.versioned().empty() ? out : AnnotationRetargeter(p.versioned()).mutate(out);
 }
 

@@ -35,7 +35,7 @@ constexpr P kSerial[] = {req("n", K::Int)};
 constexpr P kUnroll[] = {req("n", K::Int)};
 constexpr P kParallel[] = {req("extent", K::ConstInt)};
 constexpr P kPipelined[] = {req("n", K::Int), absent("stages", K::ConstInt), absent("order", K::IntList),
-                            absent("stage", K::IntList)};
+                            absent("stage", K::IntList), absent("warp_specialize", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
                        absent("threads", K::ConstInt)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};

@@ -203,6 +203,12 @@ void KernelChecker::checkFor(ForStmt& s) {
     } else {
         checkCall(iter, CallSite::LoopIter);
         isParallel = info->id == Builtin::Parallel;
+        // A warp-specialised loop has the producer / consumer schedule, not the author's.
+        if (info->id == Builtin::Pipelined && !iter.type.isError() && constBoolArg(iter, "warp_specialize").value_or(false))
+            for (const char* list : {"order", "stage"})
+                for (const auto& a : iter.args)
+                    if (a.keyword == list)
+                        diags_.report(DiagId::err_warp_specialize_lists, a.value->range, list);
         if (!iter.type.isError()) {
             size_t want = isParallel ? iter.boundArgs.size() : 1;
             if (s.vars.size() != want) {

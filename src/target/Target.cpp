@@ -27,7 +27,7 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::MmaFp8, "mma_fp8"},   {Feature::Wgmma, "wgmma"},       {Feature::Tma, "tma"},
     {Feature::Mbarrier, "mbarrier"}, {Feature::Clusters, "clusters"}, {Feature::Mfma, "mfma"},
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
-    {Feature::Amx, "amx"},
+    {Feature::Amx, "amx"},          {Feature::Setmaxnreg, "setmaxnreg"},
 };
 
 // The embedded profiles: {file name, JSON text}.

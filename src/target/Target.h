@@ -28,6 +28,7 @@ enum class Feature : unsigned {
     Avx512 = 1u << 10,
     Avx512Bf16 = 1u << 11,
     Amx = 1u << 12,
+    Setmaxnreg = 1u << 13,  // sm90a: setmaxnreg (warp specialisation moves registers)
 };
 constexpr unsigned operator|(Feature a, Feature b) { return unsigned(a) | unsigned(b); }
 constexpr unsigned operator|(unsigned a, Feature b) { return a | unsigned(b); }

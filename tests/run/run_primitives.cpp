@@ -177,6 +177,7 @@ void pipelinedGemms(int M, int N, int K) {
     run("gemm_s3", [&](float* C) { return int(tl_kernels::gemm_s3(A.data(), B.data(), C, M, K, N)); }, 0);
     run("gemm_s4", [&](float* C) { return int(tl_kernels::gemm_s4(A.data(), B.data(), C, M, K, N)); }, 0.5);
     run("gemm_lists", [&](float* C) { return int(tl_kernels::gemm_lists(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_rows", [&](float* C) { return int(tl_kernels::gemm_rows(A.data(), B.data(), C, M, K, N)); }, 0);
     {  // two batches, one pipeline each
         auto A2 = random<tl::half>(2 * size_t(M) * K, 43), B2 = random<tl::half>(2 * size_t(K) * N, 44);
         std::vector<double> expect;
@@ -188,6 +189,22 @@ void pipelinedGemms(int M, int N, int K) {
         std::vector<float> C(2 * size_t(M) * N, -7.0f);
         expectStatus("gemm_batched status" + at, tl_kernels::gemm_batched(A2.data(), B2.data(), C.data(), 2, M, K, N), 0);
         check("pipelined gemm_batched" + at, C, expect, 1e-4, 1e-4);
+    }
+}
+
+// Inputs the GPU lowering cannot take get an error code and no launch: a base pointer off the
+// 16-byte grid, and rows 24 bytes apart (K = 12). On sm90 the A and B tiles of gemm_s3 are TMA
+// loads, so it is the launcher's tensor maps (tl::make_tensor_map_2d) that refuse them; on
+// sm80 the cp.async alignment checks. The cpu target takes both.
+void refusedInputs() {
+    const int M = 64, N = 64;
+    for (int K : {16, 12}) {
+        std::string at = " " + dims({M, N, K});
+        auto A = random<tl::half>(size_t(M) * K + 8, 45), B = random<tl::half>(size_t(K) * N, 46);
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        const tl::half* a = K == 16 ? A.data() + 1 : A.data();  // 2 bytes off the 16-byte grid
+        launched("gemm_s3 misaligned or strided A" + at, int(tl_kernels::gemm_s3(a, B.data(), C.data(), M, K, N)),
+                 !kGpu, C, -7.0);
     }
 }
 
@@ -208,5 +225,6 @@ int main() {
     // 56: four; 200: thirteen of 16 and seven of 32, the last partial.
     for (int K : {0, 8, 16, 40, 56, 200}) pipelinedGemms(72, 88, K);
     pipelinedGemms(128, 64, 64);
+    refusedInputs();
     return summary();
 }

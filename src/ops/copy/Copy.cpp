@@ -1,5 +1,6 @@
 #include "ops/copy/Copy.h"
 
+#include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "ops/OpUtil.h"
 
@@ -20,18 +21,35 @@ Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
 } // namespace
 
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
-    return std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
+    auto c = std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
+    if (tmaBarrier_) c->tmaBarrier_ = mapRegion(*tmaBarrier_, fn);
+    c->tmaElected_ = tmaElected_;
+    return c;
 }
 
 TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
-    return std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
+    auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
+    c->tmaBarrier_ = tmaBarrier_;
+    c->tmaElected_ = tmaElected_;
+    return c;
+}
+
+std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier, bool elected) const {
+    auto c = std::make_shared<CopyOp>(src_, dst_, true);
+    c->tmaBarrier_ = std::move(barrier);
+    c->tmaElected_ = elected;
+    return c;
 }
 
 std::string CopyOp::str() const {
-    return fmt::format("{}({}, {})", async_ ? "copy_async" : "copy", regionString(src_), regionString(dst_));
+    const char* name = tmaBarrier_ ? "copy_tma" : async_ ? "copy_async" : "copy";
+    std::string text = fmt::format("{}({}, {}", name, regionString(src_), regionString(dst_));
+    if (tmaBarrier_) text += fmt::format(", barrier = {}[{}]", tmaBarrier_->buffer->name, printExpr(tmaBarrier_->starts[0]));
+    return text + ")";
 }
 
 Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
+    if (tmaBarrier_) return seq({comment(str(), loc), lowerTma(ctx)}, loc);
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
     bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
     std::vector<int64_t> tile = src_.squeezedExtents();

@@ -4,11 +4,17 @@
 //
 // An async copy (global to shared, made by the software pipeline, passes/PipelineLoops.cpp) issues
 // cp.async where it can and does not wait: the pipeline commits and waits for groups of copies.
+// A TMA copy (also the pipeline's, on targets with `tma`) is one cp.async.bulk.tensor of the
+// whole box, issued by thread 0, whose bytes complete on the mbarrier `tmaBarrier` (CopyTma.cpp).
 #pragma once
 
 #include "ir/TileOp.h"
 
+#include <optional>
+
 namespace tlc::ops {
+
+enum class SharedLayoutName;
 
 class CopyOp : public ir::TileOp {
 public:
@@ -18,6 +24,10 @@ public:
     const ir::Region& dst() const { return dst_; }
     bool async() const { return async_; }
     std::shared_ptr<const CopyOp> withAsync(bool async) const { return std::make_shared<CopyOp>(src_, dst_, async); }
+    // The same copy as a TMA load completing on the barrier element `barrier`, issued by thread
+    // 0 (or, `elected`, by whichever thread runs it: a warp-specialised producer).
+    std::shared_ptr<const CopyOp> withTma(ir::Region barrier, bool elected = false) const;
+    const std::optional<ir::Region>& tmaBarrier() const { return tmaBarrier_; }
 
     std::string name() const override { return "copy"; }
     std::vector<const ir::Region*> reads() const override { return {&src_}; }
@@ -30,6 +40,17 @@ public:
 private:
     ir::Region src_, dst_;
     bool async_;
+    std::optional<ir::Region> tmaBarrier_;
+    bool tmaElected_ = false;
+
+    ir::Stmt lowerTma(LowerContext& ctx) const;
 };
+
+// Why `copy` cannot be a TMA load on ctx's target, in words for --explain and the emitted
+// comment; empty when it can. `annotated` is the layout annotate_layout fixed for the
+// destination, if any: the box's rows must be one swizzle span (or 16 bytes, unswizzled).
+std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<SharedLayoutName> annotated);
+// The box's size in bytes (what the mbarrier expects).
+int64_t tmaBoxBytes(const CopyOp& copy);
 
 } // namespace tlc::ops
