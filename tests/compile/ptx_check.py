@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the PTX nvcc makes of tlc's output for the instructions the target should use, and
-that ptxas reports no register spills.
+that ptxas reports no register spills (nor serialised wgmma).
 
     ptx_check.py --tlc build/tlc --work DIR SAMPLE.tl TARGET ARCH INSTRUCTION...
 
@@ -60,6 +60,11 @@ def main():
     spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", verbose)]
     print(f"{'ok  ' if not any(spills) else 'FAIL'} spill stores: {spills}")
     failed |= any(spills)
+    # ptxas serialises wgmma (waits after each) when it cannot prove the asynchronous
+    # accumulators safe, and says so: correct but slow.
+    serialized = "wgmma.mma_async instructions are serialized" in verbose
+    print(f"{'FAIL' if serialized else 'ok  '} wgmma not serialized by ptxas")
+    failed |= serialized
     sys.exit(1 if failed else 0)
 
 
