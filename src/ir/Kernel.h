@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/Stmt.h"
+#include "support/DecisionLog.h"
 
 #include <string>
 #include <vector>
@@ -33,13 +34,16 @@ struct Kernel {
     std::vector<KernelParam> params;  // tensors and scalars in source order, then sizes
     std::vector<Expr> gridExtents;    // 1 to 3, over params
     std::vector<VarPtr> blockVars;    // as many as named in `as (...)`
-    int threads = 1;
+    int threads = 1;                  // 0 until inferred when the author left `threads` out
     Stmt body;                        // what one block runs
 
     // Set by lowering.
     VarPtr threadIndex;               // the thread index within the block
     int64_t sharedBytes = 0;          // static shared memory of the lowered body
     std::vector<LaunchCheck> launchChecks;
+
+    // What inference and lowering chose for the author, and why (--explain).
+    DecisionLog decisions;
 };
 
 } // namespace tlc::ir

@@ -26,7 +26,17 @@ void LowerContext::swizzleForTensorCores(const Buffer& shared, std::string reaso
     const int64_t* cols = shared->shape.size() >= 2 ? asConstInt(shared->shape.back()) : nullptr;
     if (!cols) return;
     layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, dtypeBytes(shared->dtype));
-    if (!sw.isIdentity()) sharedLayouts.emplace(shared.get(), SharedLayout{sw, 0, std::move(reason)});
+    if (sw.isIdentity()) return;
+    if (sharedLayouts.emplace(shared.get(), SharedLayout{sw, 0, reason}).second)
+        decide(fmt::format("layout of {}", shared->name), sw.str(), "inferred",
+               fmt::format("{}: ldmatrix reads 8 rows at once, and the swizzle puts them in 8 different bank groups",
+                           reason));
+}
+
+void LowerContext::decide(std::string subject, std::string value, std::string origin, std::string reason,
+                          SourceLoc loc) {
+    if (decisionLog)
+        decisionLog->add({std::move(subject), std::move(value), std::move(origin), std::move(reason), loc});
 }
 
 Buffer LowerContext::localBuffer(const Buffer& fragment) {

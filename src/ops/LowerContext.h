@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "layout/Fragment.h"
 #include "layout/Swizzle.h"
+#include "support/DecisionLog.h"
 #include "support/Diagnostics.h"
 #include "target/Target.h"
 
@@ -58,6 +59,14 @@ public:
     ir::VarPtr freshVar(const std::string& base, DType t = DType::I32);
 
     std::vector<ir::LaunchCheck> launchChecks;
+
+    // The author left `threads` out (inferThreads chose it): nothing to contradict.
+    bool threadsInferred = false;
+    // The kernel's decision log (--explain); null when nobody asked (--emit=layouts, tests).
+    DecisionLog* decisionLog = nullptr;
+    // Records a value chosen for the author and the rule that forced it.
+    void decide(std::string subject, std::string value, std::string origin, std::string reason, SourceLoc loc = {});
+
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 

@@ -12,6 +12,7 @@
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/gemm/GemmInfer.h"
 #include "ops/gemm/GemmPlan.h"
 #include "ops/parallel/Parallel.h"
 #include "ops/reduce/Reduce.h"
@@ -227,7 +228,10 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     GraphBuilder builder;
     builder.visit(kernel.body);
     std::vector<ops::GemmPlan> plans;
-    for (const auto* gemm : builder.g.gemms) plans.push_back(ops::planGemm(*gemm, ctx));
+    for (size_t i = 0; i < builder.g.gemms.size(); ++i) {
+        plans.push_back(ops::planGemm(*builder.g.gemms[i], ctx));
+        ops::explainGemmPlan(*builder.g.gemms[i], plans.back(), ctx, builder.g.gemmLocs[i]);
+    }
     Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;
     chooseSharedLayouts(builder.g, plans, ctx);

@@ -285,6 +285,8 @@ Built build(const SourceFile& source, const std::string& kernelName, const Targe
     if (!b.kernel || b.diags->hasErrors()) {
         b.error = firstError(*b.diags);
         b.kernel.reset();
+    } else {
+        inferThreads(*b.kernel, target);  // a `threads` left out: the model needs the count
     }
     return b;
 }
