@@ -91,7 +91,7 @@ bool compileVariants(const SourceFile& source, const std::string& kernel, int to
         k.name = name;
         SemaOptions sema;
         sema.target = &target;
-        sema.defines = defines;
+        sema.defines = definesFor(k, defines);  // the file's other kernels are not compiled here
         std::optional<ir::Kernel> ir;
         if (checkFile(*file, d, sema)) ir = buildKernelIR(k, source, d);
         bool ok = ir.has_value();
