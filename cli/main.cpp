@@ -90,6 +90,13 @@ int main(int argc, char** argv) {
     app.add_option("--print-after", options.printAfter, "Print the IR after this pass (repeatable)");
     app.add_flag("--print-after-all", options.printAfterAll, "Print the IR after every pass");
     app.add_flag("--time-passes", options.timePasses, "Report the time each pass takes");
+    app.add_option("--emit-variants", options.emitVariants,
+                   "Emit the recommender's top N configurations of each kernel with 'auto' parameters, and a "
+                   "launcher that picks one by problem size (docs/recommend.md)")
+        ->check(CLI::Range(1, 16));
+    app.add_flag("--explain", options.explain,
+                 "Print every value the compiler chose (inferred or 'auto') and why, instead of the source "
+                 "(with -o, besides the files); JSON with --diagnostics-format=json");
     app.add_flag("--syntax-only,--fsyntax-only", options.syntaxOnly, "Check the input; produce nothing");
     std::string diagFormat = "text";
     app.add_option("--diagnostics-format", diagFormat, "text or json")

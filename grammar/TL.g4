@@ -66,6 +66,7 @@ primary
     | '(' expr ')'                          # ParenExpr
     | '[' exprList? ']'                     # ListExpr
     | callee=ID '(' argList? ')'            # PrimaryCall
+    | AUTO                                  # AutoExpr
     ;
 
 exprList  : expr (',' expr)* ','? ;

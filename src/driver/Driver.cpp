@@ -1,6 +1,8 @@
 #include "driver/Driver.h"
 
 #include "ast/AST.h"
+#include "driver/Explain.h"
+#include "driver/Variants.h"
 #include "emit/Emit.h"
 #include "support/AtomicFile.h"
 #include "ir/Printer.h"
@@ -92,8 +94,9 @@ std::string headerPathFor(const std::string& output) {
 }
 
 int writeOutputs(const DriverOptions& options, const std::string& sourceName, const std::vector<ir::Kernel>& kernels,
-                 const Target& target, std::ostream& out, std::ostream& err) {
+                 const std::vector<VariantSet>& variants, const Target& target, std::ostream& out, std::ostream& err) {
     EmitOptions emitOptions;
+    emitOptions.variants = variants;
     emitOptions.sourceName = baseName(sourceName);
     emitOptions.nameSpace = options.nameSpace;
     emitOptions.lineDirectives = options.lineDirectives;
@@ -151,10 +154,13 @@ const Target* resolveTarget(const DriverOptions& options, std::ostream& err, int
 }
 
 // Fills the `auto` parameters of every kernel (not given with -D) with the recommender's best
-// candidate for the target, saying so in a note; where no candidate compiles, leaves them
-// `auto` (IR building then reports them) after a note saying why.
-void fillAutoParams(ast::File& file, const SourceFile& source, DiagnosticEngine& diags, const Target& target,
-                    const std::map<std::string, std::string>& defines) {
+// candidate for the target and logs each value with the model's estimate (--explain; the
+// emitted code's comments list the values too). Where no candidate compiles, leaves them
+// `auto` (IR building then reports them) after a note saying why. Returns the logs by kernel.
+std::map<std::string, DecisionLog> fillAutoParams(ast::File& file, const SourceFile& source, DiagnosticEngine& diags,
+                                                  const Target& target,
+                                                  const std::map<std::string, std::string>& defines) {
+    std::map<std::string, DecisionLog> logs;
     for (auto& k : file.kernels) {
         bool any = false;
         for (const auto& tp : k->templateParams) any = any || (tp.isAuto && !defines.count(tp.name));
@@ -172,19 +178,27 @@ void fillAutoParams(ast::File& file, const SourceFile& source, DiagnosticEngine&
                          r->firstRejection);
             continue;
         }
-        std::string shape, chosen;
+        std::string shape;
         for (const auto& [n, v] : r->shape) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", n, v);
+        const CandidateEstimate& best = r->ranked.front();
+        std::string reason = fmt::format(
+            "the recommender's best of {} configurations ({} lowered) for target '{}'{}: estimate {:.1f} us "
+            "(compute {:.1f} us, memory {:.1f} us), {} bytes of shared memory, {} thread{}, {} block{} per SM, "
+            "{} wave{} (see 'tlc recommend')",
+            r->enumerated, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
+            best.computeUs, best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
+            best.blocksPerSM,
+            best.blocksPerSM == 1 ? "" : "s", best.waves, best.waves == 1 ? "" : "s");
         for (auto& tp : k->templateParams) {
-            for (const auto& [name, value] : r->ranked.front().values) {
+            for (const auto& [name, value] : best.values) {
                 if (tp.name != name || !tp.isAuto) continue;
                 tp.isAuto = false;
                 tp.defaultValue = std::make_unique<ast::IntLit>(tp.range, value);
-                chosen += fmt::format("{}{}={}", chosen.empty() ? "" : ", ", name, value);
+                logs[k->name].add({name, std::to_string(value), "auto", reason, tp.range.begin});
             }
         }
-        diags.report(DiagId::note_auto_recommended, k->nameRange, k->name, chosen, target.name,
-                     shape.empty() ? std::string("") : " at " + shape);
     }
+    return logs;
 }
 
 } // namespace
@@ -238,6 +252,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     std::string result;
     std::string passDumps;
     std::vector<ir::Kernel> kernels;
+    std::vector<ExplainedKernel> explained;
+    std::vector<VariantSet> variantSets;
     bool kernelMissing = false;
     runWithLargeStack([&] {
         std::unique_ptr<ast::File> file = parseFile(source, diags);
@@ -246,19 +262,46 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             kernelMissing = true;
             return;
         }
+        PassOptions passOptions{options.printAfter, options.printAfterAll, options.timePasses};
+        std::ostringstream dumps;
+        struct Flush {
+            std::string& to;
+            std::ostringstream& from;
+            ~Flush() { to = from.str(); }
+        } flush{passDumps, dumps};
+        // --emit-variants: kernels with `auto` parameters become their variants (compiled
+        // here) and leave the file; the rest compile as usual.
+        if (target && options.emitVariants > 0 && options.emit == "source" && !options.syntaxOnly && !diags.hasErrors()) {
+            std::vector<std::string> varied;
+            for (const auto& k : file->kernels) {
+                bool any = false;
+                for (const auto& tp : k->templateParams) any = any || (tp.isAuto && !semaOptions.defines.count(tp.name));
+                VariantSet set;
+                if (any && compileVariants(source, k->name, options.emitVariants, *target, semaOptions.defines, diags,
+                                           passOptions, dumps, kernels, explained, set)) {
+                    variantSets.push_back(std::move(set));
+                    varied.push_back(k->name);
+                }
+            }
+            std::erase_if(file->kernels, [&](const auto& k) {
+                return std::find(varied.begin(), varied.end(), k->name) != varied.end();
+            });
+            if (file->kernels.empty()) return;
+        }
+        std::map<std::string, DecisionLog> autoLogs;
         if (target && !options.syntaxOnly && options.emit != "ast" && !diags.hasErrors())
-            fillAutoParams(*file, source, diags, *target, semaOptions.defines);
+            autoLogs = fillAutoParams(*file, source, diags, *target, semaOptions.defines);
         if (!checkFile(*file, diags, semaOptions)) return;
         if (options.emit == "ast") {
             result = ast::dump(*file);
             return;
         }
         if (!target || options.syntaxOnly) return;
-        PassOptions passOptions{options.printAfter, options.printAfterAll, options.timePasses};
-        std::ostringstream dumps;
         for (const auto& k : file->kernels) {
             std::optional<ir::Kernel> kernel = buildKernelIR(*k, source, diags);
             if (!kernel) continue;
+            kernel->decisions = autoLogs[k->name];
+            inferThreads(*kernel, *target);
             if (options.emit == "tile-ir") {
                 result += ir::printKernel(*kernel);
                 continue;
@@ -267,11 +310,12 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                 result += describeLayouts(*kernel, *target, diags);
                 continue;
             }
-            if (!lowerKernel(*kernel, *target, diags, passOptions, dumps)) continue;
+            bool lowered = lowerKernel(*kernel, *target, diags, passOptions, dumps);
+            explained.push_back({kernel->name, kernel->decisions});
+            if (!lowered) continue;
             if (options.emit == "thread-ir") result += ir::printKernel(*kernel);
             kernels.push_back(std::move(*kernel));
         }
-        passDumps = dumps.str();
     });
     if (kernelMissing) {
         usageError(err, fmt::format("no kernel named '{}' in {}", options.kernel, source.name()));
@@ -287,6 +331,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     err << passDumps;
     if (options.jsonDiagnostics) diags.printJson(err);
     else diags.printText(err, options.color);
+    // --explain replaces the source on stdout (with -o the files are still written), also when
+    // there are errors: what was chosen is part of understanding a contradiction.
+    if (options.explain && options.emit == "source" && !options.syntaxOnly)
+        out << (options.jsonDiagnostics ? explainJson(explained, source.name(), target->name)
+                                        : explainText(explained, source.name(), target->name));
     if (diags.hasErrors()) return kExitInputErrors;
     if (options.syntaxOnly) return kExitOk;
 
@@ -294,7 +343,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         out << result;
         return kExitOk;
     }
-    return writeOutputs(options, source.name(), kernels, *target, out, err);
+    if (options.explain && options.output.empty()) return kExitOk;
+    return writeOutputs(options, source.name(), kernels, variantSets, *target, out, err);
 }
 
 int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec, std::ostream& out,

@@ -31,6 +31,8 @@ struct DriverOptions {
     bool verify = false;
     bool color = false;
     unsigned errorLimit = 50;
+    int emitVariants = 0;         // --emit-variants=N: kernels with `auto` parameters as their top N configurations
+    bool explain = false;         // print the decision log (inferred and recommended values) on stdout
 };
 
 // The stages --emit accepts, for --help and validation.

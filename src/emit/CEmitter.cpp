@@ -228,6 +228,14 @@ void CEmitter::startFunction() {
 
 void CEmitter::prepare(const std::vector<Kernel>& kernels) {
     NameScope file;
+    // Dispatchers first: they take the source kernel's own name.
+    for (const auto& v : options_.variants) {
+        DispatcherNames d{file.declare(nullptr, v.name), file.declare(nullptr, v.name + "_variant_count"),
+                          file.declare(nullptr, v.name + "_variant_name"), file.declare(nullptr, v.name + "_pick"),
+                          file.declare(nullptr, v.name + "_variant")};
+        fileLevelNames_.insert(fileLevelNames_.end(), {d.launch, d.count, d.names, d.pick, d.variant});
+        dispatcherNames_[v.name] = d;
+    }
     for (const auto& k : kernels) {
         LauncherSignature sig;
         sig.name = file.declare(nullptr, k.name);

@@ -50,6 +50,10 @@ public:
     void emitLauncherDeclaration(const ir::Kernel& kernel, CodeWriter& out);
     void emitCTwinDeclaration(const ir::Kernel& kernel, CodeWriter& out);
     void emitCTwinDefinition(const ir::Kernel& kernel, CodeWriter& out);
+    // --emit-variants (Dispatcher.cpp): the declarations of a variant set's dispatcher functions
+    // (count, names, pick, launch by index, launch the pick) and their definitions.
+    void emitDispatcherDeclaration(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
+    void emitDispatcher(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
 
     // Toolkit and standard headers, and runtime sections, that the header needs for the
     // launcher types of these kernels / that the source needs for what was emitted so far.
@@ -145,6 +149,12 @@ protected:
     uint32_t pendingLine_ = 0;  // a location to write before the next line
     void flushLocation();
     std::map<const ir::Kernel*, LauncherSignature> signatures_;
+    struct DispatcherNames {
+        std::string launch, count, names, pick, variant;  // gemm, gemm_variant_count, ...
+    };
+    std::map<std::string, DispatcherNames> dispatcherNames_;  // by VariantSet::name
+    std::vector<std::string> dispatcherParams(const VariantSet& set, const std::vector<ir::Kernel>& kernels,
+                                              bool withDefaults);
 };
 
 std::unique_ptr<CEmitter> makeCudaEmitter(const Target& target, const EmitOptions& options);
@@ -154,6 +164,11 @@ std::unique_ptr<CEmitter> makeCpuEmitter(const Target& target, const EmitOptions
 // A long line of C split before binary operators / after commas at the lowest nesting depth,
 // continuation lines indented by 8 more spaces; `indent` is the line's own indentation.
 std::vector<std::string> wrapStatement(const std::string& text, int indent);
+
+// Comment lines of at most kLineWidth columns: `text`'s words after `first`, then after `next`.
+constexpr int kLineWidth = 100;
+std::vector<std::string> wrapComment(const std::string& first, const std::string& next, const std::string& text);
+std::string join(const std::vector<std::string>& items, const std::string& sep);
 
 // A C string literal's contents for arbitrary text ("..." not included).
 std::string escapeCString(std::string_view text);

@@ -100,6 +100,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     // Launcher declarations (the header's contents, or the top of the source without one).
     CodeWriter decls;
     for (const auto& k : kernels) emitter->emitLauncherDeclaration(k, decls);
+    for (const auto& v : options.variants) emitter->emitDispatcherDeclaration(v, kernels, decls);
     CodeWriter cDecls;
     cDecls.line(target.backend == Backend::Cpu
                     ? "// For C and FFI callers: tensors as void pointers; the stream is unused on the CPU."
@@ -109,6 +110,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     // The kernels and launcher definitions, and the extern "C" twins.
     CodeWriter body;
     for (const auto& k : kernels) emitter->emitKernel(k, body);
+    for (const auto& v : options.variants) emitter->emitDispatcher(v, kernels, body);
     CodeWriter twins;
     for (const auto& k : kernels) emitter->emitCTwinDefinition(k, twins);
 

@@ -17,6 +17,17 @@
 
 namespace tlc {
 
+// --emit-variants: kernels that are configurations of one source kernel's `auto` parameters,
+// and what the dispatcher launcher (named after that kernel) needs to pick one for the sizes it
+// is given: the fewest waves of blocks times the model's time per wave (docs/recommend.md).
+struct VariantSet {
+    std::string name;               // the source kernel's name: the dispatcher's
+    std::vector<size_t> kernels;    // indices into emit()'s kernels, best-ranked first
+    std::vector<double> usPerWave;  // per variant: the model's time of one wave of blocks
+    std::vector<int64_t> slots;     // per variant: blocks one wave holds (SMs x blocks per SM)
+    std::string shape;              // the sizes the model ranked them at, for the comment
+};
+
 struct EmitOptions {
     std::string sourceName;                // "gemm.tl", for comments and #line (default: the kernel's)
     std::string headerName;                // what the source includes ("gemm.h"); empty: no header
@@ -24,6 +35,7 @@ struct EmitOptions {
     std::string nameSpace = "tl_kernels";  // of the launchers and kernels ("a::b" nests; empty: global)
     bool lineDirectives = false;           // #line 12 "gemm.tl" instead of // gemm.tl:12 comments
     bool debug = false;                    // keep print(...) and assert(...) (--debug)
+    std::vector<VariantSet> variants;      // dispatchers to add (--emit-variants)
 };
 
 struct EmitResult {

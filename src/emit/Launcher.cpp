@@ -15,10 +15,6 @@ namespace tlc::codegen {
 
 using namespace ir;
 
-namespace {
-
-constexpr int kLineWidth = 100;
-
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
@@ -47,6 +43,8 @@ std::vector<std::string> wrapComment(const std::string& first, const std::string
     lines.push_back(current);
     return lines;
 }
+
+namespace {
 
 std::string shapeText(const Buffer& b) {
     std::vector<std::string> dims;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/Stmt.h"
+#include "support/DecisionLog.h"
 
 #include <map>
 #include <set>
@@ -53,7 +54,7 @@ struct Kernel {
     std::vector<KernelParam> params;  // tensors and scalars in source order, then sizes
     std::vector<Expr> gridExtents;    // 1 to 3, over params
     std::vector<VarPtr> blockVars;    // as many as named in `as (...)`
-    int threads = 1;
+    int threads = 1;                  // 0 until inferred when the author left `threads` out
     Stmt body;                        // what one block runs
 
     // Set by lowering.
@@ -65,6 +66,9 @@ struct Kernel {
     std::map<const BufferNode*, int> sharedAlignment;    // shared buffers aligned past 16 bytes
     std::vector<CopyDecision> copyDecisions;
     int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
+
+    // What inference and lowering chose for the author, and why (--explain).
+    DecisionLog decisions;
 };
 
 } // namespace tlc::ir

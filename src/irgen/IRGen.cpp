@@ -90,7 +90,8 @@ public:
         for (size_t i = 0; i < 3; ++i)
             if (launch.boundArgs.size() > i && launch.boundArgs[i]) k.gridExtents.push_back(simplify(value(*launch.boundArgs[i])));
         const A::Expr* threads = launch.boundArgs.size() > 3 ? launch.boundArgs[3] : nullptr;
-        k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 128;
+        // Left out: 0, inferred from the tile ops and the target before lowering (inferThreads).
+        k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 0;
 
         // Block indices: the user's names stand for blockIdx directly, unless use_swizzle
         // remaps them (then raw block_x/block_y variables are bound to the remapped names).
@@ -504,7 +505,7 @@ private:
         switch (id) {
         case Builtin::Copy: return tileOp(std::make_shared<ops::CopyOp>(region(*arg(0)), region(*arg(1))), loc);
         case Builtin::Gemm: {
-            ops::GemmPolicy policy = ops::GemmPolicy::Square;
+            ops::GemmPolicy policy = ops::GemmPolicy::Auto;  // left out: inference picks (and says why)
             if (const auto* p = arg(5) ? arg(5)->as<A::Name>() : nullptr)
                 policy = p->name == "full_row" ? ops::GemmPolicy::FullRow
                          : p->name == "full_col" ? ops::GemmPolicy::FullCol

@@ -26,7 +26,11 @@ void LowerContext::swizzleForTensorCores(const Buffer& shared, std::string reaso
     const int64_t* cols = shared->shape.size() >= 2 ? asConstInt(shared->shape.back()) : nullptr;
     if (!cols) return;
     layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, dtypeBytes(shared->dtype));
-    if (!sw.isIdentity()) sharedLayouts.emplace(shared.get(), SharedLayout{.swizzle = sw, .reason = std::move(reason)});
+    if (sw.isIdentity()) return;
+    if (sharedLayouts.emplace(shared.get(), SharedLayout{.swizzle = sw, .reason = reason}).second)
+        decide(fmt::format("layout of {}", shared->name), sw.str(), "inferred",
+               fmt::format("{}: ldmatrix reads 8 rows at once, and the swizzle puts them in 8 different bank groups",
+                           reason));
 }
 
 std::string LowerContext::SharedLayout::str() const {
@@ -35,6 +39,12 @@ std::string LowerContext::SharedLayout::str() const {
     if (padElems) out += fmt::format(", rows padded by {}", padElems);
     if (alignBytes) out += fmt::format(", {}-byte aligned", alignBytes);
     return out;
+}
+
+void LowerContext::decide(std::string subject, std::string value, std::string origin, std::string reason,
+                          SourceLoc loc) {
+    if (decisionLog)
+        decisionLog->add({std::move(subject), std::move(value), std::move(origin), std::move(reason), loc});
 }
 
 Buffer LowerContext::localBuffer(const Buffer& fragment) {

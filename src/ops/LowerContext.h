@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "layout/Fragment.h"
 #include "layout/Swizzle.h"
+#include "support/DecisionLog.h"
 #include "support/Diagnostics.h"
 #include "target/Target.h"
 
@@ -82,6 +83,14 @@ public:
     // Threads of a producer warpgroup the launch adds after the `threads` the lowering spreads
     // work over (a warp-specialised pipeline; 0 without).
     int64_t producerThreads = 0;
+
+    // The author left `threads` out (inferThreads chose it): nothing to contradict.
+    bool threadsInferred = false;
+    // The kernel's decision log (--explain); null when nobody asked (--emit=layouts, tests).
+    DecisionLog* decisionLog = nullptr;
+    // Records a value chosen for the author and the rule that forced it.
+    void decide(std::string subject, std::string value, std::string origin, std::string reason, SourceLoc loc = {});
+
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 

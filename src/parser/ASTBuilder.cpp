@@ -244,6 +244,8 @@ private:
             return intLit(r, p->INT()->getSymbol()->getText());
         if (auto* c = dynamic_cast<TLParser::PrimaryCallContext*>(ctx))
             return std::make_unique<Call>(r, c->callee->getText(), rangeOf(c->callee), argList(c->argList()));
+        // `auto` as a value: sema allows it only as alloc_shared's / alloc_fragment's shape.
+        if (dynamic_cast<TLParser::AutoExprContext*>(ctx)) return std::make_unique<Name>(r, "auto");
         if (auto* p = dynamic_cast<TLParser::FloatLitContext*>(ctx))
             return floatLit(r, p->FLOAT()->getSymbol()->getText());
         if (auto* p = dynamic_cast<TLParser::ParenExprContext*>(ctx)) {

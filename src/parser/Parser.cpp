@@ -58,8 +58,9 @@ std::string describeToken(const antlr4::Token* t) {
 }
 
 std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab) {
-    static const std::set<size_t> exprStart = {TLLexer::ID, TLLexer::INT, TLLexer::FLOAT, TLLexer::STRING,
-                                               TLLexer::TRUE, TLLexer::FALSE};
+    // `auto` starts an expression too (alloc_shared(auto, f16)), but is not worth naming.
+    static const std::set<size_t> exprStart = {TLLexer::ID,   TLLexer::INT,   TLLexer::FLOAT, TLLexer::STRING,
+                                               TLLexer::TRUE, TLLexer::FALSE, TLLexer::AUTO};
     std::vector<size_t> tokens;
     for (ssize_t t : set.toList()) tokens.push_back(static_cast<size_t>(t));
     bool wantsExpr = std::count_if(tokens.begin(), tokens.end(),

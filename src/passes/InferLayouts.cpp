@@ -12,6 +12,7 @@
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/gemm/GemmInfer.h"
 #include "ops/gemm/GemmPlan.h"
 #include "ops/gemm/GemmWgmma.h"
 #include "ops/parallel/Parallel.h"
@@ -247,6 +248,7 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
         plans.push_back(ops::planGemm(*builder.g.gemms[i], ctx));
         if (std::string note = ops::describePlan(plans.back()); !note.empty())
             ctx.gemmPlans.push_back(fmt::format("{} (line {}): {}", builder.g.gemms[i]->str(), builder.g.gemmLocs[i].line, note));
+        ops::explainGemmPlan(*builder.g.gemms[i], plans.back(), ctx, builder.g.gemmLocs[i]);
     }
     Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;

@@ -75,7 +75,11 @@ const std::vector<std::string>& passNames() {
 
 bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
                  std::ostream& dumps) {
+    inferThreads(kernel, target);
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
+    ctx.decisionLog = &kernel.decisions;
+    const auto& logged = kernel.decisions.entries();
+    ctx.threadsInferred = std::any_of(logged.begin(), logged.end(), [](const Decision& d) { return d.subject == "threads"; });
     for (const auto& p : kernel.params) ctx.reserveName(p.name);
     NameCollector(ctx).visit(kernel.body);
     unsigned errorsBefore = diags.errorCount();
@@ -105,7 +109,8 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
     return true;
 }
 
-std::string describeLayouts(const Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
+std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
+    inferThreads(kernel, target);
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
     if (!inferLayouts(kernel, ctx)) return {};
     // In program order of the fragments' declarations.

@@ -10,6 +10,10 @@
 
 namespace tlc {
 
+// Before lowering: fills a `threads` the author left out (kernel.threads == 0) from the gemms'
+// accumulators or the largest tile, logging why in kernel.decisions. No-op when it is given.
+void inferThreads(ir::Kernel& kernel, const Target& target);
+
 // Chooses a layout for every fragment (ctx.layouts): gemm accumulators first, then along the
 // tile graph (reductions, fragment copies, parallel loops), then defaults for the rest; and
 // a swizzle for the shared operands of tensor-core gemms (ctx.sharedLayouts).
@@ -51,6 +55,6 @@ bool lowerKernel(ir::Kernel& kernel, const Target& target, DiagnosticEngine& dia
 const std::vector<std::string>& passNames();
 
 // For --emit=layouts: the layouts inference chose, one line per fragment.
-std::string describeLayouts(const ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags);
+std::string describeLayouts(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags);
 
 } // namespace tlc

@@ -27,6 +27,7 @@
 // On other targets the loop stays as it is (lower-tile-ops makes it a plain loop); the order
 // and stage lists are checked everywhere.
 #include "passes/Passes.h"
+#include "passes/PipelineStages.h"
 
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
@@ -462,6 +463,10 @@ private:
         size_t m = flat.stmts.size();
         const PipelineInfo& info = n->pipeline;
         if (!checkLists(n, m)) return {};
+        if (!ctx_.target.has(Feature::CpAsync) && m > 0)
+            ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
+                        fmt::format("target '{}' has no cp_async: the loop runs its iterations in order", ctx_.target.name),
+                        n->loc);
         if (!ctx_.target.has(Feature::CpAsync) || m == 0 || containsPipelined(n->body)) return {};
         const int64_t* mn = asConstInt(n->min);
         const int64_t* st = asConstInt(n->step);
@@ -494,15 +499,15 @@ private:
                     if (read) producers.push_back(i);
                 }
             if (producers.empty()) return {};
-            if (stages == 0) {
-                // The compiler's choice: double buffering when it fits.
-                int64_t extra = 0;
-                for (size_t i : producers) {
-                    const auto& dst = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())->dst();
-                    extra += (dst.elements() * dtypeBits(dst.buffer->dtype) + 7) / 8;
-                }
-                stages = sharedBytes_ + extra <= ctx_.target.sharedMemPerBlock ? 2 : 1;
+            StageBudget budget{0, sharedBytes_, ""};
+            for (size_t i : producers) {
+                const auto& dst = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())->dst();
+                int64_t bytes = (dst.elements() * dtypeBits(dst.buffer->dtype) + 7) / 8;
+                budget.perStage += bytes;
+                budget.buffers += fmt::format("{}{} {}", budget.buffers.empty() ? "" : ", ", dst.buffer->name, bytes);
             }
+            if (stages == 0) stages = inferStages(budget, ctx_, n->loc);
+            else if (!checkStages(stages, budget, ctx_, n->loc)) return {};
             last = stages - 1;
             for (auto& it : items) it.stage = last;
             for (size_t i : producers) items[i].stage = 0;
@@ -859,6 +864,12 @@ private:
             const size_t writer = vers.at(b).writer;
             const auto* copy = static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get());
             ctx_.copyDecisions.push_back({loc, copy->str(), reason.empty() ? "tma" : "cp.async", reason});
+            ctx_.decide(fmt::format("transport of {}", copy->str()), reason.empty() ? "TMA load" : "cp.async",
+                        "lowering",
+                        reason.empty() ? "a pipelined global-to-shared copy of a 2-D box TMA can move: one thread "
+                                         "issues it, the stage's mbarrier counts its bytes"
+                                       : "not TMA: " + reason,
+                        loc);
             if (!reason.empty()) tma.notes.push_back(fmt::format("{}: cp.async, not TMA: {}", b->name, reason));
         }
         if (!uniform) candidates.clear();

@@ -285,6 +285,8 @@ Built build(const SourceFile& source, const std::string& kernelName, const Targe
     if (!b.kernel || b.diags->hasErrors()) {
         b.error = firstError(*b.diags);
         b.kernel.reset();
+    } else {
+        inferThreads(*b.kernel, target);  // a `threads` left out: the model needs the count
     }
     return b;
 }
@@ -295,6 +297,19 @@ struct Evaluated {
 };
 
 } // namespace
+
+std::map<std::string, std::string> definesFor(const ast::Kernel& kernel,
+                                              const std::map<std::string, std::string>& defines) {
+    std::set<std::string> names;
+    for (const auto& tp : kernel.templateParams) names.insert(tp.name);
+    for (const auto& p : kernel.params)
+        for (const auto& d : p.type.dims)
+            if (const auto* n = d->as<ast::Name>()) names.insert(n->name);
+    std::map<std::string, std::string> out;
+    for (const auto& [name, value] : defines)
+        if (names.count(name)) out[name] = value;
+    return out;
+}
 
 std::optional<Recommendation> recommend(const SourceFile& source, const RecommendOptions& options, std::string& error) {
     const Target& target = *options.target;
@@ -321,18 +336,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     }
     Recommendation r;
     r.kernel = kernel->name;
-    // The -D values that concern this kernel (a file's other kernels may take others): its
-    // compile-time parameters and the names among its tensor dimensions.
-    std::map<std::string, std::string> defines;
-    {
-        std::set<std::string> names;
-        for (const auto& tp : kernel->templateParams) names.insert(tp.name);
-        for (const auto& p : kernel->params)
-            for (const auto& d : p.type.dims)
-                if (const auto* n = d->as<ast::Name>()) names.insert(n->name);
-        for (const auto& [name, value] : options.defines)
-            if (names.count(name)) defines[name] = value;
-    }
+    std::map<std::string, std::string> defines = definesFor(*kernel, options.defines);
     std::map<std::string, AutoRole> uses;
     collectRoles(kernel->body.get(), uses);
     for (const auto& tp : kernel->templateParams) {

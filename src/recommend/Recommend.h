@@ -16,6 +16,10 @@
 
 namespace tlc {
 
+namespace ast {
+struct Kernel;
+}
+
 // What an `auto` parameter is used for, from its name (docs/recommend.md): the candidates differ.
 enum class AutoRole { TileExtent, Stages, Threads };
 const char* autoRoleName(AutoRole r);
@@ -69,6 +73,11 @@ constexpr int64_t kDefaultShapeExtent = 4096;
 // kernel with auto parameters; a shape naming no size of the kernel).
 std::optional<Recommendation> recommend(const SourceFile& source, const RecommendOptions& options,
                                         std::string& error);
+
+// The -D values that concern `kernel` (a file's other kernels may take others): its
+// compile-time parameters and the names among its tensor dimensions.
+std::map<std::string, std::string> definesFor(const ast::Kernel& kernel,
+                                              const std::map<std::string, std::string>& defines);
 
 // The JSON `tlc recommend` prints.
 std::string recommendationJson(const Recommendation& r, const Target& target);

@@ -213,6 +213,10 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
     case ParamKind::Shape:
     case ParamKind::IntList: {
         bool shape = p.kind == ParamKind::Shape;
+        if (shape && isAutoShapeArg(arg) && (info.id == Builtin::AllocShared || info.id == Builtin::AllocFragment)) {
+            arg.type = Type::shapeType({});  // filled by the first copy (AutoShape.cpp)
+            return;
+        }
         auto* list = arg.as<List>();
         if (!list) {
             Type t = checkValue(arg);

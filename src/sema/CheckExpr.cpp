@@ -102,6 +102,10 @@ Type KernelChecker::checkExpr(Expr& e, bool operand) {
 }
 
 Type KernelChecker::checkName(Name& n) {
+    if (n.name == "auto") {  // the keyword (AutoExpr): allowed only where checkArg takes it
+        diags_.report(DiagId::err_auto_misplaced, n.range);
+        return Type::error();
+    }
     if (Decl* d = scope_.lookup(n.name)) {
         // Tensor dimensions are compile-time parameters or sizes of their own, never another
         // parameter (whose value the launcher would have to trust to match the tensor).
@@ -354,6 +358,13 @@ Type KernelChecker::checkIndex(Index& ix, bool operand) {
             }
     if (base.isError()) return base;
     std::string baseName = brief(*ix.base);
+    if (AutoShape* pending = pendingAutoShape(*ix.base)) {
+        diags_.report(DiagId::err_auto_shape_undetermined, ix.range, baseName,
+                      "nothing before this access determines it: copy a region of known extents into or out of "
+                      "the whole buffer first");
+        diags_.note(pending->let->nameRange, "declared here with 'auto'");
+        return Type::error();
+    }
     if (base.kind != Type::Kind::Tensor) {
         diags_.report(DiagId::err_not_indexable, ix.base->range, baseName, describe(*ix.base));
         return Type::error();

@@ -245,6 +245,7 @@ void KernelChecker::checkTensorDim(Expr& dim, const std::set<std::string>& param
 
 void KernelChecker::finishKernel() {
     kernel_.grid = firstGrid_;
+    finishAutoShapes();
     if (gridCount_ == 0) diags_.report(DiagId::err_no_grid, kernel_.nameRange, kernel_.name);
 
     const Target* target = options_.target;

@@ -84,6 +84,11 @@ void KernelChecker::checkLet(LetStmt& s) {
     if (alloc && decl->type.kind == Type::Kind::Tensor) {
         buffers_.insert(decl);
         if (alloc->id == Builtin::AllocShared) sharedAllocs_.push_back({&s, bufferBytes(decl->type)});
+        const auto* call = s.value->as<Call>();
+        if (!call->boundArgs.empty() && call->boundArgs[0] && isAutoShapeArg(*call->boundArgs[0])) {
+            declareAutoShape(decl, s);
+            if (alloc->id == Builtin::AllocShared) sharedAllocs_.back().bytes = std::nullopt;
+        }
     }
 }
 

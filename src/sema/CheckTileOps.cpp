@@ -48,6 +48,7 @@ std::optional<Shape> asMatrix(const Shape& s) {
 } // namespace
 
 void KernelChecker::checkTileOp(Call& c, Builtin id) {
+    if (!resolveAutoShapes(c, id)) return;
     switch (id) {
     case Builtin::Copy:
         checkCopyLike(c, const_cast<Expr&>(*c.boundArgs[0]), const_cast<Expr&>(*c.boundArgs[1]));
@@ -114,6 +115,7 @@ void KernelChecker::checkCopyLike(Call& c, Expr& src, Expr& dst) {
     if (srcPoints) return resolveRegionFrom(src, d.shape, c, dst);
     if (dstPoints) return resolveRegionFrom(dst, s.shape, c, src);
     if (sameUpToUnitDims(s.shape, d.shape)) return;
+    if (autoShapeConflict(c, src, dst)) return;
     diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
                   fmt::format("{} ({})", shapeString(s.shape), describe(src)),
                   fmt::format("{} ({})", shapeString(d.shape), describe(dst)));

@@ -133,6 +133,26 @@ public:
     // to take its extents from.
     std::optional<Shape> knownShape(ast::Expr& operand, std::string_view opName);
     void resolveRegionFrom(ast::Expr& region, const Shape& other, ast::Call& c, const ast::Expr& otherExpr);
+
+    // ---- alloc_shared(auto, dtype) / alloc_fragment(auto, dtype) (AutoShape.cpp) ----
+    // The buffer's shape waits for the first copy into or out of it from a region of known,
+    // constant extents; any other use before that, a copy that cannot say, two copies that
+    // disagree, and a buffer no copy ever fills are errors.
+    struct AutoShape {
+        ast::Decl* decl;
+        const ast::LetStmt* let;
+        const ast::Call* filledBy = nullptr;  // the copy that determined it
+    };
+    std::map<const ast::Decl*, AutoShape> autoShapes_;
+    static bool isAutoShapeArg(const ast::Expr& e);
+    void declareAutoShape(ast::Decl* decl, const ast::LetStmt& let);
+    AutoShape* pendingAutoShape(const ast::Expr& e);  // the buffer `e` names, while undetermined
+    // Before a tile op's own checks: fills or rejects auto shapes among its operands; false when
+    // it reported an error (the op's checks would only repeat it).
+    bool resolveAutoShapes(ast::Call& c, Builtin id);
+    // A copy that disagrees with the one that determined an auto shape: true when reported.
+    bool autoShapeConflict(ast::Call& c, ast::Expr& src, ast::Expr& dst);
+    void finishAutoShapes();
     bool requireScope(ast::Expr& operand, std::string_view role, std::string_view opName,
                       std::initializer_list<MemScope> allowed, std::string_view expected);
 

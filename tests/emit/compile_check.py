@@ -271,6 +271,8 @@ def main():
     parser.add_argument("--tl", type=Path, action="append", default=[], help=".tl file or directory of them")
     parser.add_argument("--work", type=Path, help="where to put samples and objects (default: a temporary directory)")
     parser.add_argument("--targets", help="comma-separated subset of targets to check (default: all found)")
+    parser.add_argument("--tlc-flag", action="append", default=[],
+                        help="an extra flag for every tlc run (repeatable), e.g. --tlc-flag=--emit-variants=3")
     parser.add_argument("--jobs", "-j", type=int, default=2)
     parser.add_argument("--no-sanitizers", action="store_true", help="skip the sanitizer build of the cpu run test")
     parser.add_argument("--require-all", action="store_true", help="fail when nvcc or hipcc is missing")
@@ -312,7 +314,7 @@ def main():
                     print(f"note: {f.name} is not compiled for {target} (its compile-check line)", flush=True)
                     continue
                 out = emitted / target / (f.stem + EXTENSION[target])
-                jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", "-o", str(out)], None))
+                jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", *args.tlc_flag, "-o", str(out)], None))
             dirs.append(emitted / target)
         ck.parallel(jobs)
     for d in dirs:

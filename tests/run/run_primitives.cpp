@@ -178,6 +178,7 @@ void pipelinedGemms(int M, int N, int K) {
     run("gemm_s4", [&](float* C) { return int(tl_kernels::gemm_s4(A.data(), B.data(), C, M, K, N)); }, 0.5);
     run("gemm_lists", [&](float* C) { return int(tl_kernels::gemm_lists(A.data(), B.data(), C, M, K, N)); }, 0);
     run("gemm_rows", [&](float* C) { return int(tl_kernels::gemm_rows(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_inferred", [&](float* C) { return int(tl_kernels::gemm_inferred(A.data(), B.data(), C, M, K, N)); }, 0);
     {  // two batches, one pipeline each
         auto A2 = random<tl::half>(2 * size_t(M) * K, 43), B2 = random<tl::half>(2 * size_t(K) * N, 44);
         std::vector<double> expect;

@@ -5,6 +5,7 @@
 #include "flash_attention.h"
 #include "gemm.h"
 #include "gemm_auto.h"
+#include "gemm_auto_variants.h"
 #include "gemm_bf16.h"
 #include "gemm_fp8.h"
 #include "gemm_i8.h"
@@ -14,6 +15,7 @@
 #include "reduce_sum.h"
 #include "rmsnorm.h"
 #include "softmax.h"
+#include "softmax_auto.h"
 #include "vector_add.h"
 
 #include <algorithm>
@@ -42,7 +44,10 @@ void reduceSum(int M, int N) {
     check("reduce_sum M=" + std::to_string(M) + " N=" + std::to_string(N), Y, want, 1e-4, 1e-5);
 }
 
-void softmax(int M) {
+// samples/softmax.tl, and samples/softmax_auto.tl (block_M and threads `auto`) through the same
+// launcher signature.
+template <typename Launch>
+void softmaxOf(const std::string& name, Launch launch, int M) {
     const int N = 1024;
     auto X = random<float>(size_t(M) * N, 4, -4.0, 4.0);
     std::vector<float> Y(size_t(M) * N, -7.0f);
@@ -53,8 +58,16 @@ void softmax(int M) {
         for (int j = 0; j < N; ++j) sum += std::exp(double(X[size_t(i) * N + j]) - mx);
         for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = std::exp(double(X[size_t(i) * N + j]) - mx) / sum;
     }
-    expectStatus("softmax status", tl_kernels::softmax(X.data(), Y.data(), M), 0);
-    check("softmax M=" + std::to_string(M), Y, want, 1e-6, 1e-4);
+    expectStatus(name + " status", launch(X.data(), Y.data(), M), 0);
+    check(name + " M=" + std::to_string(M), Y, want, 1e-6, 1e-4);
+}
+
+// (Lambdas: a GPU launcher's default stream argument does not survive a function pointer.)
+void softmax(int M) {
+    softmaxOf("softmax", [](const float* X, float* Y, int m) { return tl_kernels::softmax(X, Y, m); }, M);
+}
+void softmaxAuto(int M) {
+    softmaxOf("softmax_auto", [](const float* X, float* Y, int m) { return tl_kernels::softmax_auto(X, Y, m); }, M);
 }
 
 void rmsnorm(int M) {
@@ -94,6 +107,29 @@ void gemmAuto(int M, int N, int K) {
             for (int j = 0; j < N; ++j) want[size_t(i) * N + j] += toDouble(A[size_t(i) * K + k]) * toDouble(B[size_t(k) * N + j]);
     expectStatus("gemm_auto status", tl_kernels::gemm_auto(A.data(), B.data(), C.data(), M, K, N), 0);
     check("gemm_auto " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), C, want, 1e-2, 1e-2);
+}
+
+// samples/gemm_auto.tl with --emit-variants=3: every variant by index, and the dispatcher's pick.
+void gemmAutoVariants(int M, int N, int K) {
+    auto A = random<tl::half>(size_t(M) * K, 19), B = random<tl::half>(size_t(K) * N, 20);
+    std::vector<double> want(size_t(M) * N, 0.0);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < N; ++j) want[size_t(i) * N + j] += toDouble(A[size_t(i) * K + k]) * toDouble(B[size_t(k) * N + j]);
+    std::string size = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    expectStatus("gemm_auto variant count", tl_variants::gemm_auto_variant_count, 3);
+    for (int v = 0; v < tl_variants::gemm_auto_variant_count; ++v) {
+        std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+        std::string name = tl_variants::gemm_auto_variant_name(v);
+        expectStatus(name + " status", tl_variants::gemm_auto_variant(v, A.data(), B.data(), C.data(), M, K, N), 0);
+        check(name + " " + size, C, want, 1e-2, 1e-2);
+    }
+    int pick = tl_variants::gemm_auto_pick(M, K, N);
+    expectStatus("gemm_auto_pick in range", pick >= 0 && pick < tl_variants::gemm_auto_variant_count, 1);
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    expectStatus("gemm_auto (dispatcher) status", tl_variants::gemm_auto(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_auto (dispatcher) " + size, C, want, 1e-2, 1e-2);
+    expectStatus("gemm_auto_variant(3) refused", tl_variants::gemm_auto_variant(3, A.data(), B.data(), C.data(), M, K, N) != 0, 1);
 }
 
 std::string dims(int M, int N, int K) {
@@ -187,6 +223,8 @@ int main() {
     reduceSum(37, 300);
     softmax(16);
     softmax(7);
+    softmaxAuto(300);
+    softmaxAuto(7);
     rmsnorm(8);
     rmsnorm(5);
     gemm(256, 256, 64);
@@ -205,5 +243,7 @@ int main() {
     gemmTransposed(200, 136, 72);
     gemmAuto(256, 256, 64);
     gemmAuto(200, 136, 72);
+    gemmAutoVariants(256, 256, 64);
+    gemmAutoVariants(200, 136, 72);
     return summary();
 }

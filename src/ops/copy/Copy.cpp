@@ -18,6 +18,21 @@ Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
     for (auto& s : out.starts) s = fn(s);
     return out;
 }
+// The decision log's entry for a copy: how wide its moves are and why, and whether they go
+// through cp.async (--explain). A pipeline's copies of one statement log once (same place).
+void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t vec, DType type, std::string why,
+                  const std::string& async) {
+    std::string subject = fmt::format("{}({}, {})", op.name(), op.src().buffer->name, op.dst().buffer->name);
+    if (ctx.target.backend == Backend::Cpu) {
+        ctx.decide(subject, "element loops", "lowering", "on the cpu the C++ compiler vectorises the plain loops", loc);
+        return;
+    }
+    std::string width = vec > 1 ? fmt::format("{} x {} ({} bytes)", vec, dtypeName(type), vec * dtypeBytes(type))
+                                : std::string("1 element");
+    ctx.decide(subject, width + (async.empty() ? "" : ", cp.async"), "lowering",
+               async.empty() ? why : why + "; " + async, loc);
+}
+
 } // namespace
 
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
@@ -71,6 +86,11 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         Buffer local = ctx.localBuffer(frag.buffer);
         // A converting move vectorises on the memory side's type (see moveElements).
         int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
+        explainMoves(ctx, loc, *this, vec, mem.buffer->dtype,
+                     fmt::format("each thread holds {} consecutive elements of a row in the fragment's layout, "
+                                 "and the memory side allows {}",
+                                 f.vectorWidth(), vec),
+                     "");
         body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
             // Fragment indices are the tile offsets over its own non-unit dimensions.
             std::vector<Expr> tileOffsets;
@@ -95,6 +115,15 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         // Global to shared in 16-byte pieces goes through cp.async where the target has it.
         bool async = ctx.target.has(Feature::CpAsync) && src_.buffer->scope == MemScope::Global &&
                      dst_.buffer->scope == MemScope::Shared && vec * dtypeBytes(src_.buffer->dtype) == 16;
+        explainMoves(ctx, loc, *this, vec, src_.buffer->dtype,
+                     vec > 1 ? fmt::format("the widest move of at most 16 bytes that divides the rows ({} elements) "
+                                           "and the starts of both sides",
+                                           inner)
+                             : "no wider move divides the rows and the starts of both sides, or the types differ",
+                     async ? (async_ ? "cp.async: the target has cp_async, the pieces are 16 bytes, and the pipeline "
+                                       "waits for them a stage later"
+                                     : "cp.async: the target has cp_async and the pieces are 16 bytes")
+                           : "");
         body = distributedLoop(ctx, tile, vec, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
             std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
             Expr valid = inBounds(src_.buffer, s, vec);

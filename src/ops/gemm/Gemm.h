@@ -7,7 +7,8 @@
 
 namespace tlc::ops {
 
-enum class GemmPolicy { Square, FullRow, FullCol };
+// Auto: the author left `policy` out; planning chooses (square today) and logs why.
+enum class GemmPolicy { Square, FullRow, FullCol, Auto };
 
 class GemmOp : public ir::TileOp {
 public:

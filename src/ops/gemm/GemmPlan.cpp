@@ -26,11 +26,37 @@ constexpr MmaInstruction kMmaForms[] = {
     {DType::F8E5M2, DType::F8E4M3, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e5m2_e4m3"},
 };
 
+} // namespace
+
 const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
     for (const auto& m : kMmaForms)
         if (m.a == a && m.b == b && m.c == c && target.has(m.feature)) return &m;
     return nullptr;
 }
+
+std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t warps, GemmPolicy policy) {
+    // full_row gives every warp whole rows, full_col whole columns, square (and a policy left
+    // out) keeps each warp's tile close to square.
+    std::optional<std::pair<int64_t, int64_t>> best;
+    double bestScore = 1e30;
+    for (int64_t wm = 1; wm <= warps; wm *= 2) {
+        int64_t wn = warps / wm;
+        if (wm * wn != warps || M % (16 * wm) != 0 || N % (8 * wn) != 0) continue;
+        double score;
+        switch (policy) {
+        case GemmPolicy::FullRow: score = wn == 1 ? 0 : 1; break;
+        case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
+        default: score = std::abs(double(M / wm) - double(N / wn)); break;
+        }
+        if (score < bestScore) {
+            bestScore = score;
+            best = std::pair{wm, wn};
+        }
+    }
+    return best;
+}
+
+namespace {
 
 // The m16n8 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): in one warp,
 // lane = 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of a 16 x 8 tile,
@@ -91,25 +117,9 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     int64_t warps = ctx.threads / 32;
     bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0 && op.c().buffer->shape.size() == 2;
     if (!fits) return plan;
-    // Split the warps over C: full_row gives every warp whole rows, full_col whole columns,
-    // square keeps each warp's tile close to square.
-    int64_t bestM = 0;
-    double bestScore = 1e30;
-    for (int64_t wm = 1; wm <= warps; wm *= 2) {
-        int64_t wn = warps / wm;
-        if (wm * wn != warps || M % (16 * wm) != 0 || N % (8 * wn) != 0) continue;
-        double score;
-        switch (op.policy()) {
-        case GemmPolicy::FullRow: score = wn == 1 ? 0 : 1; break;
-        case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
-        default: score = std::abs(double(M / wm) - double(N / wn)); break;
-        }
-        if (score < bestScore) {
-            bestScore = score;
-            bestM = wm;
-        }
-    }
-    if (bestM == 0) return plan;
+    auto split = chooseWarpSplit(M, N, warps, op.policy());
+    if (!split) return plan;
+    int64_t bestM = split->first;
     plan.kind = GemmPlan::Kind::MmaSm80;
     plan.mma = mma;
     plan.warpsM = bestM;

@@ -7,6 +7,9 @@
 #include "ops/LowerContext.h"
 #include "ops/gemm/Gemm.h"
 
+#include <optional>
+#include <utility>
+
 namespace tlc::ops {
 
 // One warp-wide tensor-core instruction of the mma.sync family (m16n8k16 / m16n8k32): its
@@ -48,6 +51,13 @@ struct GemmPlan {
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx);
 // One line on the plan for --emit=layouts: the instruction and split, or why not wgmma.
 std::string describePlan(const GemmPlan& plan);
+
+// The mma.sync form of the target for these operand types, or null.
+const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c);
+
+// How `warps` warps split an M x N accumulator of m16n8 tiles under the policy: warpsM x warpsN
+// (whole tiles per warp), or nothing when no arrangement divides it.
+std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t warps, GemmPolicy policy);
 
 // The layout of an m16n8 accumulator of shape [M, N] spread as warpsM x warpsN warps with
 // tilesM x tilesN instruction tiles each. A 16-bit fragment in this layout with warpsN = 1 is
