@@ -30,7 +30,7 @@
 namespace tlc {
 
 const std::vector<std::string>& emitKinds() {
-    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "source"};
+    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "shared", "source"};
     return kinds;
 }
 
@@ -269,6 +269,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             }
             if (!lowerKernel(*kernel, *target, diags, passOptions, dumps)) continue;
             if (options.emit == "thread-ir") result += ir::printKernel(*kernel);
+            if (options.emit == "shared") result += describeSharedPlan(*kernel);
             kernels.push_back(std::move(*kernel));
         }
         passDumps = dumps.str();

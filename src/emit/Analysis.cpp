@@ -230,16 +230,4 @@ std::vector<const Allocate*> liveAllocations(const Kernel& kernel, const KernelI
     return finder.found;
 }
 
-SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
-    SharedLayout layout;
-    for (const Allocate* a : liveAllocations(kernel, info)) {
-        const Buffer& b = a->buffer;
-        if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
-        layout.total = (layout.total + 15) / 16 * 16;
-        layout.offsets.emplace_back(b.get(), layout.total);
-        layout.total += std::max<int64_t>(bufferSpan(b), 1) * dtypeBytes(b->dtype);
-    }
-    return layout;
-}
-
 } // namespace tlc::codegen

@@ -8,7 +8,18 @@ using namespace ir;
 
 namespace {
 
+// "[128][32] " for a shared buffer's comment.
 std::string shapeComment(const Buffer& b) {
+    std::string dims;
+    for (const auto& d : b->shape) {
+        const int64_t* v = asConstInt(d);
+        dims += "[" + (v ? std::to_string(*v) : std::string("?")) + "]";
+    }
+    return dims.empty() ? "" : dims + " ";
+}
+
+// " // 4 x 32" for a per-thread array of rank 2 or more.
+std::string localShapeComment(const Buffer& b) {
     if (b->shape.size() < 2) return "";
     std::string dims;
     for (const auto& d : b->shape) {
@@ -24,18 +35,21 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     if (k.threads < 1 || k.threads > target_.maxThreadsPerBlock)
         throw EmitError(fmt::format("emit: kernel {} has {} threads per block ({} allows 1 to {})", k.name, k.threads,
                                     target_.name, target_.maxThreadsPerBlock));
-    layout_ = sharedLayout(k, info_);
-    dynamicShared_ = layout_.total > kStaticSharedLimit ? layout_.total : 0;
+    plan_ = &k.sharedPlan;
+    sharedBytes_ = k.sharedBytes;
     startFunction();
     declareKernelParams(k);
     std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", k.threads, sig.kernelName);
     for (const auto& l : wrapCall(head, kernelParams(k), ")", 0, true)) line(l);
     line("{");
     out_->indent();
-    if (dynamicShared_) {
+    if (sharedBytes_) {
+        // One pool, planned by plan-shared-memory; each buffer is a typed pointer into it.
+        int64_t align = 16;
+        for (const auto& s : k.sharedPlan) align = std::max(align, s.align);
         names_.declareExact(nullptr, "tl_smem");
-        line(fmt::format("extern __shared__ __align__(16) unsigned char tl_smem[];  // {} bytes, set at launch",
-                         dynamicShared_));
+        line(fmt::format("extern __shared__ __align__({}) unsigned char tl_smem[];  // {} bytes, set at launch", align,
+                         sharedBytes_));
     }
     declareRoleVariables(true);
     emitStmt(k.body);
@@ -45,9 +59,9 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
 
 void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     std::vector<std::string> blocks = gridExtentNames(k);
-    if (dynamicShared_) {
+    if (sharedBytes_ > kStaticSharedLimit) {
         std::string status = names_.declare(nullptr, "attribute");
-        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, dynamicShared_)));
+        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, sharedBytes_)));
         line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
     }
     std::string grid = blocks[0];
@@ -56,7 +70,7 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
         for (size_t i = 0; i < blocks.size(); ++i) grid += (i ? ", " : "") + blocks[i];
         grid += ")";
     }
-    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, dynamicShared_);
+    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, sharedBytes_);
     for (const auto& l : wrapCall(head, argumentList(k), ");", 4)) line(l);
     line(fmt::format("return {}GetLastError();", apiPrefix()));
 }
@@ -156,18 +170,16 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     int64_t elements = std::max<int64_t>(bufferSpan(b), 1);
     if (b->scope == MemScope::Shared) {
         if (a->init) throw EmitError("emit: shared buffer '" + b->name + "' with an initial value");
-        if (dynamicShared_) {
-            int64_t offset = layout_.offsetOf(b.get());
-            if (b->shape.empty())
-                line(fmt::format("{}& {} = *reinterpret_cast<{}*>(tl_smem + {});", type, name, type, offset));
-            else
-                line(fmt::format("{}* const {} = reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, offset,
-                                 shapeComment(b)));
-        } else if (b->shape.empty()) {
-            line(fmt::format("__shared__ {} {};", type, name));
-        } else {
-            line(fmt::format("__shared__ __align__(16) {} {}[{}];{}", type, name, elements, shapeComment(b)));
-        }
+        const SharedSlot* slot = nullptr;
+        for (const auto& s : *plan_)
+            if (s.buffer.get() == b.get()) slot = &s;
+        if (!slot) throw EmitError("emit: shared buffer '" + b->name + "' has no place in the shared-memory plan");
+        std::string what = fmt::format("  // {}{}, offset {}", shapeComment(b), dtypeName(b->dtype), slot->offset);
+        if (b->shape.empty())
+            line(fmt::format("{}& {} = *reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, slot->offset, what));
+        else
+            line(fmt::format("{}* const {} = reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, slot->offset,
+                             what));
         return;
     }
     if (b->scope == MemScope::Global) throw EmitError("emit: an allocation of global buffer '" + b->name + "'");
@@ -176,7 +188,7 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     const BufferUse* use = info_.use(b.get());
     std::string align;
     if (use && use->vectorBytes > elementBytes) align = fmt::format("__align__({}) ", std::min(use->vectorBytes, 16));
-    line(fmt::format("{}{} {}[{}];{}", align, type, name, elements, shapeComment(b)));
+    line(fmt::format("{}{} {}[{}];{}", align, type, name, elements, localShapeComment(b)));
 }
 
 void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const std::string& value) {

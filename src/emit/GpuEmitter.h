@@ -1,5 +1,5 @@
 // What the CUDA and HIP backends share: a __global__ kernel per .tl kernel, shared memory as
-// static __shared__ arrays (or one dynamic block past 48 KB), per-thread arrays for fragments
+// one dynamic pool laid out by plan-shared-memory (typed pointers into it), per-thread arrays for fragments
 // and locals, and a launcher with the triple-chevron launch. CudaEmitter.cpp and
 // HipEmitter.cpp fill in the toolkit's names.
 #pragma once
@@ -37,11 +37,11 @@ protected:
     std::string loopPragma(const ir::For* f) const override;
     std::string printfName() const override { return "printf"; }
 
-    SharedLayout layout_;
-    int64_t dynamicShared_ = 0;  // bytes of dynamic shared memory of the current kernel (0: static)
+    const std::vector<ir::SharedSlot>* plan_ = nullptr;  // of the kernel being emitted
+    int64_t sharedBytes_ = 0;  // its shared-memory pool (dynamic shared memory, set at launch)
 };
 
-// Shared memory a kernel may declare statically; more goes into one dynamic block.
+// Dynamic shared memory a kernel may use without opting in (cudaFuncSetAttribute).
 constexpr int64_t kStaticSharedLimit = 48 * 1024;
 
 } // namespace tlc::codegen
