@@ -50,6 +50,10 @@ public:
     // top of the kernel by the lowering pass.
     ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
+    // Bytes of scratch the op being lowered may take without raising the block's shared-memory
+    // peak: what the buffers live around it leave free (lower-tile-ops sets it for each op;
+    // plan-shared-memory then lets the scratch reuse those bytes).
+    int64_t sharedHeadroom = 0;
 
     // A name for compiler-made code: `base` unless the kernel's own names use it. Scopes of
     // compiler-made variables never nest across ops, so siblings may share names (l, it, e).

@@ -6,6 +6,7 @@
 #include "passes/Passes.h"
 
 #include "ir/Visitor.h"
+#include "layout/Layout.h"
 
 #include <map>
 #include <optional>
@@ -45,38 +46,38 @@ private:
     const LowerContext& ctx_;
     std::map<const BufferNode*, Buffer> padded_;
 
-    const LowerContext::SharedLayout* layoutOf(const Buffer& b) const {
-        if (b->scope != MemScope::Shared || b->shape.size() < 2) return nullptr;
+    // The buffer's layout (layout/Layout.h), when it has one other than row-major.
+    std::optional<layout::Layout> layoutOf(const Buffer& b) const {
+        if (b->scope != MemScope::Shared || b->shape.size() < 2) return std::nullopt;
         auto it = ctx_.sharedLayouts.find(b.get());
-        return it == ctx_.sharedLayouts.end() ? nullptr : &it->second;
+        std::vector<int64_t> shape;
+        if (it == ctx_.sharedLayouts.end() || !constantShape(b, shape)) return std::nullopt;
+        return layout::Layout::rowMajor(shape, it->second.padElems).compose(it->second.swizzle);
     }
 
     // The buffer as declared: with padded rows where asked, the same node otherwise.
     Buffer stored(const Buffer& b) {
-        const auto* l = layoutOf(b);
-        if (!l || l->padElems == 0) return b;
+        auto l = layoutOf(b);
+        if (!l || l->pad() == 0) return b;
         auto it = padded_.find(b.get());
         if (it != padded_.end()) return it->second;
-        std::vector<Expr> shape = b->shape;
-        const int64_t* cols = asConstInt(shape.back());
-        shape.back() = cols ? intImm(*cols + l->padElems) : shape.back() + intImm(l->padElems);
+        std::vector<Expr> shape;
+        for (int64_t e : l->storedShape()) shape.push_back(intImm(e));
         Buffer p = makeBuffer(b->name, b->dtype, b->scope, shape);
         padded_[b.get()] = p;
         return p;
     }
 
-    // Where an access goes once the layout is applied: the declared buffer and the swizzled
-    // last index. Nothing when the access stays as it is.
+    // Where an access goes once the layout is applied: the declared buffer and the stored
+    // indices. Nothing when the access stays as it is.
     struct Access {
         Buffer buffer;
         std::vector<Expr> indices;
     };
     std::optional<Access> placed(const Buffer& b, const std::vector<Expr>& indices) {
-        const auto* l = layoutOf(b);
+        auto l = layoutOf(b);
         if (!l) return std::nullopt;
-        Access out{stored(b), indices};
-        if (!l->swizzle.isIdentity()) out.indices.back() = l->swizzle.column(indices[indices.size() - 2], indices.back());
-        return out;
+        return Access{stored(b), l->storedIndices(indices)};
     }
 };
 

@@ -2,6 +2,7 @@
 
 #include "ir/Simplify.h"
 #include "ops/OpUtil.h"
+#include "ops/copy/Epilogue.h"
 
 #include <fmt/format.h>
 
@@ -32,6 +33,7 @@ std::string CopyOp::str() const {
 }
 
 Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
+    if (auto staged = lowerStagedStore(*this, ctx, loc)) return *staged;
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
     bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
     std::vector<int64_t> tile = src_.squeezedExtents();
