@@ -207,6 +207,7 @@ void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const 
 }
 
 std::string GpuEmitter::loopPragma(const For* f) const {
+    if (f->forKind == ForKind::Rolled) return "#pragma unroll 1";
     return f->forKind == ForKind::Unroll ? "#pragma unroll" : "";
 }
 

@@ -31,6 +31,16 @@ std::vector<Fragment> fragmentsOf(int64_t rows, int64_t cols) {
             ops::mmaAccumulator(rows, cols, 128, 2, 2), ops::mmaAccumulator(rows, cols, 128, 4, 1)};
 }
 
+// Every fragment of a [64, 64] f16 tile composed with every layout of it.
+template <typename Fn> void forEachComposition(Fn fn) {
+    for (const Layout& l : layoutsOf(64, 64, 2))
+        for (const Fragment& f : fragmentsOf(64, 64)) {
+            CAPTURE(l.str());
+            CAPTURE(f.str());
+            fn(f, l, layout::compose(f, l));
+        }
+}
+
 } // namespace
 
 TEST_CASE("layout: composition with the identity changes nothing") {
@@ -71,38 +81,30 @@ TEST_CASE("layout: a swizzle composed with a row-major layout permutes each row"
 }
 
 TEST_CASE("layout: the inverse of a composition is the composition of the inverses") {
-    for (const Layout& l : layoutsOf(64, 64, 2))
-        for (const Fragment& f : fragmentsOf(64, 64)) {
-            CAPTURE(l.str());
-            CAPTURE(f.str());
-            layout::ThreadLayout c = layout::compose(f, l);
-            for (int64_t off = 0; off < l.span(); ++off) {
-                auto index = l.index(off);
-                auto holder = c.holder(off);
-                REQUIRE(index.has_value() == holder.has_value());
-                if (!index) continue;
-                CHECK(*holder == f.holderOf(*index));
-                CHECK(l.offset(*index) == off);
-                CHECK(c.offset(holder->first, holder->second) == off);
-            }
+    forEachComposition([](const Fragment& f, const Layout& l, const layout::ThreadLayout& c) {
+        for (int64_t off = 0; off < l.span(); ++off) {
+            auto index = l.index(off);
+            auto holder = c.holder(off);
+            REQUIRE(index.has_value() == holder.has_value());
+            if (!index) continue;
+            CHECK(*holder == f.holderOf(*index));
+            CHECK(l.offset(*index) == off);
+            CHECK(c.offset(holder->first, holder->second) == off);
         }
+    });
 }
 
 TEST_CASE("layout: a fragment composed with a bijective layout covers every element once per replica") {
-    for (const Layout& l : layoutsOf(64, 64, 2))
-        for (const Fragment& f : fragmentsOf(64, 64)) {
-            CAPTURE(l.str());
-            CAPTURE(f.str());
-            layout::ThreadLayout c = layout::compose(f, l);
-            std::map<int64_t, int64_t> hits;
-            for (int64_t t = 0; t < f.threads(); ++t)
-                for (int64_t s = 0; s < f.locals(); ++s) ++hits[c.offset(t, s)];
-            CHECK(int64_t(hits.size()) == 64 * 64);
-            for (const auto& [off, n] : hits) {
-                CHECK(n == f.replicas());
-                CHECK(l.index(off).has_value());  // never padding
-            }
+    forEachComposition([](const Fragment& f, const Layout& l, const layout::ThreadLayout& c) {
+        std::map<int64_t, int64_t> hits;
+        for (int64_t t = 0; t < f.threads(); ++t)
+            for (int64_t s = 0; s < f.locals(); ++s) ++hits[c.offset(t, s)];
+        CHECK(int64_t(hits.size()) == 64 * 64);
+        for (const auto& [off, n] : hits) {
+            CHECK(n == f.replicas());
+            CHECK(l.index(off).has_value());  // never padding
         }
+    });
 }
 
 TEST_CASE("bank conflicts: mma accumulator stores conflict eight ways row-major, not swizzled") {

@@ -1,6 +1,7 @@
 #include "ops/copy/Epilogue.h"
 
 #include "ir/Simplify.h"
+#include "ir/Visitor.h"
 #include "ops/LowerContext.h"
 #include "ops/OpUtil.h"
 #include "ops/copy/SharedAccess.h"
@@ -37,6 +38,17 @@ double sectorUse(const layout::Fragment& f, int64_t lanes, int64_t vec, int64_t 
     }
     return sectors ? double(written) / double(sectors * kSectorBytes) : 1.0;
 }
+
+// The tile's 16-byte moves index no register array, so their loop need not be unrolled; kept
+// rolled, ptxas does not hoist every vector load ahead of the stores (flash attention, at 255
+// registers, spilled when it did).
+class Roll : public IRMutator {
+protected:
+    Stmt mutateFor(const For* n, const Stmt& self) override {
+        if (n->forKind != ForKind::Unroll) return IRMutator::mutateFor(n, self);
+        return forLoop(n->var, n->min, n->extent, ForKind::Rolled, mutate(n->body), n->loc, n->pipeline, n->step);
+    }
+};
 
 } // namespace
 
@@ -75,7 +87,8 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     layout::LayoutChoice choice = layout::cheapestLayout(tile, elemBytes, accesses);
     ctx.sharedLayouts[stage.get()] = {choice.layout.swizzle(), choice.layout.pad(), choice.reason};
     std::string what = fmt::format("{} (through shared memory: {}[{}][{}])", op.str(), stage->name, tile[0], tile[1]);
-    return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), barrier(loc), out.lower(ctx, loc)}, loc);
+    return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), barrier(loc), Roll().mutate(out.lower(ctx, loc))},
+               loc);
 }
 
 } // namespace tlc::ops
