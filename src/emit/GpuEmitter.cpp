@@ -45,11 +45,12 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     out_->indent();
     if (sharedBytes_) {
         // One pool, planned by plan-shared-memory; each buffer is a typed pointer into it.
-        int64_t align = 16;
-        for (const auto& s : k.sharedPlan) align = std::max(align, s.align);
+        for (const auto& s : k.sharedPlan)
+            if (kSharedPoolAlign % s.align != 0)
+                throw EmitError(fmt::format("emit: shared buffer '{}' needs {}-byte alignment", s.buffer->name, s.align));
         names_.declareExact(nullptr, "tl_smem");
-        line(fmt::format("extern __shared__ __align__({}) unsigned char tl_smem[];  // {} bytes, set at launch", align,
-                         sharedBytes_));
+        line(fmt::format("extern __shared__ __align__({}) unsigned char tl_smem[];  // {} bytes, set at launch",
+                         kSharedPoolAlign, sharedBytes_));
     }
     declareRoleVariables(true);
     emitStmt(k.body);

@@ -41,6 +41,10 @@ protected:
     int64_t sharedBytes_ = 0;  // its shared-memory pool (dynamic shared memory, set at launch)
 };
 
+// The pool's alignment: the most any buffer gets (a 128-byte swizzle's 1024), and the same in
+// every kernel, since nvcc takes the extern declarations in one file for one array.
+constexpr int64_t kSharedPoolAlign = 1024;
+
 // Dynamic shared memory a kernel may use without opting in (cudaFuncSetAttribute).
 constexpr int64_t kStaticSharedLimit = 48 * 1024;
 

@@ -127,7 +127,7 @@ TEST_CASE("emit: shared memory, barrier and warp shuffle") {
     EmitResult cuda = emitOne(rowSum(target("sm80")), "sm80");
     const std::string& s = cuda.source;
     CHECK_HAS(s, "float acc = 0.0f;");
-    CHECK_HAS(s, "extern __shared__ __align__(16) unsigned char tl_smem[];  // 16 bytes, set at launch");
+    CHECK_HAS(s, "extern __shared__ __align__(1024) unsigned char tl_smem[];  // 16 bytes, set at launch");
     CHECK_HAS(s, "float* const partial = reinterpret_cast<float*>(tl_smem + 0);  // [4] f32, offset 0");
     CHECK_HAS(s, "row_sum_kernel<<<blocks_x, 128, 16, stream>>>");
     CHECK_HAS_NOT(s, "cudaFuncSetAttribute");  // 48 KB or less needs no opt-in
@@ -186,7 +186,7 @@ TEST_CASE("emit: f16 casts, vector moves and launch checks") {
 TEST_CASE("emit: more than 48 KB of shared memory needs the opt-in; large CPU buffers are hoisted") {
     for (const char* t : {"sm80", "sm90"}) {
         EmitResult r = emitOne(bigShared(target(t)), t);
-        CHECK_HAS(r.source, "extern __shared__ __align__(16) unsigned char tl_smem[];");
+        CHECK_HAS(r.source, "extern __shared__ __align__(1024) unsigned char tl_smem[];");
         CHECK_HAS(r.source, "float* const tile = reinterpret_cast<float*>(tl_smem + 0);  // [128][64] f32, offset 0");
         CHECK_HAS(r.source, "float* const tile_t = reinterpret_cast<float*>(tl_smem + 32768);  // [64][128] f32, offset 32768");
         CHECK_HAS(r.source, "const cudaError_t attribute = cudaFuncSetAttribute(big_transpose_kernel,\n"
@@ -207,6 +207,13 @@ TEST_CASE("emit: more than 48 KB of shared memory needs the opt-in; large CPU bu
     CHECK_HAS(cpu.source, "float* __restrict__ tile_t)");
     CHECK_HAS(cpu.source, "// tile: shared f32[128, 64], per-thread storage from the launcher");
     CHECK_HAS(cpu.source, "#include <vector>");
+
+    // Every kernel of a file declares the pool alike (nvcc sees one array).
+    EmitResult two = emit({rowSum(target("sm80")), bigShared(target("sm80"))}, target("sm80"), {});
+    size_t first = two.source.find("extern __shared__ __align__(1024) unsigned char tl_smem[];  // 16 bytes");
+    CHECK(first != std::string::npos);
+    CHECK(two.source.find("extern __shared__ __align__(1024) unsigned char tl_smem[];  // 65536 bytes", first) !=
+          std::string::npos);
 
     // Small pools need no opt-in.
     EmitResult small = emitOne(halfScale(target("sm80")), "sm80");
