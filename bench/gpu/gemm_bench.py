@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """GEMM on a GPU: tlc's emitted kernel against torch.matmul (cuBLAS), checked and timed.
 
-    python3 bench/gpu/gemm_bench.py --tlc build/tlc --target sm90 [--arch sm_90a] [--dtype f16|bf16]
+    python3 bench/gpu/gemm_bench.py --tlc build/tlc --target sm90 [--arch sm_90a] [--dtype f16|bf16|e4m3]
 
-Builds samples/gemm.tl (f16 in, f32 accumulate, f16 out) or samples/gemm_bf16.tl with tlc and
-nvcc into a shared library,
-calls its extern "C" launcher through ctypes on PyTorch's device pointers, checks the result
-against torch.matmul in f32 on random inputs, then times both with CUDA events (warm-up, median
-of --iters runs). Needs a CUDA GPU and PyTorch; prints a Markdown table for bench/RESULTS.md.
+Builds samples/gemm.tl (f16 in, f32 accumulate, f16 out), samples/gemm_bf16.tl or
+samples/gemm_fp8.tl (e4m3 in, B given as [N, K], f16 out) with tlc and nvcc into a shared
+library, calls its extern "C" launcher through ctypes on PyTorch's device pointers, checks the
+result against an f32 matmul of the same inputs on random data, then times it and cuBLAS
+(torch.matmul; torch._scaled_mm with unit scales for e4m3) with CUDA events (warm-up, median of
+--iters runs). Needs a CUDA GPU and PyTorch; prints a Markdown table for bench/RESULTS.md.
 """
 import argparse
 import ctypes
@@ -20,13 +21,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16, 8192, 8192)]
 
 
-SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16"}
+SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16", "e4m3": "gemm_fp8"}
 
 
-def build(tlc, sample, target, arch, workdir):
-    cu = os.path.join(workdir, "gemm.cu")
-    subprocess.run([tlc, os.path.join(ROOT, "samples", sample + ".tl"), f"--target={target}", "-o", cu], check=True)
-    lib = os.path.join(workdir, "libgemm.so")
+def build(tlc, sample, target, arch, workdir, defines=(), name="gemm"):
+    """samples/<sample>.tl through tlc (with -D NAME=VALUE for each define) and nvcc: a ctypes library."""
+    cu = os.path.join(workdir, name + ".cu")
+    cmd = [tlc, os.path.join(ROOT, "samples", sample + ".tl"), f"--target={target}", "-o", cu]
+    for d in defines:
+        cmd += ["-D", d]
+    subprocess.run(cmd, check=True)
+    lib = os.path.join(workdir, "lib" + name + ".so")
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     subprocess.run([nvcc, "-O3", "-std=c++17", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", cu, "-o", lib],
                    check=True)
@@ -64,17 +69,20 @@ def main():
         sample = SAMPLES[args.dtype]
         lib = build(args.tlc, sample, args.target, arch, tmp)
         launch = getattr(lib, "tl_" + sample)  # (A, B, C, M, K, N, stream): sizes in order of first appearance
-        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+        fp8 = args.dtype == "e4m3"
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m3fn}[args.dtype]
         launch.restype = ctypes.c_int
         launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3 + [ctypes.c_void_p]
         print(f"Device: {torch.cuda.get_device_name()}, {args.dtype}, tlc --target={args.target} (nvcc -arch={arch})\n")
-        print("| M | N | K | max rel. error | tlc (ms) | torch.matmul (ms) | tlc TFLOP/s | tlc / cuBLAS |")
+        baseline = "torch._scaled_mm" if fp8 else "torch.matmul"
+        print(f"| M | N | K | max rel. error | tlc (ms) | {baseline} (ms) | tlc TFLOP/s | tlc / cuBLAS |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for M, N, K in SHAPES:
             torch.manual_seed(0)
-            a = torch.randn(M, K, device="cuda", dtype=dtype)
-            b = torch.randn(K, N, device="cuda", dtype=dtype)
-            c = torch.empty(M, N, device="cuda", dtype=dtype)
+            a = torch.randn(M, K, device="cuda").to(dtype)
+            # gemm_fp8 takes B as [N, K]; the 16-bit samples as [K, N].
+            b = torch.randn(N, K, device="cuda").to(dtype) if fp8 else torch.randn(K, N, device="cuda").to(dtype)
+            c = torch.empty(M, N, device="cuda", dtype=torch.float16 if fp8 else dtype)
             stream = torch.cuda.current_stream().cuda_stream
 
             def run():
@@ -83,10 +91,16 @@ def main():
                     raise RuntimeError(f"tl_{sample} returned {status}")
 
             run()
-            ref = a.float() @ b.float()
+            ref = a.float() @ (b.float().t() if fp8 else b.float())
             err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
             ours = median_ms(torch, run, args.iters)
-            theirs = median_ms(torch, lambda: torch.matmul(a, b), args.iters)
+            if fp8:
+                one = torch.ones((), device="cuda")
+                # b.t() of a row-major [N, K] is the column-major [K, N] _scaled_mm wants.
+                theirs = median_ms(torch, lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one,
+                                                                    out_dtype=torch.float16), args.iters)
+            else:
+                theirs = median_ms(torch, lambda: torch.matmul(a, b), args.iters)
             tflops = 2 * M * N * K / ours / 1e9
             print(f"| {M} | {N} | {K} | {err:.2e} | {ours:.3f} | {theirs:.3f} | {tflops:.1f} | {theirs / ours:.2f} |")
 

@@ -39,6 +39,21 @@ const char* spelling(BinaryOp op) {
 
 namespace {
 
+// A string literal as it could be written in a .tl file: the inverse of the lexer's escapes.
+std::string quoted(const std::string& value) {
+    std::string out = "\"";
+    for (char c : value) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        default: out += c;
+        }
+    }
+    return out + "\"";
+}
+
 // Expressions print as fully parenthesised source; statements as an indented tree.
 class Dumper {
 public:
@@ -49,7 +64,7 @@ public:
         case ExprKind::IntLit: return std::to_string(e.as<IntLit>()->value);
         case ExprKind::FloatLit: return e.as<FloatLit>()->spelling;
         case ExprKind::BoolLit: return e.as<BoolLit>()->value ? "true" : "false";
-        case ExprKind::StringLit: return fmt::format("\"{}\"", e.as<StringLit>()->value);
+        case ExprKind::StringLit: return quoted(e.as<StringLit>()->value);
         case ExprKind::Name: return e.as<Name>()->name;
         case ExprKind::List: {
             std::string s = "[";

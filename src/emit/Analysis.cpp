@@ -1,6 +1,7 @@
 #include "emit/Analysis.h"
 
 #include "emit/Emit.h"
+#include "emit/Runtime.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
@@ -55,7 +56,8 @@ protected:
     void visitCall(const Call* c) override {
         // Instruction helpers read and write registers through the address of an element:
         // whole 32-bit words (the packing of mma / ldmatrix fragments), up to 16 bytes.
-        bool registerView = c->name.rfind("ldmatrix", 0) == 0 || c->name.rfind("mma_", 0) == 0;
+        const InstructionHelper* helper = findInstructionHelper(c->name);
+        bool registerView = helper && helper->addressesRegisters;
         for (const Expr& arg : c->args) {
             const Call* addr = arg.as<Call>();
             const Load* l = addr && addr->name == "address_of" && registerView ? addr->args[0].as<Load>() : nullptr;

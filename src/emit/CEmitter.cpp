@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -113,6 +114,7 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
     };
     std::vector<Break> breaks;
     int depth = 0;
+    std::string open;  // the brackets open at i, innermost last
     bool inString = false;
     for (size_t i = 0; i < text.size(); ++i) {
         char c = text[i];
@@ -122,9 +124,17 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
             continue;
         }
         if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') break;  // a trailing comment stays whole
+        // Template arguments (`f<64, false, true>(`: '<' right after a name) nest like brackets,
+        // so that a call breaks between its arguments, not inside its template.
+        bool opensTemplate = c == '<' && i > 0 && (std::isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_') &&
+                             i + 1 < text.size() && text[i + 1] != ' ' && text[i + 1] != '<' && text[i + 1] != '=';
+        bool closesTemplate = c == '>' && !open.empty() && open.back() == '<' && text[i - 1] != ' ';
         if (c == '"') inString = true;
-        else if (c == '(' || c == '[' || c == '{') ++depth;
-        else if (c == ')' || c == ']' || c == '}') --depth;
+        else if (c == '(' || c == '[' || c == '{' || opensTemplate) open += c, ++depth;
+        else if (c == ')' || c == ']' || c == '}' || closesTemplate) {
+            if (!open.empty()) open.pop_back();
+            --depth;
+        }
         else if (c == ',' && i + 1 < text.size() && text[i + 1] == ' ') breaks.push_back({i + 1, i + 2, depth, 0});
         else if (c == '=' && depth == 0 && i > 0 && i + 1 < text.size() && text[i + 1] == ' ' &&
                  std::string_view("=!<>").find(text[i - 1]) == std::string_view::npos &&

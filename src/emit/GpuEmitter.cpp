@@ -97,30 +97,19 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(3);
         return shuffleXor(args);
     }
-    // Instruction helpers of the runtime headers, by name prefix: the section that defines them.
-    static const std::pair<const char*, const char*> helpers[] = {
-        {"mma_", "mma"},
-        {"ldmatrix", "ldmatrix"},
-        {"cp_async", "async_copy"},
-        {"mbarrier_", "mbarrier"},
-        {"fence_barrier_init", "mbarrier"},
-        {"tma_", "tma"},
-        {"fence_proxy_async", "tma"},
-        {"wgmma_", "wgmma"},
-        {"make_smem_desc", "wgmma"},
-        {"setmaxnreg_", "setmaxnreg"}};
-    for (const auto& [prefix, section] : helpers) {
-        if (n.rfind(prefix, 0) != 0) continue;
-        need(runtimeFile(), section);
-        // cp.async.wait_group takes its count as an immediate: a template argument.
-        if (n == "cp_async_wait_group") {
-            const int64_t* count = c->args.size() == 1 ? asConstInt(c->args[0]) : nullptr;
-            if (!count) throw EmitError("emit: cp_async_wait_group takes one constant argument");
-            return fmt::format("tl::{}<{}>()", n, *count);
+    // Instruction helpers of the runtime headers (Runtime.h): immediates are template arguments.
+    if (const InstructionHelper* h = findInstructionHelper(n)) {
+        need(runtimeFile(), h->section);
+        std::string templ, list;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (int(i) < h->templateArgs) {
+                if (!asConstInt(c->args[i])) throw EmitError(fmt::format("emit: {} takes a constant argument {}", n, i + 1));
+                templ += (i ? ", " : "") + args[i];
+            } else {
+                list += (list.empty() ? "" : ", ") + args[i];
+            }
         }
-        std::string list;
-        for (size_t i = 0; i < args.size(); ++i) list += (i ? ", " : "") + args[i];
-        return fmt::format("tl::{}({})", n, list);
+        return fmt::format("tl::{}{}({})", n, h->templateArgs ? "<" + templ + ">" : "", list);
     }
     DType t = c->dtype;
     if (n == "abs" && isInteger(t)) {

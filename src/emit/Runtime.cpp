@@ -132,4 +132,31 @@ std::string RuntimeNeeds::render(const RuntimeNeeds* already) const {
     return out;
 }
 
+const InstructionHelper* findInstructionHelper(std::string_view name) {
+    // First match wins: longer prefixes before shorter ones that share their start.
+    static const InstructionHelper helpers[] = {
+        {"mma_", "mma", true, 0},
+        {"ldmatrix", "ldmatrix", true, 0},
+        {"cp_async_wait_group", "async_copy", false, 1},
+        {"cp_async", "async_copy", false, 0},
+        {"mbarrier_", "mbarrier", false, 0},
+        {"fence_barrier_init", "mbarrier", false, 0},
+        {"tma_", "tma", false, 0},
+        {"fence_proxy_async", "tma", false, 0},
+        {"wgmma_wait_group", "wgmma", false, 1},
+        {"wgmma_fence_operand", "wgmma", true, 1},
+        {"wgmma_m64nNk16_f32_f16_ss", "wgmma", true, 3},  // <N, TransA, TransB>
+        {"wgmma_m64nNk16_f32_bf16_ss", "wgmma", true, 3},
+        {"wgmma_m64nNk16_f32_f16_rs", "wgmma", true, 2},  // <N, TransB>
+        {"wgmma_m64nNk16_f32_bf16_rs", "wgmma", true, 2},
+        {"wgmma_m64nNk32_", "wgmma", true, 1},  // <N>
+        {"wgmma_", "wgmma", false, 0},
+        {"make_smem_desc", "wgmma", false, 0},
+        {"setmaxnreg_", "setmaxnreg", false, 0},
+    };
+    for (const auto& h : helpers)
+        if (name.rfind(h.prefix, 0) == 0) return &h;
+    return nullptr;
+}
+
 } // namespace tlc::codegen

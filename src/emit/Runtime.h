@@ -26,6 +26,19 @@ const std::vector<std::pair<std::string, std::string>>& runtimeFiles();
 const std::vector<RuntimeSection>& runtimeSections();
 const RuntimeSection* findRuntimeSection(std::string_view file, std::string_view name);
 
+// The GPU instruction helpers of tl_cuda.h / tl_hip.h that lowering calls by name (`tl::NAME`),
+// matched by name prefix: the section that defines them, whether they take registers through
+// the address of a register array's element (whole 32-bit words, up to 16 bytes: the array is
+// declared 16-byte aligned), and how many leading arguments are template arguments (immediate
+// operands: a count, an instruction width, transpose flags).
+struct InstructionHelper {
+    const char* prefix;
+    const char* section;
+    bool addressesRegisters;
+    int templateArgs;
+};
+const InstructionHelper* findInstructionHelper(std::string_view name);
+
 // The set of sections one output file uses.
 class RuntimeNeeds {
 public:

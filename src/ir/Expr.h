@@ -60,6 +60,9 @@ struct BufferNode {
     MemScope scope;
     std::vector<Expr> shape;    // rank 0: a scalar variable (`var x`)
     std::vector<Expr> strides;  // element strides, one per dimension
+    // Shared buffers: the alignment their start needs beyond 16 bytes (a swizzled wgmma
+    // operand's pattern repeats every 8 x its span: 1024 bytes for 128B); 0 for the default.
+    int64_t alignBytes = 0;
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 

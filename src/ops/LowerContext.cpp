@@ -26,7 +26,15 @@ void LowerContext::swizzleForTensorCores(const Buffer& shared, std::string reaso
     const int64_t* cols = shared->shape.size() >= 2 ? asConstInt(shared->shape.back()) : nullptr;
     if (!cols) return;
     layout::Swizzle sw = layout::bankConflictFreeSwizzle(*cols, dtypeBytes(shared->dtype));
-    if (!sw.isIdentity()) sharedLayouts.emplace(shared.get(), SharedLayout{sw, 0, std::move(reason)});
+    if (!sw.isIdentity()) sharedLayouts.emplace(shared.get(), SharedLayout{.swizzle = sw, .reason = std::move(reason)});
+}
+
+std::string LowerContext::SharedLayout::str() const {
+    std::string out = swizzle.str();
+    if (boxCols) out = fmt::format("boxes of {} columns, each {}", boxCols, out);
+    if (padElems) out += fmt::format(", rows padded by {}", padElems);
+    if (alignBytes) out += fmt::format(", {}-byte aligned", alignBytes);
+    return out;
 }
 
 Buffer LowerContext::localBuffer(const Buffer& fragment) {
@@ -45,6 +53,11 @@ Buffer LowerContext::scratch(const std::string& name, DType dtype, const std::ve
     reserveName(b->name);
     scratch_.push_back(b);
     return b;
+}
+
+void LowerContext::replaceScratch(const Buffer& from, const Buffer& to) {
+    for (auto& b : scratch_)
+        if (b == from) b = to;
 }
 
 std::string LowerContext::freshName(const std::string& base) {

@@ -35,9 +35,18 @@ public:
     struct SharedLayout {
         layout::Swizzle swizzle;
         int64_t padElems = 0;  // added to every row
+        // Rows wider than one swizzle span stored as boxes of boxCols columns, one after the
+        // other ([rows, cols] as [cols / boxCols, rows, boxCols]): the canonical layout wgmma
+        // and TMA read. 0: rows stay whole.
+        int64_t boxCols = 0;
+        int64_t alignBytes = 0;  // the buffer's start (BufferNode::alignBytes)
         std::string reason;
+        std::string str() const;  // for --emit=layouts
     };
     std::map<const ir::BufferNode*, SharedLayout> sharedLayouts;
+    // How each gemm runs where there was a choice to explain (wgmma, or why not), in program
+    // order, for --emit=layouts.
+    std::vector<std::string> gemmPlans;
     // Gives a shared tile that tensor cores read eight rows at a time (ldmatrix) the swizzle
     // that keeps those reads free of bank conflicts, unless it has a layout already or its rows
     // allow none. `reason` is what --emit=layouts says asked for it.
@@ -54,6 +63,8 @@ public:
     // peak: what the buffers live around it leave free (lower-tile-ops sets it for each op;
     // plan-shared-memory then lets the scratch reuse those bytes).
     int64_t sharedHeadroom = 0;
+    // Declares `to` instead of scratch buffer `from` (apply-shared-layouts: as stored).
+    void replaceScratch(const ir::Buffer& from, const ir::Buffer& to);
 
     // A name for compiler-made code: `base` unless the kernel's own names use it. Scopes of
     // compiler-made variables never nest across ops, so siblings may share names (l, it, e).

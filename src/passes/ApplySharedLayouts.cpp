@@ -1,12 +1,13 @@
 // Carries out the shared-memory layouts chosen with the fragment layouts (ctx.sharedLayouts):
 // every load and store of a swizzled buffer, vector ones and the addresses taken for cp.async
 // and ldmatrix included, gets its last index permuted by the swizzle of its row; a padded
-// buffer is declared with longer rows. Done once after the tile ops are lowered, so that no op
+// buffer is declared with longer rows; a boxed one ([rows, cols] stored as [cols / box, rows,
+// box], wgmma's canonical layout) gets a dimension more; alignment beyond 16 bytes goes on the
+// declared buffer. Done once after the tile ops are lowered, so that no op
 // has to know how a buffer is stored.
 #include "passes/Passes.h"
 
 #include "ir/Visitor.h"
-#include "layout/Layout.h"
 
 #include <map>
 #include <optional>
@@ -46,46 +47,65 @@ private:
     const LowerContext& ctx_;
     std::map<const BufferNode*, Buffer> padded_;
 
-    // The buffer's layout (layout/Layout.h), when it has one other than row-major.
-    std::optional<layout::Layout> layoutOf(const Buffer& b) const {
-        if (b->scope != MemScope::Shared || b->shape.size() < 2) return std::nullopt;
+    const LowerContext::SharedLayout* layoutOf(const Buffer& b) const {
+        if (b->scope != MemScope::Shared || b->shape.size() < 2) return nullptr;
         auto it = ctx_.sharedLayouts.find(b.get());
-        std::vector<int64_t> shape;
-        if (it == ctx_.sharedLayouts.end() || !constantShape(b, shape)) return std::nullopt;
-        return layout::Layout::rowMajor(shape, it->second.padElems).compose(it->second.swizzle);
+        return it == ctx_.sharedLayouts.end() ? nullptr : &it->second;
     }
 
-    // The buffer as declared: with padded rows where asked, the same node otherwise.
+public:
+    // The buffer as declared: with padded rows, boxes or alignment where asked, the same node
+    // otherwise.
     Buffer stored(const Buffer& b) {
-        auto l = layoutOf(b);
-        if (!l || l->pad() == 0) return b;
+        const auto* l = layoutOf(b);
+        if (!l || (l->padElems == 0 && l->boxCols == 0 && l->alignBytes == 0)) return b;
         auto it = padded_.find(b.get());
         if (it != padded_.end()) return it->second;
-        std::vector<Expr> shape;
-        for (int64_t e : l->storedShape()) shape.push_back(intImm(e));
-        Buffer p = makeBuffer(b->name, b->dtype, b->scope, shape);
-        padded_[b.get()] = p;
-        return p;
+        std::vector<Expr> shape = b->shape;
+        const int64_t* cols = asConstInt(shape.back());
+        if (l->padElems) shape.back() = cols ? intImm(*cols + l->padElems) : shape.back() + intImm(l->padElems);
+        if (l->boxCols) {
+            shape.insert(shape.end() - 2, intImm(*cols / l->boxCols));
+            shape.back() = intImm(l->boxCols);
+        }
+        auto node = std::make_shared<BufferNode>(*makeBuffer(b->name, b->dtype, b->scope, shape));
+        node->alignBytes = l->alignBytes;
+        padded_[b.get()] = node;
+        return node;
     }
 
-    // Where an access goes once the layout is applied: the declared buffer and the stored
-    // indices. Nothing when the access stays as it is.
+private:
+
+    // Where an access goes once the layout is applied: the declared buffer and the swizzled
+    // last index. Nothing when the access stays as it is.
     struct Access {
         Buffer buffer;
         std::vector<Expr> indices;
     };
     std::optional<Access> placed(const Buffer& b, const std::vector<Expr>& indices) {
-        auto l = layoutOf(b);
+        const auto* l = layoutOf(b);
         if (!l) return std::nullopt;
-        return Access{stored(b), l->storedIndices(indices)};
+        Access out{stored(b), indices};
+        Expr row = indices[indices.size() - 2], col = indices.back();
+        if (l->boxCols) {
+            out.indices.insert(out.indices.end() - 2, col / l->boxCols);
+            col = col % l->boxCols;
+        }
+        if (!l->swizzle.isIdentity()) col = l->swizzle.column(row, col);
+        out.indices.back() = col;
+        return out;
     }
 };
 
 } // namespace
 
-Stmt applySharedLayouts(const Stmt& body, const LowerContext& ctx) {
+Stmt applySharedLayouts(const Stmt& body, LowerContext& ctx) {
     if (ctx.sharedLayouts.empty()) return body;
-    return SharedLayoutApplier(ctx).mutate(body);
+    SharedLayoutApplier applier(ctx);
+    Stmt out = applier.mutate(body);
+    // Scratch buffers are declared later (plan-shared-memory): as stored.
+    for (const Buffer& b : std::vector<Buffer>(ctx.scratchBuffers())) ctx.replaceScratch(b, applier.stored(b));
+    return out;
 }
 
 } // namespace tlc

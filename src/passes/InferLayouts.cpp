@@ -14,6 +14,7 @@
 #include "ops/copy/SharedAccess.h"
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmPlan.h"
+#include "ops/gemm/GemmWgmma.h"
 #include "ops/parallel/Parallel.h"
 #include "ops/reduce/Reduce.h"
 
@@ -200,20 +201,34 @@ private:
 
 namespace {
 
-// Shared operands of tensor-core gemms are read eight rows at a time (ldmatrix, or the same
-// pattern element by element): a swizzle keeps those reads free of bank conflicts. Only
-// tiles that are a buffer's last two dimensions qualify, so that the swizzle's row is the
-// tile's row.
-void chooseSharedLayouts(const Graph& g, const std::vector<ops::GemmPlan>& plans, LowerContext& ctx) {
+// Layouts the author asked for (annotate_layout) come first: gemm planning sees them, and a
+// wgmma operand whose layout is taken keeps the mma.sync form.
+std::set<const BufferNode*> annotateLayouts(const Graph& g, LowerContext& ctx) {
     std::set<const BufferNode*> annotated;
     for (const auto& [a, loc] : g.annotations) {
         const Buffer& b = a->buffer();
         annotated.insert(b.get());
         if (b->shape.size() < 2) continue;
         int64_t elemBytes = dtypeBytes(b->dtype);
-        LowerContext::SharedLayout chosen{ops::swizzleOf(a->layout(), elemBytes), 0, a->str()};
+        LowerContext::SharedLayout chosen{.swizzle = ops::swizzleOf(a->layout(), elemBytes), .reason = a->str()};
         if (a->layout() == ops::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
         if (!chosen.swizzle.isIdentity() || chosen.padElems) ctx.sharedLayouts[b.get()] = chosen;
+    }
+    return annotated;
+}
+
+// Shared operands of wgmma gemms get the canonical layout the descriptors describe (planning
+// checked that they can). Those of mma.sync gemms are read eight rows at a time (ldmatrix, or
+// the same pattern element by element): a swizzle keeps those reads free of bank conflicts.
+// Only tiles that are a buffer's last two dimensions qualify, so that the swizzle's row is the
+// tile's row.
+void chooseSharedLayouts(const Graph& g, const std::vector<ops::GemmPlan>& plans,
+                         const std::set<const BufferNode*>& annotated, LowerContext& ctx) {
+    for (size_t i = 0; i < g.gemms.size(); ++i) {
+        if (plans[i].kind != ops::GemmPlan::Kind::Wgmma) continue;
+        for (const Region* r : {&g.gemms[i]->a(), &g.gemms[i]->b()})
+            if (r->buffer->scope == MemScope::Shared && !ctx.sharedLayouts.count(r->buffer.get()))
+                ctx.sharedLayouts[r->buffer.get()] = *ops::wgmmaSharedLayout(r->buffer, "wgmma in " + g.gemms[i]->str());
     }
     if (!ctx.target.has(Feature::Ldmatrix)) return;
     for (size_t i = 0; i < g.gemms.size(); ++i) {
@@ -246,7 +261,10 @@ void chooseByCost(const Graph& g, LowerContext& ctx) {
         std::vector<int64_t> shape;
         constantShape(b, shape);
         layout::LayoutChoice choice = layout::cheapestLayout(shape, dtypeBytes(b->dtype), accesses[b.get()]);
-        ctx.sharedLayouts[b.get()] = {choice.layout.swizzle(), choice.layout.pad(), choice.reason};
+        LowerContext::SharedLayout& chosen = ctx.sharedLayouts[b.get()];
+        chosen.swizzle = choice.layout.swizzle();
+        chosen.padElems = choice.layout.pad();
+        chosen.reason = choice.reason;
     }
 }
 
@@ -255,11 +273,16 @@ void chooseByCost(const Graph& g, LowerContext& ctx) {
 bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     GraphBuilder builder;
     builder.visit(kernel.body);
+    std::set<const BufferNode*> annotated = annotateLayouts(builder.g, ctx);
     std::vector<ops::GemmPlan> plans;
-    for (const auto* gemm : builder.g.gemms) plans.push_back(ops::planGemm(*gemm, ctx));
+    for (size_t i = 0; i < builder.g.gemms.size(); ++i) {
+        plans.push_back(ops::planGemm(*builder.g.gemms[i], ctx));
+        if (std::string note = ops::describePlan(plans.back()); !note.empty())
+            ctx.gemmPlans.push_back(fmt::format("{} (line {}): {}", builder.g.gemms[i]->str(), builder.g.gemmLocs[i].line, note));
+    }
     Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;
-    chooseSharedLayouts(builder.g, plans, ctx);
+    chooseSharedLayouts(builder.g, plans, annotated, ctx);
     chooseByCost(builder.g, ctx);
     return true;
 }

@@ -121,9 +121,8 @@ std::string describeLayouts(const Kernel& kernel, const Target& target, Diagnost
     for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
     for (const auto& b : order.shared)
         if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
-            out += fmt::format("  {} (shared): {}{}, for {}\n", b->name, it->second.swizzle.str(),
-                               it->second.padElems ? fmt::format(", rows padded by {}", it->second.padElems) : "",
-                               it->second.reason);
+            out += fmt::format("  {} (shared): {}, for {}\n", b->name, it->second.str(), it->second.reason);
+    for (const auto& plan : ctx.gemmPlans) out += "  " + plan + "\n";
     return out;
 }
 

@@ -30,8 +30,8 @@ ir::Stmt insertBarriers(const ir::Stmt& body);
 ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);
 
 // Stores shared buffers as layout inference or annotate_layout chose: swizzled accesses,
-// padded rows.
-ir::Stmt applySharedLayouts(const ir::Stmt& body, const LowerContext& ctx);
+// padded rows, boxes (wgmma's canonical layouts), alignment; scratch buffers as stored.
+ir::Stmt applySharedLayouts(const ir::Stmt& body, LowerContext& ctx);
 
 // Declares the ops' scratch buffers and gives every shared buffer an offset in one pool,
 // letting buffers whose live ranges do not overlap share bytes (with a barrier between the old

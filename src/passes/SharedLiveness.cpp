@@ -243,7 +243,7 @@ int64_t sharedBufferBytes(const Buffer& b) {
 }
 
 int64_t sharedAlignment(const Buffer& b, const LowerContext& ctx) {
-    int64_t align = std::max<int64_t>(16, dtypeBytes(b->dtype));
+    int64_t align = std::max<int64_t>({16, dtypeBytes(b->dtype), b->alignBytes});
     if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
         align = std::max(align, it->second.swizzle.baseAlignment());
     return align;

@@ -510,3 +510,28 @@ TEST_CASE("emit: sm90 helpers paste their runtime section and what it needs") {
     CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_WGMMA");
     CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_TMA_HOST");
 }
+
+TEST_CASE("emit: wgmma helpers take their immediates as template arguments") {
+    // One table (findInstructionHelper) gives each helper its section, its template arguments
+    // and whether it takes registers by address (those arrays are declared 16-byte aligned).
+    const Target& t = target("sm90");
+    VarPtr N = makeVar("N");
+    Buffer X = makeBuffer("X", DType::F32, MemScope::Global, {Expr(N)});
+    Buffer acc = makeBuffer("acc", DType::F32, MemScope::Local, {intImm(32)});
+    Buffer tile = makeBuffer("tile", DType::F16, MemScope::Shared, {intImm(64), intImm(64)});
+    auto addressOf = [](const Buffer& b, std::vector<Expr> idx) { return call("address_of", DType::I64, {load(b, idx)}); };
+    VarPtr desc = makeVar("desc", DType::U64);
+    Expr make = call("make_smem_desc", DType::U64, {addressOf(tile, {intImm(0), intImm(0)}), intImm(128), intImm(16), intImm(1024)});
+    Expr step = call("wgmma_desc_advance", DType::U64, {Expr(desc), intImm(32)});
+    Stmt mma = evaluate(call("wgmma_m64nNk16_f32_f16_ss", DType::I32,
+                             {intImm(64), boolImm(false), boolImm(true), addressOf(acc, {intImm(0)}), step, step, boolImm(true)}));
+    Stmt body = allocate(tile, allocate(acc, letStmt(desc, make, seq({evaluate(call("wgmma_fence", DType::I32, {})), mma,
+                                                                       evaluate(call("wgmma_wait_group", DType::I32, {intImm(0)})),
+                                                                       store(X, {intImm(0)}, load(acc, {intImm(0)}))}))));
+    std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
+    // The call wraps between its arguments, never inside the template's.
+    CHECK_HAS(s, "tl::wgmma_m64nNk16_f32_f16_ss<64, false, true>(&acc[0], tl::wgmma_desc_advance(desc, 32),\n");
+    CHECK_HAS(s, "tl::wgmma_wait_group<0>();");
+    CHECK_HAS(s, "__align__(16) float acc[32];");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_WGMMA");
+}

@@ -117,7 +117,7 @@ TEST_CASE("plan-shared-memory: swizzled buffers start on their pattern's period"
     layout::Swizzle sw(8, 8, 1);  // 128-byte pattern
     CHECK(sw.baseAlignment() == 1024);
     Planned p = plan(allocate(small, allocate(S, seq({write(small), write(S), readInto(G, small), readInto(G, S)}))), "sm80",
-                     [&](LowerContext& ctx) { ctx.sharedLayouts[S.get()] = {sw, 0, "test"}; });
+                     [&](LowerContext& ctx) { ctx.sharedLayouts[S.get()].swizzle = sw; });
     CHECK(slot(p.kernel, "S").align == 1024);
     CHECK(slot(p.kernel, "S").offset % 1024 == 0);
     CHECK(slot(p.kernel, "small").align == 16);

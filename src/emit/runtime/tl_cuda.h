@@ -575,6 +575,11 @@ __device__ __forceinline__ void wgmma_fence_operand(float* d) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int R>
+__device__ __forceinline__ void wgmma_fence_operand(int* d) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
 
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start
 // address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset
@@ -604,31 +609,34 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzle
            uint64_t((strideBytes & 0x3FFFF) >> 4) << 32 | mode << 62;
 }
 
-// The accumulator operand lists of the inline PTX below ("{%0, ..., %R-1}" and R "+f" operands).
+// The descriptor of the same layout starting `bytes` further (a multiple of 16): the next
+// k-step, row block or columns of an operand tile whose descriptor was made at its start.
+// Inside a swizzled tile the start may move within a row (a K-major k-step: 32 bytes); the
+// swizzle applies to the addresses the hardware computes from it, as for a tile's start.
+__device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, unsigned bytes) {
+    return desc + uint64_t(bytes >> 4);
+}
+
+// The accumulator operand lists of the inline PTX below ("{%0, ..., %R-1}" and R operands,
+// each C(d[i]): "+f" for f32 accumulators, "+r" for s32).
+#define TL_WGMMA_F32(x) "+f"(x)
+#define TL_WGMMA_S32(x) "+r"(x)
 #define TL_WGMMA_LIST_32 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "  \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
     "}"
-#define TL_WGMMA_OPS_32(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TL_WGMMA_OPS_32(d, C) \
+    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
+    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
+    C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
+    C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31])
 #define TL_WGMMA_LIST_64 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "  \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "  \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "  \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
     "}"
-#define TL_WGMMA_OPS_64(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TL_WGMMA_OPS_64(d, C) TL_WGMMA_OPS_32(d, C), TL_WGMMA_OPS_32((d + 32), C)
 #define TL_WGMMA_LIST_128 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "  \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "  \
@@ -639,23 +647,7 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzle
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "  \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
     "}"
-#define TL_WGMMA_OPS_128(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define TL_WGMMA_OPS_128(d, C) TL_WGMMA_OPS_64(d, C), TL_WGMMA_OPS_64((d + 64), C)
 
 // D (64 x N, f32) = A (64 x K) * B (K x N) + (scaleD ? D : 0). ss: A and B through shared-memory
 // descriptors; TransA / TransB pick the MN-major layouts (16-bit types only). rs: A from
@@ -665,19 +657,27 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzle
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NS ", 0;\n"                                           \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " " TL_WGMMA_LIST_##R ", %" #NA ", %" #NB \
                  ", p, 1, 1, %" #NTA ", %" #NTB ";\n}\n"                                                      \
-                 : TL_WGMMA_OPS_##R(d)                                                                       \
+                 : TL_WGMMA_OPS_##R(d, TL_WGMMA_F32)                                                                       \
                  : "l"(descA), "l"(descB), "r"(int(scaleD)), "n"(int(TransA)), "n"(int(TransB)))
 #define TL_WGMMA_RS(SHAPE, TYPES, R, NA0, NA1, NA2, NA3, NB, NS, NTB)                                          \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NS ", 0;\n"                                             \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " " TL_WGMMA_LIST_##R ", {%" #NA0 ", %" #NA1 \
                  ", %" #NA2 ", %" #NA3 "}, %" #NB ", p, 1, 1, %" #NTB ";\n}\n"                                  \
-                 : TL_WGMMA_OPS_##R(d)                                                                         \
+                 : TL_WGMMA_OPS_##R(d, TL_WGMMA_F32)                                                                         \
                  : "r"(a01), "r"(a23), "r"(a45), "r"(a67), "l"(descB), "r"(int(scaleD)), "n"(int(TransB)))
 #define TL_WGMMA_SS8(SHAPE, TYPES, R, NA, NB, NS)                                                              \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NS ", 0;\n"                                             \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " " TL_WGMMA_LIST_##R ", %" #NA ", %" #NB   \
                  ", p, 1, 1;\n}\n"                                                                             \
-                 : TL_WGMMA_OPS_##R(d)                                                                         \
+                 : TL_WGMMA_OPS_##R(d, TL_WGMMA_F32)                                                                         \
+                 : "l"(descA), "l"(descB), "r"(int(scaleD)))
+
+// s8 x s8 -> s32: no scale or transpose immediates (integer forms take neither).
+#define TL_WGMMA_SS_S8(SHAPE, R, NA, NB, NS)                                                                 \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NS ", 0;\n"                                           \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".s32.s8.s8 " TL_WGMMA_LIST_##R ", %" #NA ", %" #NB      \
+                 ", p;\n}\n"                                                                                  \
+                 : TL_WGMMA_OPS_##R(d, TL_WGMMA_S32)                                                           \
                  : "l"(descA), "l"(descB), "r"(int(scaleD)))
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -693,10 +693,15 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void* smem, int swizzle
     if constexpr (N == 64) TL_WGMMA_SS8("m64n64k32", TYPES, 32, 32, 33, 34);                             \
     else if constexpr (N == 128) TL_WGMMA_SS8("m64n128k32", TYPES, 64, 64, 65, 66);                      \
     else TL_WGMMA_SS8("m64n256k32", TYPES, 128, 128, 129, 130);
+#define TL_WGMMA_BODY_SS_S8                                                                              \
+    if constexpr (N == 64) TL_WGMMA_SS_S8("m64n64k32", 32, 32, 33, 34);                                   \
+    else if constexpr (N == 128) TL_WGMMA_SS_S8("m64n128k32", 64, 64, 65, 66);                            \
+    else TL_WGMMA_SS_S8("m64n256k32", 128, 128, 129, 130);
 #else
 #define TL_WGMMA_BODY_SS(TYPES) (void)d, (void)descA, (void)descB, (void)scaleD, __trap();
 #define TL_WGMMA_BODY_RS(TYPES) (void)d, (void)a01, (void)a23, (void)a45, (void)a67, (void)descB, (void)scaleD, __trap();
 #define TL_WGMMA_BODY_SS8(TYPES) (void)d, (void)descA, (void)descB, (void)scaleD, __trap();
+#define TL_WGMMA_BODY_SS_S8 (void)d, (void)descA, (void)descB, (void)scaleD, __trap();
 #endif
 
 // Two 16-bit values in one 32-bit register, the first in the low half.
@@ -739,6 +744,14 @@ __device__ __forceinline__ void wgmma_m64nNk32_f32_e4m3_ss(float* d, uint64_t de
     static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
     TL_WGMMA_BODY_SS8("e4m3.e4m3")
 }
+// s8 x s8 -> s32, K = 32, both operands K-major; d holds N / 2 ints in the f32 layout.
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk32_s32_s8_ss(int* d, uint64_t descA, uint64_t descB, bool scaleD) {
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    TL_WGMMA_BODY_SS_S8
+}
+#undef TL_WGMMA_BODY_SS_S8
+#undef TL_WGMMA_SS_S8
 #undef TL_WGMMA_BODY_SS
 #undef TL_WGMMA_BODY_RS
 #undef TL_WGMMA_BODY_SS8

@@ -85,7 +85,10 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     for (const CopyOp* c : {&in, &out})
         if (auto a = sharedAccess(*c, stage, ctx)) accesses.push_back(*a);
     layout::LayoutChoice choice = layout::cheapestLayout(tile, elemBytes, accesses);
-    ctx.sharedLayouts[stage.get()] = {choice.layout.swizzle(), choice.layout.pad(), choice.reason};
+    LowerContext::SharedLayout& chosen = ctx.sharedLayouts[stage.get()];
+    chosen.swizzle = choice.layout.swizzle();
+    chosen.padElems = choice.layout.pad();
+    chosen.reason = choice.reason;
     std::string what = fmt::format("{} (through shared memory: {}[{}][{}])", op.str(), stage->name, tile[0], tile[1]);
     return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), barrier(loc), Roll().mutate(out.lower(ctx, loc))},
                loc);

@@ -39,7 +39,8 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
     const auto& f = ctx.layoutOf(operand.buffer);
     Buffer local = ctx.localBuffer(operand.buffer);
     Buffer shaped = ctx.scratch(operand.buffer->name + "_stage", operand.buffer->dtype, f.shape());
-    // Read back eight rows at a time like any tensor-core operand: swizzled the same way.
+    // Read back eight rows at a time like any tensor-core operand: swizzled the same way
+    // (wgmma's lowering gives its staged tiles its own layout instead).
     if (ctx.target.has(Feature::Ldmatrix) && f.rank() == 2)
         ctx.swizzleForTensorCores(shaped, "staging " + operand.buffer->name);
     steps.push_back(barrier(loc));
@@ -57,6 +58,16 @@ Region stage(LowerContext& ctx, const Region& operand, std::vector<Stmt>& steps,
 Stmt GemmOp::lower(LowerContext& ctx, SourceLoc loc) const {
     std::vector<Stmt> steps{comment(str(), loc)};
     GemmPlan plan = planGemm(*this, ctx);
+    if (plan.kind == GemmPlan::Kind::Wgmma) {
+        // The rs form takes a 16-bit A fragment in the accumulator layout of this split.
+        std::vector<int64_t> shape = a_.squeezedExtents();
+        bool aFromRegisters = a_.buffer->scope == MemScope::Fragment && plan.wgmma->registerA && !transA_ &&
+                              a_.coversWholeBuffer() && shape.size() == 2 &&
+                              ctx.layoutOf(a_.buffer).sameAs(wgmmaAccumulator(shape[0], shape[1], ctx.threads, plan.warpsM, 1));
+        Region a = aFromRegisters ? a_ : stage(ctx, a_, steps, loc);
+        Region b = stage(ctx, b_, steps, loc);
+        return lowerWgmma(ctx, loc, a, b, aFromRegisters, std::move(steps), plan);
+    }
     if (plan.kind == GemmPlan::Kind::MmaSm80) {
         // The rs form reads A where it is; other fragment operands are staged.
         OperandForm aFrom = aForm(ctx, plan);

@@ -38,6 +38,8 @@ private:
 
     ir::Stmt lowerSimt(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
                        std::vector<ir::Stmt> steps) const;
+    ir::Stmt lowerWgmma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b, bool aFromRegisters,
+                        std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
     ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b, OperandForm aFrom,
                       std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
 

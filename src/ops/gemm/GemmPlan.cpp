@@ -1,5 +1,9 @@
 #include "ops/gemm/GemmPlan.h"
 
+#include "ops/gemm/GemmWgmma.h"
+
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 namespace tlc::ops {
@@ -28,22 +32,47 @@ const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
     return nullptr;
 }
 
-} // namespace
-
 // The m16n8 accumulator layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"): in one warp,
 // lane = 4 * group + t holds rows group and group + 8, columns 2t and 2t + 1 of a 16 x 8 tile,
-// in slots c0..c3. A warp's tiles repeat in further slots (row-major), the warps' parts of C
-// over the block's warps (warpsM down, then warpsN across).
+// in slots c0..c3.
+Fragment m16n8Tile() {
+    return Fragment({16, 8}, 32, 4,
+                    {{{true, 4, 8, 1}, {false, 2, 2, 8}},     // row: group, + 8 for c2 and c3
+                     {{false, 1, 2, 1}, {true, 1, 4, 2}}});   // column: c0 / c1, + 2t
+}
+
+} // namespace
+
+// A warp's m16n8 tiles repeat in further slots (row-major), the warps' parts of C over the
+// block's warps (warpsM down, then warpsN across).
 Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
-    Fragment tile({16, 8}, 32, 4,
-                  {{{true, 4, 8, 1}, {false, 2, 2, 8}},     // row: group, + 8 for c2 and c3
-                   {{false, 1, 2, 1}, {true, 1, 4, 2}}});   // column: c0 / c1, + 2t
     int64_t tilesM = M / (16 * warpsM), tilesN = N / (8 * warpsN);
-    return tile.repeat(1, tilesN, false)
+    return m16n8Tile().repeat(1, tilesN, false)
         .repeat(0, tilesM, false)
         .repeat(0, warpsM, true)
         .repeat(1, warpsN, true)
         .onBlockOf(threads);
+}
+
+Fragment wgmmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpgroupsM, int64_t warpgroupsN) {
+    int64_t blocks = M / (64 * warpgroupsM), columns = N / warpgroupsN;
+    Fragment m64 = m16n8Tile().repeat(1, columns / 8, false).repeat(0, 4, true);  // one warpgroup's m64nN
+    return m64.repeat(0, blocks, false)
+        .repeat(0, warpgroupsM, true)
+        .repeat(1, warpgroupsN, true)
+        .onBlockOf(threads);
+}
+
+std::string describePlan(const GemmPlan& plan) {
+    if (plan.kind == GemmPlan::Kind::Wgmma) {
+        std::string widths;
+        for (int64_t n : plan.wgmmaN) widths += (widths.empty() ? "" : " + ") + std::to_string(n);
+        return fmt::format("wgmma {}: {} x {} warpgroup(s), each {} block(s) of 64 rows x N = {}", plan.wgmma->helper,
+                           plan.warpsM, plan.warpsN, plan.tilesM, widths);
+    }
+    if (plan.wgmmaFallback.empty()) return "";
+    std::string form = plan.kind == GemmPlan::Kind::MmaSm80 ? plan.mma->helper : "SIMT";
+    return fmt::format("{}, not wgmma: {}", form, plan.wgmmaFallback);
 }
 
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
@@ -54,6 +83,10 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     if (c.size() != 2 || a.size() != 2) return plan;
     int64_t M = c[0], N = c[1];
     int64_t K = op.transposeA() ? a[0] : a[1];
+    if (ctx.target.has(Feature::Wgmma)) {
+        plan.wgmmaFallback = planWgmma(op, ctx, plan);
+        if (plan.kind == GemmPlan::Kind::Wgmma) return plan;
+    }
     const MmaInstruction* mma = findMma(ctx.target, op.a().buffer->dtype, op.b().buffer->dtype, op.c().buffer->dtype);
     int64_t warps = ctx.threads / 32;
     bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0 && op.c().buffer->shape.size() == 2;

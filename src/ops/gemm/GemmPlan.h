@@ -20,20 +20,45 @@ struct MmaInstruction {
     int64_t perRegister() const { return 4 / dtypeBytes(a); }
 };
 
+// One warpgroup-wide wgmma.mma_async form (m64nNk16 / m64nNk32): operand types and the
+// runtime helper, tl::<helper>_ss<N, TransA, TransB> / _rs<N, TransB>.
+struct WgmmaInstruction {
+    DType a, b, c;
+    int64_t k;
+    const char* helper;
+    bool mnMajor;    // operands may be stored MN-major (the transpose bits: 16-bit types only)
+    bool registerA;  // has the rs form (A from registers)
+};
+
 struct GemmPlan {
-    enum class Kind { Simt, MmaSm80 } kind = Kind::Simt;
+    enum class Kind { Simt, MmaSm80, Wgmma } kind = Kind::Simt;
     // MmaSm80: m16n8k<k>, warps arranged warpsM x warpsN, each warp holding tilesM x tilesN
     // instruction tiles of C.
     const MmaInstruction* mma = nullptr;
     int64_t warpsM = 1, warpsN = 1, tilesM = 1, tilesN = 1;
+    // Wgmma: warpgroups arranged warpsM x warpsN (counted in warpgroups), each holding tilesM
+    // row blocks of 64 and N / warpsN columns, issued as instructions of widths `wgmmaN`.
+    const WgmmaInstruction* wgmma = nullptr;
+    std::vector<int64_t> wgmmaN;
     layout::Fragment accumulator;
+    // Why the wgmma form was not taken on a target that has it (--emit=layouts shows it).
+    std::string wgmmaFallback;
 };
 
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx);
+// One line on the plan for --emit=layouts: the instruction and split, or why not wgmma.
+std::string describePlan(const GemmPlan& plan);
 
 // The layout of an m16n8 accumulator of shape [M, N] spread as warpsM x warpsN warps with
 // tilesM x tilesN instruction tiles each. A 16-bit fragment in this layout with warpsN = 1 is
 // also a ready A operand of m16n8k16 (two neighbouring C tiles are one A tile): the `rs` form.
 layout::Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN);
+
+// The layout of wgmma m64nN accumulators of shape [M, N] spread as warpgroupsM x warpgroupsN
+// warpgroups (PTX ISA, "WGMMA register fragments"): in a warpgroup, warp w holds rows
+// 16w..16w+15 of each 64-row block, within the warp as the m16n8 accumulator repeated over
+// N / 8 columns; the row blocks of one warpgroup follow in further slots. A 16-bit fragment
+// in this layout with warpgroupsN = 1 is the A operand of the rs form.
+layout::Fragment wgmmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpgroupsM, int64_t warpgroupsN);
 
 } // namespace tlc::ops

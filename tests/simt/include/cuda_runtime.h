@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #define __global__
 #define __device__
@@ -431,7 +432,7 @@ inline void fence_proxy_async_shared() {}
 #define TLC_RUNTIME_TL_CUDA_H_WGMMA
 namespace tl {
 namespace simt_wgmma {
-enum class Elem { F16, BF16, E4M3 };
+enum class Elem { F16, BF16, E4M3, S8 };
 inline void fail(const char* what) {
     std::fprintf(stderr, "simt: wgmma: %s\n", what);
     std::abort();
@@ -501,6 +502,7 @@ inline double value(const unsigned char* p, Elem e) {
         std::memcpy(&h, p, 2);
         return double(float(h));
     }
+    if (e == Elem::S8) return double(*reinterpret_cast<const signed char*>(p));
     __nv_fp8_e4m3 h;
     std::memcpy(&h, p, 1);
     return double(float(h));
@@ -511,6 +513,7 @@ struct Op {
     bool transA = false, transB = false, aInRegisters = false, scaleD = false;
     std::uint64_t descA = 0, descB = 0;
     float* d[128] = {};
+    int* di[128] = {};  // s32 accumulators (Elem::S8)
     const unsigned char* a[128] = {};
 };
 struct Queue {
@@ -528,7 +531,7 @@ inline Queue& queue(int warpgroup) {
     return q;
 }
 inline void execute(const Op& op) {
-    const int es = op.elem == Elem::E4M3 ? 1 : 2;
+    const int es = op.elem == Elem::E4M3 || op.elem == Elem::S8 ? 1 : 2;
     std::vector<double> A(64 * op.k), B(op.k * op.n);
     if (op.aInRegisters) {
         for (int t = 0; t < 128; ++t) {
@@ -546,15 +549,17 @@ inline void execute(const Op& op) {
         const int w = t / 32, g = (t % 32) / 4, q = t % 4;
         for (int i = 0; i < op.n / 2; ++i) {
             const int row = 16 * w + g + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * q + i % 2;
-            double sum = op.scaleD ? double(op.d[t][i]) : 0.0;
+            double sum = !op.scaleD ? 0.0 : op.elem == Elem::S8 ? double(op.di[t][i]) : double(op.d[t][i]);
             for (int k = 0; k < op.k; ++k) sum += A[row * op.k + k] * B[k * op.n + col];
-            op.d[t][i] = float(sum);
+            if (op.elem == Elem::S8) op.di[t][i] = int(sum);  // exact: products of 8-bit integers
+            else op.d[t][i] = float(sum);
         }
     }
 }
 struct Lane {
     int warpgroup = 0;
     float* d = nullptr;
+    int* di = nullptr;
     const void* a = nullptr;
     std::uint64_t descA = 0, descB = 0;
     bool scaleD = false;
@@ -577,6 +582,7 @@ template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs> void issue
         if (l.descA != op.descA || l.descB != op.descB || l.scaleD != op.scaleD)
             fail("threads of the warpgroup pass different descriptors or scale-d");
         op.d[t] = l.d;
+        op.di[t] = l.di;
         op.a[t] = static_cast<const unsigned char*>(l.a);
     }
     queue(first.warpgroup).open.push_back(op);
@@ -602,11 +608,13 @@ inline Lane lane() {
     l.warpgroup = ::simt::linearThreadIndex() / (4 * ::simt::warpSize());
     return l;
 }
-template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs>
-void run(float* d, const void* a, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs, typename D>
+void run(D* d, const void* a, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
     Lane l = lane();
-    l.d = d, l.a = a, l.descA = descA, l.descB = descB, l.scaleD = scaleD;
+    if constexpr (std::is_same_v<D, int>) l.di = d;
+    else l.d = d;
+    l.a = a, l.descA = descA, l.descB = descB, l.scaleD = scaleD;
     ::simt::warpgroupCollective(&l, issue<N, K, E, TransA, TransB, ARegs>);
 }
 } // namespace simt_wgmma
@@ -624,6 +632,7 @@ template <int N> void wgmma_wait_group() {
     ::simt::warpgroupCollective(&l, simt_wgmma::wait);
 }
 template <int R> void wgmma_fence_operand(float*) {}
+template <int R> void wgmma_fence_operand(int*) {}
 inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned leadingBytes, unsigned strideBytes) {
     simt_wgmma::remember(smem);
     const std::uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
@@ -631,6 +640,7 @@ inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned
            std::uint64_t((leadingBytes & 0x3FFFF) >> 4) << 16 | std::uint64_t((strideBytes & 0x3FFFF) >> 4) << 32 |
            mode << 62;
 }
+inline std::uint64_t wgmma_desc_advance(std::uint64_t desc, unsigned bytes) { return desc + std::uint64_t(bytes >> 4); }
 template <int N, bool TransA = false, bool TransB = false>
 void wgmma_m64nNk16_f32_f16_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 16, simt_wgmma::Elem::F16, TransA, TransB, false>(d, nullptr, descA, descB, scaleD);
@@ -649,6 +659,9 @@ void wgmma_m64nNk16_f32_bf16_rs(float* d, const __nv_bfloat16* a, std::uint64_t 
 }
 template <int N> void wgmma_m64nNk32_f32_e4m3_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 32, simt_wgmma::Elem::E4M3, false, false, false>(d, nullptr, descA, descB, scaleD);
+}
+template <int N> void wgmma_m64nNk32_s32_s8_ss(int* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 32, simt_wgmma::Elem::S8, false, false, false>(d, nullptr, descA, descB, scaleD);
 }
 } // namespace tl
 
