@@ -32,7 +32,7 @@
 namespace tlc {
 
 const std::vector<std::string>& emitKinds() {
-    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "source"};
+    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "shared", "source"};
     return kinds;
 }
 
@@ -314,6 +314,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             explained.push_back({kernel->name, kernel->decisions});
             if (!lowered) continue;
             if (options.emit == "thread-ir") result += ir::printKernel(*kernel);
+            if (options.emit == "shared") result += describeSharedPlan(*kernel);
             kernels.push_back(std::move(*kernel));
         }
     });

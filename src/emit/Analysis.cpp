@@ -234,24 +234,4 @@ std::vector<const Allocate*> liveAllocations(const Kernel& kernel, const KernelI
     return finder.found;
 }
 
-int64_t sharedAlignment(const Kernel& kernel, const BufferNode* b) {
-    auto tma = kernel.sharedAlignment.find(b);
-    int64_t forTma = tma == kernel.sharedAlignment.end() ? 0 : tma->second;
-    return std::max({int64_t(16), b->alignBytes, forTma});
-}
-
-SharedLayout sharedLayout(const Kernel& kernel, const KernelInfo& info) {
-    SharedLayout layout;
-    for (const Allocate* a : liveAllocations(kernel, info)) {
-        const Buffer& b = a->buffer;
-        if (b->scope != MemScope::Shared || layout.offsetOf(b.get()) >= 0) continue;
-        int64_t align = sharedAlignment(kernel, b.get());
-        layout.align = std::max(layout.align, align);
-        layout.total = (layout.total + align - 1) / align * align;
-        layout.offsets.emplace_back(b.get(), layout.total);
-        layout.total += std::max<int64_t>(bufferSpan(b), 1) * dtypeBytes(b->dtype);
-    }
-    return layout;
-}
-
 } // namespace tlc::codegen

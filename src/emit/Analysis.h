@@ -69,24 +69,6 @@ int64_t bufferSpan(const ir::Buffer& b);
 
 namespace tlc::codegen {
 
-// Shared-memory buffers that live code uses, in the order the body allocates them, each at a
-// 16-byte (or the buffer's alignBytes) aligned offset of one block of `total` bytes (no reuse between disjoint scopes).
-// A shared buffer's alignment in bytes: 16, or what a wgmma operand (the buffer's own
-// alignBytes) or a TMA tile (kernel.sharedAlignment) needs.
-int64_t sharedAlignment(const ir::Kernel& kernel, const ir::BufferNode* b);
-
-struct SharedLayout {
-    std::vector<std::pair<const ir::BufferNode*, int64_t>> offsets;
-    int64_t total = 0;
-    int64_t align = 16;  // of the block: the largest a buffer asks for (BufferNode::alignBytes)
-    int64_t offsetOf(const ir::BufferNode* b) const {
-        for (const auto& [buf, off] : offsets)
-            if (buf == b) return off;
-        return -1;
-    }
-};
-SharedLayout sharedLayout(const ir::Kernel& kernel, const KernelInfo& info);
-
 // Live allocations of any scope, in body order.
 std::vector<const ir::Allocate*> liveAllocations(const ir::Kernel& kernel, const KernelInfo& info);
 

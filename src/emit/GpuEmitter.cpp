@@ -10,7 +10,18 @@ using namespace ir;
 
 namespace {
 
+// "[128][32] " for a shared buffer's comment.
 std::string shapeComment(const Buffer& b) {
+    std::string dims;
+    for (const auto& d : b->shape) {
+        const int64_t* v = asConstInt(d);
+        dims += "[" + (v ? std::to_string(*v) : std::string("?")) + "]";
+    }
+    return dims.empty() ? "" : dims + " ";
+}
+
+// " // 4 x 32" for a per-thread array of rank 2 or more.
+std::string localShapeComment(const Buffer& b) {
     if (b->shape.size() < 2) return "";
     std::string dims;
     for (const auto& d : b->shape) {
@@ -86,8 +97,8 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     if (k.threads < 1 || k.threads > target_.maxThreadsPerBlock)
         throw EmitError(fmt::format("emit: kernel {} has {} threads per block ({} allows 1 to {})", k.name, k.threads,
                                     target_.name, target_.maxThreadsPerBlock));
-    layout_ = sharedLayout(k, info_);
-    dynamicShared_ = layout_.total > kStaticSharedLimit ? layout_.total : 0;
+    plan_ = &k.sharedPlan;
+    sharedBytes_ = k.sharedBytes;
     startFunction();
     declareKernelParams(k);
     std::vector<std::string> params = kernelParams(k);
@@ -100,10 +111,14 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);
     line("{");
     out_->indent();
-    if (dynamicShared_) {
+    if (sharedBytes_) {
+        // One pool, planned by plan-shared-memory; each buffer is a typed pointer into it.
+        for (const auto& s : k.sharedPlan)
+            if (kSharedPoolAlign % s.align != 0)
+                throw EmitError(fmt::format("emit: shared buffer '{}' needs {}-byte alignment", s.buffer->name, s.align));
         names_.declareExact(nullptr, "tl_smem");
         line(fmt::format("extern __shared__ __align__({}) unsigned char tl_smem[];  // {} bytes, set at launch",
-                         layout_.align, dynamicShared_));
+                         kSharedPoolAlign, sharedBytes_));
     }
     declareRoleVariables(true);
     emitStmt(k.body);
@@ -113,9 +128,9 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
 
 void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     std::vector<std::string> blocks = gridExtentNames(k);
-    if (dynamicShared_) {
+    if (sharedBytes_ > kStaticSharedLimit) {
         std::string status = names_.declare(nullptr, "attribute");
-        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, dynamicShared_)));
+        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, sharedBytes_)));
         line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
     }
     std::string grid = blocks[0];
@@ -127,7 +142,7 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     emitTensorMaps(k);
     std::vector<std::string> args = argumentList(k);
     for (const auto& m : k.tensorMaps) args.push_back(*names_.lookup(m.map.get()));
-    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, dynamicShared_);
+    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, sharedBytes_);
     for (const auto& l : wrapCall(head, args, ");", 4)) line(l);
     line(fmt::format("return {}GetLastError();", apiPrefix()));
 }
@@ -217,19 +232,16 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     int64_t elements = std::max<int64_t>(bufferSpan(b), 1);
     if (b->scope == MemScope::Shared) {
         if (a->init) throw EmitError("emit: shared buffer '" + b->name + "' with an initial value");
-        if (dynamicShared_) {
-            int64_t offset = layout_.offsetOf(b.get());
-            if (b->shape.empty())
-                line(fmt::format("{}& {} = *reinterpret_cast<{}*>(tl_smem + {});", type, name, type, offset));
-            else
-                line(fmt::format("{}* const {} = reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, offset,
-                                 shapeComment(b)));
-        } else if (b->shape.empty()) {
-            line(fmt::format("__shared__ {} {};", type, name));
-        } else {
-            line(fmt::format("__shared__ __align__({}) {} {}[{}];{}", sharedAlignment(*kernel_, b.get()), type, name, elements,
-                             shapeComment(b)));
-        }
+        const SharedSlot* slot = nullptr;
+        for (const auto& s : *plan_)
+            if (s.buffer.get() == b.get()) slot = &s;
+        if (!slot) throw EmitError("emit: shared buffer '" + b->name + "' has no place in the shared-memory plan");
+        std::string what = fmt::format("  // {}{}, offset {}", shapeComment(b), dtypeName(b->dtype), slot->offset);
+        if (b->shape.empty())
+            line(fmt::format("{}& {} = *reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, slot->offset, what));
+        else
+            line(fmt::format("{}* const {} = reinterpret_cast<{}*>(tl_smem + {});{}", type, name, type, slot->offset,
+                             what));
         return;
     }
     if (b->scope == MemScope::Global) throw EmitError("emit: an allocation of global buffer '" + b->name + "'");
@@ -238,7 +250,7 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     const BufferUse* use = info_.use(b.get());
     std::string align;
     if (use && use->vectorBytes > elementBytes) align = fmt::format("__align__({}) ", std::min(use->vectorBytes, 16));
-    line(fmt::format("{}{} {}[{}];{}", align, type, name, elements, shapeComment(b)));
+    line(fmt::format("{}{} {}[{}];{}", align, type, name, elements, localShapeComment(b)));
 }
 
 void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const std::string& value) {
@@ -257,6 +269,7 @@ void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const 
 }
 
 std::string GpuEmitter::loopPragma(const For* f) const {
+    if (f->forKind == ForKind::Rolled) return "#pragma unroll 1";
     return f->forKind == ForKind::Unroll ? "#pragma unroll" : "";
 }
 

@@ -1,5 +1,5 @@
 // What the CUDA and HIP backends share: a __global__ kernel per .tl kernel, shared memory as
-// static __shared__ arrays (or one dynamic block past 48 KB), per-thread arrays for fragments
+// one dynamic pool laid out by plan-shared-memory (typed pointers into it), per-thread arrays for fragments
 // and locals, and a launcher with the triple-chevron launch. CudaEmitter.cpp and
 // HipEmitter.cpp fill in the toolkit's names.
 #pragma once
@@ -39,11 +39,15 @@ protected:
 
     void emitTensorMaps(const ir::Kernel& k);            // in the launcher, before the launch
 
-    SharedLayout layout_;
-    int64_t dynamicShared_ = 0;  // bytes of dynamic shared memory of the current kernel (0: static)
+    const std::vector<ir::SharedSlot>* plan_ = nullptr;  // of the kernel being emitted
+    int64_t sharedBytes_ = 0;  // its shared-memory pool (dynamic shared memory, set at launch)
 };
 
-// Shared memory a kernel may declare statically; more goes into one dynamic block.
+// The pool's alignment: the most any buffer gets (a 128-byte swizzle's 1024), and the same in
+// every kernel, since nvcc takes the extern declarations in one file for one array.
+constexpr int64_t kSharedPoolAlign = 1024;
+
+// Dynamic shared memory a kernel may use without opting in (cudaFuncSetAttribute).
 constexpr int64_t kStaticSharedLimit = 48 * 1024;
 
 } // namespace tlc::codegen

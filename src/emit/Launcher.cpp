@@ -304,7 +304,7 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     }
     std::vector<std::string> grid;
     for (const auto& g : k.gridExtents) grid.push_back(printExpr(g));
-    int64_t shared = sharedLayout(k, info_).total;
+    int64_t shared = k.sharedBytes;
     std::string launch;
     if (target_.backend == Backend::Cpu)
         launch = fmt::format("grid ({}) of blocks, run by an OpenMP loop (one thread per block)", join(grid, ", "));

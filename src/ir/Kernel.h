@@ -37,6 +37,17 @@ struct CopyDecision {
     std::string reason;  // why not TMA (empty for TMA)
 };
 
+// Where plan-shared-memory put a shared buffer in the block's one shared-memory pool. Buffers
+// whose live ranges do not overlap may share bytes.
+struct SharedSlot {
+    Buffer buffer;         // as allocated in the lowered body
+    int64_t offset = 0;    // bytes from the start of the pool, a multiple of align
+    int64_t bytes = 0;
+    int64_t align = 16;
+    int first = 0, last = 0;  // live range: statements of the body numbered in preorder
+    SourceLoc firstLoc, lastLoc;  // the .tl lines of the first and last use (a loop's for uses inside it)
+};
+
 struct KernelParam {
     enum class Kind { Tensor, Scalar, Size };
     Kind kind;
@@ -59,11 +70,11 @@ struct Kernel {
 
     // Set by lowering.
     VarPtr threadIndex;               // the thread index within the block
-    int64_t sharedBytes = 0;          // static shared memory of the lowered body
+    int64_t sharedBytes = 0;          // the shared-memory pool of the lowered body
+    std::vector<SharedSlot> sharedPlan;  // every shared buffer live code uses, in allocation order
     std::vector<LaunchCheck> launchChecks;
     std::vector<TensorMap> tensorMaps;                   // in order of first use
     std::set<const BufferNode*> mbarriers;               // shared uint64_t barrier arrays
-    std::map<const BufferNode*, int> sharedAlignment;    // shared buffers aligned past 16 bytes
     std::vector<CopyDecision> copyDecisions;
     int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
 

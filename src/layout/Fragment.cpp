@@ -71,6 +71,23 @@ std::vector<Expr> Fragment::indicesAt(const Expr& tx, const Expr& local) const {
     return out;
 }
 
+std::vector<int64_t> Fragment::elementAt(int64_t tx, int64_t local) const {
+    std::vector<int64_t> out;
+    for (const auto& terms : dims_) {
+        int64_t idx = 0;
+        for (const Term& t : terms) idx += ((t.onThread ? tx : local) / t.stride) % t.extent * t.scale;
+        out.push_back(idx);
+    }
+    return out;
+}
+
+std::pair<int64_t, int64_t> Fragment::holderOf(const std::vector<int64_t>& indices) const {
+    int64_t thread = 0, local = 0;
+    for (size_t d = 0; d < dims_.size(); ++d)
+        for (const Term& t : dims_[d]) (t.onThread ? thread : local) += (indices[d] / t.scale) % t.extent * t.stride;
+    return {thread, local};
+}
+
 Expr Fragment::localOf(const std::vector<Expr>& indices) const {
     Expr local;
     for (size_t d = 0; d < dims_.size(); ++d) {

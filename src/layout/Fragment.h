@@ -38,6 +38,10 @@ public:
 
     // The element a thread holds in local slot `local`.
     std::vector<ir::Expr> indicesAt(const ir::Expr& tx, const ir::Expr& local) const;
+    // The same with numbers: the element thread tx holds in slot `local`; and the inverse, the
+    // thread (replica 0) and slot that hold the element at `indices`.
+    std::vector<int64_t> elementAt(int64_t tx, int64_t local) const;
+    std::pair<int64_t, int64_t> holderOf(const std::vector<int64_t>& indices) const;
     // The local slot of the element at `indices`, valid in the threads that own it.
     ir::Expr localOf(const std::vector<ir::Expr>& indices) const;
     // Whether thread tx holds the element at `indices` (a boolean expression).

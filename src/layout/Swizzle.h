@@ -29,6 +29,10 @@ public:
     int64_t span() const { return span_; }
     int64_t rowsPerPattern() const { return rowsPerPattern_; }
     int64_t patternBytes() const { return span_ * 16; }
+    // Where a buffer stored with this swizzle must start: eight rows of one pattern (1024 bytes
+    // for 128-byte patterns). The rows are what this swizzle XORs by, but TMA and wgmma
+    // descriptors XOR by address bits, which agree only from such a boundary; 16 for the identity.
+    int64_t baseAlignment() const { return isIdentity() ? 16 : 8 * patternBytes(); }
 
     // The stored column of the element at (row, col).
     int64_t column(int64_t row, int64_t col) const;

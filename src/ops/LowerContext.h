@@ -60,6 +60,10 @@ public:
     // top of the kernel by the lowering pass.
     ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
+    // Bytes of scratch the op being lowered may take without raising the block's shared-memory
+    // peak: what the buffers live around it leave free (lower-tile-ops sets it for each op;
+    // plan-shared-memory then lets the scratch reuse those bytes).
+    int64_t sharedHeadroom = 0;
     // Declares `to` instead of scratch buffer `from` (apply-shared-layouts: as stored).
     void replaceScratch(const ir::Buffer& from, const ir::Buffer& to);
 

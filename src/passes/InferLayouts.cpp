@@ -11,6 +11,7 @@
 #include "ir/Visitor.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "ops/copy/SharedAccess.h"
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmInfer.h"
 #include "ops/gemm/GemmPlan.h"
@@ -45,6 +46,7 @@ struct Graph {
     std::vector<SourceLoc> gemmLocs;
     std::vector<ops::ParallelNest> loops;
     std::vector<std::pair<const ops::AnnotateLayoutOp*, SourceLoc>> annotations;
+    std::vector<const ops::CopyOp*> sharedCopies;  // copies with a shared side, for the layout cost
 };
 
 class GraphBuilder : public IRVisitor {
@@ -71,6 +73,8 @@ protected:
         } else if (const auto* c = dynamic_cast<const ops::CopyOp*>(op)) {
             if (c->src().buffer->scope == MemScope::Fragment && c->dst().buffer->scope == MemScope::Fragment)
                 g.constraints.push_back({Constraint::Kind::Equal, c->src().buffer, c->dst().buffer, {}, c->str(), n->loc});
+            if (c->src().buffer->scope == MemScope::Shared || c->dst().buffer->scope == MemScope::Shared)
+                g.sharedCopies.push_back(c);
         }
     }
     void visitFor(const For* n) override {
@@ -237,6 +241,34 @@ void chooseSharedLayouts(const Graph& g, const std::vector<ops::GemmPlan>& plans
     }
 }
 
+// Shared tiles that neither a gemm nor an annotation fixed: the cheapest layout for the
+// accesses of the copies that move them (layout/BankConflicts.h). One thread (the cpu) has no
+// banks to spread.
+void chooseByCost(const Graph& g, LowerContext& ctx) {
+    if (ctx.threads <= 1) return;
+    std::set<const BufferNode*> fixed;
+    for (const auto& [a, loc] : g.annotations) fixed.insert(a->buffer().get());
+    std::vector<Buffer> order;
+    std::map<const BufferNode*, std::vector<layout::SharedAccess>> accesses;
+    for (const ops::CopyOp* c : g.sharedCopies)
+        for (const Buffer& b : {c->src().buffer, c->dst().buffer}) {
+            if (b->scope != MemScope::Shared || fixed.count(b.get()) || ctx.sharedLayouts.count(b.get())) continue;
+            auto a = ops::sharedAccess(*c, b, ctx);
+            if (!a) continue;
+            if (!accesses.count(b.get())) order.push_back(b);
+            accesses[b.get()].push_back(std::move(*a));
+        }
+    for (const Buffer& b : order) {
+        std::vector<int64_t> shape;
+        constantShape(b, shape);
+        layout::LayoutChoice choice = layout::cheapestLayout(shape, dtypeBytes(b->dtype), accesses[b.get()]);
+        LowerContext::SharedLayout& chosen = ctx.sharedLayouts[b.get()];
+        chosen.swizzle = choice.layout.swizzle();
+        chosen.padElems = choice.layout.pad();
+        chosen.reason = choice.reason;
+    }
+}
+
 } // namespace
 
 bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
@@ -253,6 +285,7 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;
     chooseSharedLayouts(builder.g, plans, annotated, ctx);
+    chooseByCost(builder.g, ctx);
     return true;
 }
 

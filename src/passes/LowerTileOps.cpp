@@ -6,6 +6,7 @@
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
 #include "ops/parallel/Parallel.h"
+#include "passes/SharedLiveness.h"
 
 namespace tlc {
 
@@ -15,10 +16,14 @@ namespace {
 
 class Lowerer : public IRMutator {
 public:
-    explicit Lowerer(LowerContext& ctx) : ctx_(ctx) {}
+    Lowerer(LowerContext& ctx, std::map<const StmtNode*, int64_t> headroom) : ctx_(ctx), headroom_(std::move(headroom)) {}
 
 protected:
-    Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt&) override { return n->op->lower(ctx_, n->loc); }
+    Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt&) override {
+        auto it = headroom_.find(n);
+        ctx_.sharedHeadroom = it == headroom_.end() ? 0 : it->second;
+        return n->op->lower(ctx_, n->loc);
+    }
 
     Stmt mutateFor(const For* n, const Stmt& self) override {
         if (n->forKind == ForKind::Parallel) {
@@ -53,6 +58,7 @@ protected:
 
 private:
     LowerContext& ctx_;
+    std::map<const StmtNode*, int64_t> headroom_;
 
     // An element of a fragment lives in one thread; outside a parallel loop no thread is chosen.
     void fragmentOutsideLoop(const Buffer& b, SourceLoc loc) {
@@ -63,6 +69,6 @@ private:
 
 } // namespace
 
-Stmt lowerTileOps(const Stmt& body, LowerContext& ctx) { return Lowerer(ctx).mutate(body); }
+Stmt lowerTileOps(const Stmt& body, LowerContext& ctx) { return Lowerer(ctx, sharedHeadroom(body, ctx)).mutate(body); }
 
 } // namespace tlc

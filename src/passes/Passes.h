@@ -38,8 +38,14 @@ ir::Stmt lowerTileOps(const ir::Stmt& body, LowerContext& ctx);
 // padded rows, boxes (wgmma's canonical layouts), alignment; scratch buffers as stored.
 ir::Stmt applySharedLayouts(const ir::Stmt& body, LowerContext& ctx);
 
-// Declares the ops' scratch buffers, adds up shared memory, checks it against the target.
+// Declares the ops' scratch buffers and gives every shared buffer an offset in one pool,
+// letting buffers whose live ranges do not overlap share bytes (with a barrier between the old
+// and the new user); records the plan on the kernel (sharedBytes, sharedPlan) and checks the
+// total against the target.
 ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
+// For --emit=shared: the plan, one line per buffer (offsets, sizes, alignment, live ranges).
+std::string describeSharedPlan(const ir::Kernel& kernel);
 
 struct PassOptions {
     std::vector<std::string> printAfter;  // pass names

@@ -190,7 +190,20 @@ void pipelinedGemms(int M, int N, int K) {
         std::vector<float> C(2 * size_t(M) * N, -7.0f);
         expectStatus("gemm_batched status" + at, tl_kernels::gemm_batched(A2.data(), B2.data(), C.data(), 2, M, K, N), 0);
         check("pipelined gemm_batched" + at, C, expect, 1e-4, 1e-4);
+        // f16 results, through the staged epilogue.
+        std::vector<tl::half> H(2 * size_t(M) * N, tl::half(-7.0f));
+        expectStatus("gemm_batched_f16 status" + at, tl_kernels::gemm_batched_f16(A2.data(), B2.data(), H.data(), 2, M, K, N), 0);
+        check("pipelined gemm_batched_f16 (direct stores: no free bytes in the loop)" + at, H, expect, 1e-2, 1e-2);
     }
+    auto runHalf = [&](const std::string& name, const std::function<int(tl::half*)>& launch) {
+        std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+        expectStatus(name + " status" + at, launch(C.data()), 0);
+        check("pipelined " + name + at, C, want, 1e-2, 1e-2);
+    };
+    runHalf("gemm_f16_out (staged epilogue)",
+            [&](tl::half* C) { return int(tl_kernels::gemm_f16_out(A.data(), B.data(), C, M, K, N)); });
+    runHalf("gemm_user_stage (shared staging on reused bytes)",
+            [&](tl::half* C) { return int(tl_kernels::gemm_user_stage(A.data(), B.data(), C, M, K, N)); });
 }
 
 // Inputs the GPU lowering cannot take get an error code and no launch: a base pointer off the

@@ -40,7 +40,7 @@ Kernel tiny(const Target& t, const Buffer& X, const VarPtr& N, Stmt body) {
     k.gridExtents = {Expr(N)};
     k.threads = t.backend == Backend::Cpu ? 1 : 32;
     k.body = body;
-    return k;
+    return planned(k, t);
 }
 
 } // namespace
@@ -127,7 +127,10 @@ TEST_CASE("emit: shared memory, barrier and warp shuffle") {
     EmitResult cuda = emitOne(rowSum(target("sm80")), "sm80");
     const std::string& s = cuda.source;
     CHECK_HAS(s, "float acc = 0.0f;");
-    CHECK_HAS(s, "__shared__ __align__(16) float partial[4];");
+    CHECK_HAS(s, "extern __shared__ __align__(1024) unsigned char tl_smem[];  // 16 bytes, set at launch");
+    CHECK_HAS(s, "float* const partial = reinterpret_cast<float*>(tl_smem + 0);  // [4] f32, offset 0");
+    CHECK_HAS(s, "row_sum_kernel<<<blocks_x, 128, 16, stream>>>");
+    CHECK_HAS_NOT(s, "cudaFuncSetAttribute");  // 48 KB or less needs no opt-in
     CHECK_HAS(s, "// rowsum.tl:7: reduce_sum(x, row, dim = 1)");
     CHECK_HAS(s, "acc += X[bx * N + j];");
     CHECK_HAS(s, "#pragma unroll\n    for (int s = 0; s < 5; ++s) {\n"
@@ -139,7 +142,7 @@ TEST_CASE("emit: shared memory, barrier and warp shuffle") {
 
     EmitResult hip = emitOne(rowSum(target("gfx942")), "gfx942");
     CHECK_HAS(hip.source, "acc += __shfl_xor(acc, 16 >> s, 32);");
-    CHECK_HAS(hip.source, "__shared__ __align__(16) float partial[4];");
+    CHECK_HAS(hip.source, "float* const partial = reinterpret_cast<float*>(tl_smem + 0);  // [4] f32, offset 0");
 
     EmitResult cpu = emitOne(rowSum(target("cpu")), "cpu");
     CHECK_HAS(cpu.source, "float partial[1];");
@@ -153,7 +156,7 @@ TEST_CASE("emit: f16 casts, vector moves and launch checks") {
     const std::string& s = cuda.source;
     CHECK_HAS(s, "#include <cuda_fp16.h>");
     CHECK_HAS(s, "__global__ void __launch_bounds__(128) half_scale_kernel(const __half* __restrict__ A,");
-    CHECK_HAS(s, "__shared__ __align__(16) __half A_s[4096];  // 64 x 64");
+    CHECK_HAS(s, "__half* const A_s = reinterpret_cast<__half*>(tl_smem + 0);  // [64][64] f16, offset 0");
     CHECK_HAS(s, "__align__(16) __half out[8];");
     CHECK_HAS(s, "tl::copy_vec<16>(&A_s[r * 64 + c], &A[(by * 64 + r) * K + bx * 64 + c]);");
     CHECK_HAS(s, "tl::fill_zero<16>(&out[0]);");
@@ -163,7 +166,7 @@ TEST_CASE("emit: f16 casts, vector moves and launch checks") {
     CHECK_HAS(s, "if (M % 64 != 0) return cudaErrorInvalidValue;  // M must be a multiple of 64");
     CHECK_HAS(s, "if (!tl::is_aligned(A, 16)) return cudaErrorInvalidValue;  // 16-byte vector loads of A");
     CHECK_HAS(s, "if (!tl::fits_int32_offsets({M, K})) return cudaErrorInvalidValue;  // A, B: 32-bit offsets");
-    CHECK_HAS(s, "half_scale_kernel<<<dim3(blocks_x, blocks_y), 128, 0, stream>>>(A, B, alpha, M, K);");
+    CHECK_HAS(s, "half_scale_kernel<<<dim3(blocks_x, blocks_y), 128, 8192, stream>>>(A, B, alpha, M, K);");
     CHECK_HAS(s, "struct vector_word");  // the runtime section was pasted
     CHECK_HAS(cuda.header, "#include <cuda_fp16.h>");
     CHECK_HAS(cuda.header, "cudaError_t half_scale(const __half* A,\n");
@@ -180,12 +183,12 @@ TEST_CASE("emit: f16 casts, vector moves and launch checks") {
     CHECK_HAS(cpu.header, "int half_scale(const tl::half* A, tl::half* B, float alpha, int M, int K);");
 }
 
-TEST_CASE("emit: more than 48 KB of shared memory is dynamic; large CPU buffers are hoisted") {
+TEST_CASE("emit: more than 48 KB of shared memory needs the opt-in; large CPU buffers are hoisted") {
     for (const char* t : {"sm80", "sm90"}) {
         EmitResult r = emitOne(bigShared(target(t)), t);
-        CHECK_HAS(r.source, "extern __shared__ __align__(16) unsigned char tl_smem[];");
-        CHECK_HAS(r.source, "float* const tile = reinterpret_cast<float*>(tl_smem + 0);  // 128 x 64");
-        CHECK_HAS(r.source, "float* const tile_t = reinterpret_cast<float*>(tl_smem + 32768);");
+        CHECK_HAS(r.source, "extern __shared__ __align__(1024) unsigned char tl_smem[];");
+        CHECK_HAS(r.source, "float* const tile = reinterpret_cast<float*>(tl_smem + 0);  // [128][64] f32, offset 0");
+        CHECK_HAS(r.source, "float* const tile_t = reinterpret_cast<float*>(tl_smem + 32768);  // [64][128] f32, offset 32768");
         CHECK_HAS(r.source, "const cudaError_t attribute = cudaFuncSetAttribute(big_transpose_kernel,\n"
                             "            cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
                             "    if (attribute != cudaSuccess) return attribute;\n");
@@ -205,9 +208,16 @@ TEST_CASE("emit: more than 48 KB of shared memory is dynamic; large CPU buffers 
     CHECK_HAS(cpu.source, "// tile: shared f32[128, 64], per-thread storage from the launcher");
     CHECK_HAS(cpu.source, "#include <vector>");
 
-    // Small shared tiles stay static.
+    // Every kernel of a file declares the pool alike (nvcc sees one array).
+    EmitResult two = emit({rowSum(target("sm80")), bigShared(target("sm80"))}, target("sm80"), {});
+    size_t first = two.source.find("extern __shared__ __align__(1024) unsigned char tl_smem[];  // 16 bytes");
+    CHECK(first != std::string::npos);
+    CHECK(two.source.find("extern __shared__ __align__(1024) unsigned char tl_smem[];  // 65536 bytes", first) !=
+          std::string::npos);
+
+    // Small pools need no opt-in.
     EmitResult small = emitOne(halfScale(target("sm80")), "sm80");
-    CHECK_HAS_NOT(small.source, "tl_smem");
+    CHECK_HAS(small.source, "tl_smem[];  // 8192 bytes, set at launch");
     CHECK_HAS_NOT(small.source, "cudaFuncSetAttribute");
 }
 
@@ -446,7 +456,7 @@ TEST_CASE("emit: a reshaped view of an allocation uses its storage") {
     Stmt body = allocate(flat, seq({store(view, {intImm(1), intImm(2)}, cast(DType::F16, floatImm(1.0))),
                                     store(X, {intImm(0)}, cast(DType::F32, load(view, {intImm(1), intImm(2)})))}));
     std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
-    CHECK_HAS(s, "__shared__ __align__(16) __half stage[4096];");
+    CHECK_HAS(s, "__half* const stage = reinterpret_cast<__half*>(tl_smem + 0);  // [4096] f16, offset 0");
     CHECK_HAS(s, "stage[66] = __half(1.0f);");
     CHECK_HAS(s, "X[0] = float(stage[66]);");
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/Kernel.h"
+#include "passes/Passes.h"
 #include "target/Target.h"
 
 #include <cmath>
@@ -23,6 +24,16 @@ inline KernelParam sizeParam(const VarPtr& v) { return KernelParam{KernelParam::
 inline KernelParam scalarParam(const VarPtr& v) {
     return KernelParam{KernelParam::Kind::Scalar, v->name, v->dtype, nullptr, v};
 }
+// Lowering ends with plan-shared-memory, which places the shared buffers in one pool: the
+// emitter needs that plan.
+inline Kernel planned(Kernel k, const Target& target) {
+    SourceFile file(k.sourceName, "");
+    DiagnosticEngine diags(file);
+    LowerContext ctx(target, k.threads, diags);
+    k.body = planSharedMemory(k, k.body, ctx);
+    return k;
+}
+
 inline Expr ceildivExpr(Expr a, int64_t b) { return call("ceildiv", DType::I32, {std::move(a), intImm(b)}); }
 inline Expr f32(double v, const char* spelling = "") { return floatImm(v, DType::F32, spelling); }
 
@@ -115,7 +126,7 @@ inline Kernel rowSum(const Target& target) {
     kern.threads = threads;
     kern.threadIndex = tx;
     kern.body = allocate(acc, allocate(partial, seq(steps), L(4)), L(4), f32(0.0));
-    return kern;
+    return planned(kern, target);
 }
 
 // B = f16(f32(A) * alpha) on 64 x 64 tiles: vector moves of 8 halves (16 bytes) from global
@@ -170,7 +181,7 @@ inline Kernel halfScale(const Target& target) {
                       LaunchCheck{binary(BinaryOp::Eq, Expr(K) % 64, intImm(0)), "", 0, "K must be a multiple of 64"},
                       LaunchCheck{Expr(), "A", 16, "16-byte vector loads of A"},
                       LaunchCheck{Expr(), "B", 16, "16-byte vector stores of B"}};
-    return k;
+    return planned(k, target);
 }
 
 // Two 32 KB shared tiles (64 KB: dynamic shared memory on a GPU; on the CPU the tiles are
@@ -208,8 +219,7 @@ inline Kernel bigShared(const Target& target) {
     k.threads = threads;
     k.threadIndex = tx;
     k.body = allocate(tile, allocate(tileT, seq({in, barrier(L(5)), flip, barrier(L(6)), out}), L(4)), L(3));
-    k.sharedBytes = 2 * 128 * 64 * 4;
-    return k;
+    return planned(k, target);
 }
 
 // Element types, math and odd expressions in one elementwise kernel (compile checks):

@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "ops/OpUtil.h"
+#include "ops/copy/Epilogue.h"
 
 #include <fmt/format.h>
 
@@ -65,6 +66,7 @@ std::string CopyOp::str() const {
 
 Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
     if (tmaBarrier_) return seq({comment(str(), loc), lowerTma(ctx)}, loc);
+    if (auto staged = lowerStagedStore(*this, ctx, loc)) return *staged;
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
     bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
     std::vector<int64_t> tile = src_.squeezedExtents();
