@@ -112,6 +112,8 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
             const bool scaleD = kt > 0 || s > 0;
             if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
                 tl::wgmma_m64nNk32_f32_e4m3_ss<N>(d, descA, descB, scaleD);
+            } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
+                tl::wgmma_m64nNk32_f32_e5m2_ss<N>(d, descA, descB, scaleD);
             } else if constexpr (RS) {
                 if constexpr (std::is_same_v<T, __half>) tl::wgmma_m64nNk16_f32_f16_rs<N, !BK>(d, a[s], descB, scaleD);
                 else tl::wgmma_m64nNk16_f32_bf16_rs<N, !BK>(d, a[s], descB, scaleD);
@@ -385,6 +387,7 @@ int main() {
     wgmmaCase<__nv_bfloat16, 128, 128, true, false, false>("wgmma m64n128k16 bf16 ss, 128B swizzle, A K-major, B N-major", 41);
     wgmmaCase<__nv_bfloat16, 128, 64, true, true, true>("wgmma m64n64k16 bf16 rs, 128B swizzle, B K-major", 42);
     wgmmaCase<__nv_fp8_e4m3, 128, 128, true, true, false>("wgmma m64n128k32 e4m3 ss, 128B swizzle, A K-major, B K-major", 43);
+    wgmmaCase<__nv_fp8_e5m2, 128, 128, true, true, false>("wgmma m64n128k32 e5m2 ss, 128B swizzle, A K-major, B K-major", 47);
     wgmmaCase<__half, 128, 256, true, false, false>("wgmma m64n256k16 f16 ss, 128B swizzle, A K-major, B N-major", 45);
     wgmmaCase<__half, 64, 256, true, true, true>("wgmma m64n256k16 f16 rs, 64B swizzle, B K-major", 46);
     wgmmaCase<__half, 128, 128, true, false, false, 2>("wgmma m64n128k16 f16 ss, two warpgroups, 128B swizzle", 44);

@@ -432,7 +432,7 @@ inline void fence_proxy_async_shared() {}
 #define TLC_RUNTIME_TL_CUDA_H_WGMMA
 namespace tl {
 namespace simt_wgmma {
-enum class Elem { F16, BF16, E4M3, S8 };
+enum class Elem { F16, BF16, E4M3, E5M2, S8 };
 inline void fail(const char* what) {
     std::fprintf(stderr, "simt: wgmma: %s\n", what);
     std::abort();
@@ -503,6 +503,11 @@ inline double value(const unsigned char* p, Elem e) {
         return double(float(h));
     }
     if (e == Elem::S8) return double(*reinterpret_cast<const signed char*>(p));
+    if (e == Elem::E5M2) {
+        __nv_fp8_e5m2 h;
+        std::memcpy(&h, p, 1);
+        return double(float(h));
+    }
     __nv_fp8_e4m3 h;
     std::memcpy(&h, p, 1);
     return double(float(h));
@@ -531,7 +536,7 @@ inline Queue& queue(int warpgroup) {
     return q;
 }
 inline void execute(const Op& op) {
-    const int es = op.elem == Elem::E4M3 || op.elem == Elem::S8 ? 1 : 2;
+    const int es = op.elem == Elem::E4M3 || op.elem == Elem::E5M2 || op.elem == Elem::S8 ? 1 : 2;
     std::vector<double> A(64 * op.k), B(op.k * op.n);
     if (op.aInRegisters) {
         for (int t = 0; t < 128; ++t) {
@@ -659,6 +664,9 @@ void wgmma_m64nNk16_f32_bf16_rs(float* d, const __nv_bfloat16* a, std::uint64_t 
 }
 template <int N> void wgmma_m64nNk32_f32_e4m3_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 32, simt_wgmma::Elem::E4M3, false, false, false>(d, nullptr, descA, descB, scaleD);
+}
+template <int N> void wgmma_m64nNk32_f32_e5m2_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 32, simt_wgmma::Elem::E5M2, false, false, false>(d, nullptr, descA, descB, scaleD);
 }
 template <int N> void wgmma_m64nNk32_s32_s8_ss(int* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 32, simt_wgmma::Elem::S8, false, false, false>(d, nullptr, descA, descB, scaleD);
