@@ -115,7 +115,25 @@ struct State {
     friend bool operator==(const State&, const State&) = default;
 };
 
-class SharedAccesses : public IRVisitor {
+// Collects the variables that loops and lets inside the visited code bind.
+class BoundVars : public IRVisitor {
+public:
+    std::set<const Var*> bound;
+
+protected:
+    void visitFor(const For* n) override {
+        bound.insert(n->var.get());
+        IRVisitor::visitFor(n);
+    }
+    void visitLetStmt(const LetStmt* n) override {
+        bound.insert(n->var.get());
+        IRVisitor::visitLetStmt(n);
+    }
+};
+
+// Variables bound inside the statement take many values in it: indices that use them are not
+// one slot.
+class SharedAccesses : public BoundVars {
 public:
     explicit SharedAccesses(const std::set<const BufferNode*>& skip) : skip_(skip) {}
     State s;
@@ -137,27 +155,16 @@ protected:
             if (tracked(r->buffer)) s.writes.insert(of(r));
         IRVisitor::visitTileOpStmt(n);
     }
-    // Variables bound inside the statement take many values in it: indices that use them
-    // are not one slot.
-    void visitFor(const For* n) override {
-        bound_.insert(n->var.get());
-        IRVisitor::visitFor(n);
-    }
-    void visitLetStmt(const LetStmt* n) override {
-        bound_.insert(n->var.get());
-        IRVisitor::visitLetStmt(n);
-    }
 
 private:
     const std::set<const BufferNode*>& skip_;
-    std::set<const Var*> bound_;
 
     bool tracked(const Buffer& b) const { return b->scope == MemScope::Shared && !skip_.count(b.get()); }
 
     Access access(const Buffer& b, const std::vector<Expr>& indices, int64_t firstExtent) {
         if (b->shape.size() < 2 || indices.empty() || firstExtent != 1) return {b.get(), "", {}};
         Expr slot = simplify(indices[0]);
-        for (const Var* v : bound_)
+        for (const Var* v : bound)
             if (uses(slot, v)) return {b.get(), "", {}};
         // The key names the variables by identity: equal text is not the same index when two
         // variables share a name.
@@ -181,23 +188,10 @@ private:
 
 // Variables a loop binds: its own and those bound in its body.
 std::set<const Var*> boundIn(const For* f) {
-    class Collector : public IRVisitor {
-    public:
-        std::set<const Var*> vars;
-
-    protected:
-        void visitFor(const For* n) override {
-            vars.insert(n->var.get());
-            IRVisitor::visitFor(n);
-        }
-        void visitLetStmt(const LetStmt* n) override {
-            vars.insert(n->var.get());
-            IRVisitor::visitLetStmt(n);
-        }
-    } c;
-    c.vars.insert(f->var.get());
+    BoundVars c;
+    c.bound.insert(f->var.get());
     c.visit(f->body);
-    return c.vars;
+    return c.bound;
 }
 
 // The state as the next iteration sees it: slots over the loop's variables become whole buffers.
