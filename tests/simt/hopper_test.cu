@@ -344,13 +344,8 @@ void tensorMapRules() {
 
 int main() {
 #ifdef __CUDACC__
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        std::printf("skip: no CUDA device\n");
-        return 0;
-    }
     cudaDeviceProp prop;
-    cudaGetDeviceProperties(&prop, 0);
+    if (!firstDevice(prop)) return 0;
     if (prop.major != 9) {
         std::printf("skip: the GPU is sm_%d%d, these helpers need sm_90a\n", prop.major, prop.minor);
         return 0;

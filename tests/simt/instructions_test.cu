@@ -233,13 +233,8 @@ template <int Count, bool Trans> void ldmatrixCase(const std::string& what, uint
 
 int main() {
 #ifdef __CUDACC__
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        std::printf("skip: no CUDA device\n");
-        return 0;
-    }
     cudaDeviceProp prop;
-    cudaGetDeviceProperties(&prop, 0);
+    if (!firstDevice(prop)) return 0;
     const bool fp8 = prop.major * 10 + prop.minor >= 89;
 #else
     const bool fp8 = true;

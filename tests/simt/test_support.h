@@ -1,6 +1,6 @@
 // Host-side scaffolding shared by the simulator self-tests (instructions_test.cu,
 // hopper_test.cu), which build both as C++ against the simulator and with nvcc for a real GPU:
-// pass/fail counters, a device copy of a host vector, and a one-block launch.
+// pass/fail counters, a device copy of a host vector, a one-block launch and the device check.
 #pragma once
 
 #include <cstdint>
@@ -65,3 +65,16 @@ template <typename... Params, typename... Args> bool launch(int threads, void (*
     return true;
 }
 
+#ifdef __CUDACC__
+// The first CUDA device's properties; false (and a "skip" line) when there is none, so that a
+// build of these tests on a machine without a GPU exits 0 without running.
+inline bool firstDevice(cudaDeviceProp& prop) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("skip: no CUDA device\n");
+        return false;
+    }
+    cudaGetDeviceProperties(&prop, 0);
+    return true;
+}
+#endif
