@@ -29,9 +29,9 @@ struct TensorMap {
     int swizzleBytes = 0;
 };
 
-// How lowering moved a global-to-shared copy and why, for --explain and the emitted comments.
+// How pipeline-loops moved a global-to-shared copy and why (LowerContext::copyDecisions, for
+// --emit=layouts; --explain reads the decision log).
 struct CopyDecision {
-    SourceLoc loc;
     std::string copy;    // the copy as the source has it
     std::string form;    // "tma" or "cp.async"
     std::string reason;  // why not TMA (empty for TMA)
@@ -75,7 +75,6 @@ struct Kernel {
     std::vector<LaunchCheck> launchChecks;
     std::vector<TensorMap> tensorMaps;                   // in order of first use
     std::set<const BufferNode*> mbarriers;               // shared uint64_t barrier arrays
-    std::vector<CopyDecision> copyDecisions;
     int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
 
     // What inference and lowering chose for the author, and why (--explain).

@@ -103,7 +103,6 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
     kernel.launchChecks = ctx.launchChecks;
     kernel.tensorMaps = ctx.tensorMaps;
     kernel.mbarriers = ctx.mbarriers;
-    kernel.copyDecisions = ctx.copyDecisions;
     kernel.producerThreads = static_cast<int>(ctx.producerThreads);
     return true;
 }

@@ -863,7 +863,7 @@ private:
                          "version serves them all)";
             const size_t writer = vers.at(b).writer;
             const auto* copy = static_cast<const ops::CopyOp*>(items[writer].stmt.as<TileOpStmt>()->op.get());
-            ctx_.copyDecisions.push_back({loc, copy->str(), reason.empty() ? "tma" : "cp.async", reason});
+            ctx_.copyDecisions.push_back({copy->str(), reason.empty() ? "tma" : "cp.async", reason});
             ctx_.decide(fmt::format("transport of {}", copy->str()), reason.empty() ? "TMA load" : "cp.async",
                         "lowering",
                         reason.empty() ? "a pipelined global-to-shared copy of a 2-D box TMA can move: one thread "
