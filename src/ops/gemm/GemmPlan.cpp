@@ -34,21 +34,22 @@ const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
     return nullptr;
 }
 
-std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t warps, GemmPolicy policy) {
-    // full_row gives every warp whole rows, full_col whole columns, square (and a policy left
-    // out) keeps each warp's tile close to square.
+std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t parts, GemmPolicy policy,
+                                                           int64_t rowUnit, int64_t colUnit, bool tiesToMoreRows) {
+    // full_row gives every part whole rows, full_col whole columns, square (and a policy left
+    // out) keeps each part's tile close to square.
     std::optional<std::pair<int64_t, int64_t>> best;
     double bestScore = 1e30;
-    for (int64_t wm = 1; wm <= warps; wm *= 2) {
-        int64_t wn = warps / wm;
-        if (wm * wn != warps || M % (16 * wm) != 0 || N % (8 * wn) != 0) continue;
+    for (int64_t wm = 1; wm <= parts; wm *= 2) {
+        int64_t wn = parts / wm;
+        if (wm * wn != parts || M % (rowUnit * wm) != 0 || N % (colUnit * wn) != 0) continue;
         double score;
         switch (policy) {
         case GemmPolicy::FullRow: score = wn == 1 ? 0 : 1; break;
         case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
         default: score = std::abs(double(M / wm) - double(N / wn)); break;
         }
-        if (score < bestScore) {
+        if (score < bestScore || (tiesToMoreRows && score == bestScore)) {
             bestScore = score;
             best = std::pair{wm, wn};
         }

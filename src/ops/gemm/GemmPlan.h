@@ -55,9 +55,13 @@ std::string describePlan(const GemmPlan& plan);
 // The mma.sync form of the target for these operand types, or null.
 const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c);
 
-// How `warps` warps split an M x N accumulator of m16n8 tiles under the policy: warpsM x warpsN
-// (whole tiles per warp), or nothing when no arrangement divides it.
-std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t warps, GemmPolicy policy);
+// How `parts` warps (or warpgroups) split an M x N accumulator under the policy: partsM x
+// partsN, each part whole tiles of rowUnit x colUnit (m16n8 for mma.sync, 64 x 64 for wgmma),
+// or nothing when no arrangement divides it. Equal scores go to the fewest parts down, or with
+// tiesToMoreRows to the most.
+std::optional<std::pair<int64_t, int64_t>> chooseWarpSplit(int64_t M, int64_t N, int64_t parts, GemmPolicy policy,
+                                                           int64_t rowUnit = 16, int64_t colUnit = 8,
+                                                           bool tiesToMoreRows = false);
 
 // The layout of an m16n8 accumulator of shape [M, N] spread as warpsM x warpsN warps with
 // tilesM x tilesN instruction tiles each. A 16-bit fragment in this layout with warpsN = 1 is

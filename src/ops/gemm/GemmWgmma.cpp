@@ -9,8 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 namespace tlc::ops {
 
 using namespace ir;
@@ -152,27 +150,16 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
         if (!problem.empty()) return problem;
     // Warpgroups over C: whole 64-row blocks each, and N / warpgroupsN columns in multiples
     // of 64 (the widths the runtime's helpers take); the policy as for mma.sync.
-    int64_t groups = ctx.threads / 128, bestM = 0;
-    double bestScore = 1e30;
-    for (int64_t wm = 1; wm <= groups; wm *= 2) {
-        int64_t wn = groups / wm;
-        if (wm * wn != groups || M % (64 * wm) != 0 || N % wn != 0 || (N / wn) % 64 != 0) continue;
-        double score;
-        switch (op.policy()) {
-        case GemmPolicy::FullRow: score = wn == 1 ? 0 : 1; break;
-        case GemmPolicy::FullCol: score = wm == 1 ? 0 : 1; break;
-        default: score = std::abs(double(M / wm) - double(N / wn)); break;
-        }
-        // Ties go to more warpgroups down: wider instructions, whole rows per warpgroup.
-        if (score <= bestScore) bestScore = score, bestM = wm;
-    }
-    if (bestM == 0)
+    // Ties go to more warpgroups down: wider instructions, whole rows per warpgroup.
+    int64_t groups = ctx.threads / 128;
+    auto split = chooseWarpSplit(M, N, groups, op.policy(), 64, 64, true);
+    if (!split)
         return fmt::format("{} x {} does not split over {} warpgroup(s) in blocks of 64 rows and 64-column multiples",
                            M, N, groups);
     plan.kind = GemmPlan::Kind::Wgmma;
     plan.wgmma = inst;
-    plan.warpsM = bestM;
-    plan.warpsN = groups / bestM;
+    plan.warpsM = split->first;
+    plan.warpsN = split->second;
     plan.tilesM = M / (64 * plan.warpsM);
     plan.wgmmaN.clear();
     for (int64_t left = N / plan.warpsN; left > 0;) {
