@@ -3,6 +3,7 @@
 
 #include "copy_cast.h"
 #include "cumsum.h"
+#include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "reductions.h"
@@ -158,6 +159,27 @@ void gemms(int M, int N, int K) {
     }
 }
 
+// Mixed fp8 (e4m3 x e5m2, e5m2 x e4m3) -> f32, B given as [N, K]; the reference multiplies
+// the fp8 values in double. fp8 rows move in 16-byte pieces on GPUs (TMA rows on sm90 too).
+void mixedFp8Gemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A4 = random<tl::fp8_e4m3>(size_t(M) * K, 45), B4 = random<tl::fp8_e4m3>(size_t(N) * K, 46);
+    auto A5 = random<tl::fp8_e5m2>(size_t(M) * K, 47), B5 = random<tl::fp8_e5m2>(size_t(N) * K, 48);
+    auto product = [&](const auto& A, const auto& B) {
+        return matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                      [&](int k, int j) { return toDouble(B[size_t(j) * K + k]); });
+    };
+    bool aligned = !kGpu || (K % 16 == 0 && N % 4 == 0);
+    std::vector<float> C(size_t(M) * N, -7.0f);
+    if (launched("gemm_e4m3_e5m2" + at, tl_kernels::gemm_e4m3_e5m2(A4.data(), B5.data(), C.data(), M, K, N), aligned,
+                 C, -7.0))
+        check("gemm e4m3 x e5m2 -> f32" + at, C, product(A4, B5), 1e-3, 1e-4);
+    std::fill(C.begin(), C.end(), -7.0f);
+    if (launched("gemm_e5m2_e4m3" + at, tl_kernels::gemm_e5m2_e4m3(A5.data(), B4.data(), C.data(), M, K, N), aligned,
+                 C, -7.0))
+        check("gemm e5m2 x e4m3 -> f32" + at, C, product(A5, B4), 1e-3, 1e-4);
+}
+
 // The software pipeline (sm80: cp.async into versioned shared buffers) against the same
 // product, for K that gives no iteration, fewer iterations than stages, and partial tiles.
 void pipelinedGemms(int M, int N, int K) {
@@ -239,6 +261,8 @@ int main() {
     // 56: four; 200: thirteen of 16 and seven of 32, the last partial.
     for (int K : {0, 8, 16, 40, 56, 200}) pipelinedGemms(72, 88, K);
     pipelinedGemms(128, 64, 64);
+    mixedFp8Gemms(64, 128, 128);
+    mixedFp8Gemms(72, 136, 208);  // partial tiles in M and N, the last K tile partial
     refusedInputs();
     return summary();
 }

@@ -55,7 +55,7 @@ constexpr int kTileBytes = 128;
 //    of 8 K-rows x 16 bytes; the next 8 K-rows at leading offset 128, the next box (16 bytes of
 //    MN further) at stride offset kTile * 16.
 // WG warpgroups each compute a 64 x N tile of D, rows 64 * g ..; B is shared.
-template <typename T, int Swz, int N, bool AK, bool BK, bool RS, int WG>
+template <typename T, int Swz, int N, bool AK, bool BK, bool RS, int WG, typename TB>
 __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUtensorMap mapA,
                                                      const __grid_constant__ CUtensorMap mapB, const T* A, int lda,
                                                      int M, int K, int tiles, float* D) {
@@ -110,7 +110,10 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
                 BK ? tl::make_smem_desc(Bs + (32 * s / IB) * N * IB + 32 * s % IB, Swz, Swz ? 16 : N * 16, 8 * IB)
                    : tl::make_smem_desc(Bs + 16 * s * IB, Swz, Swz ? KT * IB : 128, Swz ? 8 * IB : KT * 16);
             const bool scaleD = kt > 0 || s > 0;
-            if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
+            if constexpr (!std::is_same_v<T, TB>) {  // mixed fp8
+                if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) tl::wgmma_m64nNk32_f32_e4m3_e5m2_ss<N>(d, descA, descB, scaleD);
+                else tl::wgmma_m64nNk32_f32_e5m2_e4m3_ss<N>(d, descA, descB, scaleD);
+            } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
                 tl::wgmma_m64nNk32_f32_e4m3_ss<N>(d, descA, descB, scaleD);
             } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
                 tl::wgmma_m64nNk32_f32_e5m2_ss<N>(d, descA, descB, scaleD);
@@ -223,31 +226,37 @@ template <typename T> std::vector<T> random(size_t n, std::mt19937& gen) {
 
 // D (64 WG x N) = A (M x K) * B (K x N) over two k-tiles, the second partial; M, N end inside
 // the tiles (rows / columns past them are zero-filled by TMA).
-template <typename T, int Swz, int N, bool AK, bool BK, bool RS, int WG = 1> void wgmmaCase(const std::string& what, uint32_t seed) {
+// TB: B's element type when it differs from A's (mixed fp8, both of one byte).
+template <typename T, int Swz, int N, bool AK, bool BK, bool RS, int WG = 1, typename TB = T>
+void wgmmaCase(const std::string& what, uint32_t seed) {
     constexpr int es = int(sizeof(T)), IB = Swz ? Swz : 16, KT = kTileBytes / es;
     const int K = 240 / es;                                      // 2 tiles, the second partial
     const int M = AK ? 64 * WG - 4 : 64 * WG - 8;                // row stride a multiple of 16 bytes when [K][M]
     const int Nn = BK ? N - 4 : N - 8;
     std::mt19937 gen(seed);
-    std::vector<T> a = random<T>(size_t(M) * K, gen), b = random<T>(size_t(K) * Nn, gen);  // a[m][k], b[k][n]
-    std::vector<T> storedA(a.size()), storedB(b.size());
+    static_assert(sizeof(TB) == sizeof(T), "A and B of one width");
+    std::vector<T> a = random<T>(size_t(M) * K, gen);  // a[m][k]
+    std::vector<TB> b = random<TB>(size_t(K) * Nn, gen);  // b[k][n]
+    std::vector<T> storedA(a.size());
+    std::vector<TB> storedB(b.size());
     for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) storedA[AK ? m * K + k : k * M + m] = a[m * K + k];
     for (int k = 0; k < K; ++k)
         for (int n = 0; n < Nn; ++n) storedB[BK ? n * K + k : k * Nn + n] = b[k * Nn + n];
-    Buffer<T> dA(storedA), dB(storedB);
+    Buffer<T> dA(storedA);
+    Buffer<TB> dB(storedB);
     Buffer<float> dD(std::vector<float>(size_t(64) * WG * N, 12345.0f));
     CUtensorMap mapA, mapB;
     const CUtensorMapSwizzle sw = swizzleMode(Swz);
     cudaError_t sa = AK ? tl::make_tensor_map_2d(&mapA, dA.get(), mapType<T>(), M, K, K * es, 64, IB / es, sw)
                         : tl::make_tensor_map_2d(&mapA, dA.get(), mapType<T>(), K, M, M * es, KT, IB / es, sw);
-    cudaError_t sb = BK ? tl::make_tensor_map_2d(&mapB, dB.get(), mapType<T>(), Nn, K, K * es, N, IB / es, sw)
-                        : tl::make_tensor_map_2d(&mapB, dB.get(), mapType<T>(), K, Nn, Nn * es, KT, IB / es, sw);
+    cudaError_t sb = BK ? tl::make_tensor_map_2d(&mapB, dB.get(), mapType<TB>(), Nn, K, K * es, N, IB / es, sw)
+                        : tl::make_tensor_map_2d(&mapB, dB.get(), mapType<TB>(), K, Nn, Nn * es, KT, IB / es, sw);
     if (sa != cudaSuccess || sb != cudaSuccess) {
         result(what + ": make_tensor_map_2d", 1, 1);
         return;
     }
-    if (!launch(128 * WG, tmaWgmma<T, Swz, N, AK, BK, RS, WG>, mapA, mapB, static_cast<const T*>(dA.get()), K, M, K, 2,
+    if (!launch(128 * WG, tmaWgmma<T, Swz, N, AK, BK, RS, WG, TB>, mapA, mapB, static_cast<const T*>(dA.get()), K, M, K, 2,
                 dD.get()))
         return;
     std::vector<float> got = dD.read();
@@ -383,6 +392,10 @@ int main() {
     wgmmaCase<__nv_bfloat16, 128, 64, true, true, true>("wgmma m64n64k16 bf16 rs, 128B swizzle, B K-major", 42);
     wgmmaCase<__nv_fp8_e4m3, 128, 128, true, true, false>("wgmma m64n128k32 e4m3 ss, 128B swizzle, A K-major, B K-major", 43);
     wgmmaCase<__nv_fp8_e5m2, 128, 128, true, true, false>("wgmma m64n128k32 e5m2 ss, 128B swizzle, A K-major, B K-major", 47);
+    wgmmaCase<__nv_fp8_e4m3, 128, 128, true, true, false, 1, __nv_fp8_e5m2>(
+        "wgmma m64n128k32 e4m3 x e5m2 ss, 128B swizzle, A K-major, B K-major", 48);
+    wgmmaCase<__nv_fp8_e5m2, 64, 64, true, true, false, 1, __nv_fp8_e4m3>(
+        "wgmma m64n64k32 e5m2 x e4m3 ss, 64B swizzle, A K-major, B K-major", 49);
     wgmmaCase<__half, 128, 256, true, false, false>("wgmma m64n256k16 f16 ss, 128B swizzle, A K-major, B N-major", 45);
     wgmmaCase<__half, 64, 256, true, true, true>("wgmma m64n256k16 f16 rs, 64B swizzle, B K-major", 46);
     wgmmaCase<__half, 128, 128, true, false, false, 2>("wgmma m64n128k16 f16 ss, two warpgroups, 128B swizzle", 44);

@@ -750,6 +750,19 @@ __device__ __forceinline__ void wgmma_m64nNk32_f32_e5m2_ss(float* d, uint64_t de
     static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
     TL_WGMMA_BODY_SS8("e5m2.e5m2")
 }
+// Mixed fp8 (e4m3 x e5m2 and e5m2 x e4m3), K = 32: as the e4m3 form, A's type first.
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk32_f32_e4m3_e5m2_ss(float* d, uint64_t descA, uint64_t descB,
+                                                                bool scaleD) {
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    TL_WGMMA_BODY_SS8("e4m3.e5m2")
+}
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk32_f32_e5m2_e4m3_ss(float* d, uint64_t descA, uint64_t descB,
+                                                                bool scaleD) {
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    TL_WGMMA_BODY_SS8("e5m2.e4m3")
+}
 // s8 x s8 -> s32, K = 32, both operands K-major; d holds N / 2 ints in the f32 layout.
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_s32_s8_ss(int* d, uint64_t descA, uint64_t descB, bool scaleD) {

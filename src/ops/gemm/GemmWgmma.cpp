@@ -15,13 +15,15 @@ using namespace ir;
 
 namespace {
 
-// The wgmma forms the runtime has (tl_cuda.h, section wgmma), as data. f16 accumulators and
-// mixed e4m3 x e5m2 have no helper yet: those gemms keep the mma.sync forms.
+// The wgmma forms the runtime has (tl_cuda.h, section wgmma), as data. f16 accumulators have
+// no helper yet: those gemms keep the mma.sync forms.
 constexpr WgmmaInstruction kWgmmaForms[] = {
     {DType::F16, DType::F16, DType::F32, 16, "wgmma_m64nNk16_f32_f16", true, true},
     {DType::BF16, DType::BF16, DType::F32, 16, "wgmma_m64nNk16_f32_bf16", true, true},
     {DType::F8E4M3, DType::F8E4M3, DType::F32, 32, "wgmma_m64nNk32_f32_e4m3", false, false},
     {DType::F8E5M2, DType::F8E5M2, DType::F32, 32, "wgmma_m64nNk32_f32_e5m2", false, false},
+    {DType::F8E4M3, DType::F8E5M2, DType::F32, 32, "wgmma_m64nNk32_f32_e4m3_e5m2", false, false},
+    {DType::F8E5M2, DType::F8E4M3, DType::F32, 32, "wgmma_m64nNk32_f32_e5m2_e4m3", false, false},
     {DType::I8, DType::I8, DType::I32, 32, "wgmma_m64nNk32_s32_s8", false, false},
 };
 

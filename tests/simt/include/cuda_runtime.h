@@ -514,7 +514,7 @@ inline double value(const unsigned char* p, Elem e) {
 }
 struct Op {
     int n = 0, k = 0;
-    Elem elem = Elem::F16;
+    Elem elem = Elem::F16, elemB = Elem::F16;  // A's and B's element types (mixed fp8 differs)
     bool transA = false, transB = false, aInRegisters = false, scaleD = false;
     std::uint64_t descA = 0, descB = 0;
     float* d[128] = {};
@@ -537,6 +537,7 @@ inline Queue& queue(int warpgroup) {
 }
 inline void execute(const Op& op) {
     const int es = op.elem == Elem::E4M3 || op.elem == Elem::E5M2 || op.elem == Elem::S8 ? 1 : 2;
+    if (es != (op.elemB == Elem::F16 || op.elemB == Elem::BF16 ? 2 : 1)) fail("A and B of different widths");
     std::vector<double> A(64 * op.k), B(op.k * op.n);
     if (op.aInRegisters) {
         for (int t = 0; t < 128; ++t) {
@@ -549,7 +550,7 @@ inline void execute(const Op& op) {
             for (int k = 0; k < op.k; ++k) A[m * op.k + k] = value(address(op.descA, m, k, es, op.transA), op.elem);
     }
     for (int n = 0; n < op.n; ++n)
-        for (int k = 0; k < op.k; ++k) B[k * op.n + n] = value(address(op.descB, n, k, es, op.transB), op.elem);
+        for (int k = 0; k < op.k; ++k) B[k * op.n + n] = value(address(op.descB, n, k, es, op.transB), op.elemB);
     for (int t = 0; t < 128; ++t) {
         const int w = t / 32, g = (t % 32) / 4, q = t % 4;
         for (int i = 0; i < op.n / 2; ++i) {
@@ -576,11 +577,11 @@ inline void requireWarpgroup(int count, const char* what) {
         std::abort();
     }
 }
-template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs> void issue(void** lanes, int count) {
+template <int N, int K, Elem E, Elem EB, bool TransA, bool TransB, bool ARegs> void issue(void** lanes, int count) {
     requireWarpgroup(count, "wgmma.mma_async");
     const Lane& first = *static_cast<Lane*>(lanes[0]);
     Op op;
-    op.n = N, op.k = K, op.elem = E, op.transA = TransA, op.transB = TransB, op.aInRegisters = ARegs;
+    op.n = N, op.k = K, op.elem = E, op.elemB = EB, op.transA = TransA, op.transB = TransB, op.aInRegisters = ARegs;
     op.descA = first.descA, op.descB = first.descB, op.scaleD = first.scaleD;
     for (int t = 0; t < 128; ++t) {
         const Lane& l = *static_cast<Lane*>(lanes[t]);
@@ -613,14 +614,14 @@ inline Lane lane() {
     l.warpgroup = ::simt::linearThreadIndex() / (4 * ::simt::warpSize());
     return l;
 }
-template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs, typename D>
+template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs, typename D, Elem EB = E>
 void run(D* d, const void* a, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
     Lane l = lane();
     if constexpr (std::is_same_v<D, int>) l.di = d;
     else l.d = d;
     l.a = a, l.descA = descA, l.descB = descB, l.scaleD = scaleD;
-    ::simt::warpgroupCollective(&l, issue<N, K, E, TransA, TransB, ARegs>);
+    ::simt::warpgroupCollective(&l, issue<N, K, E, EB, TransA, TransB, ARegs>);
 }
 } // namespace simt_wgmma
 inline void wgmma_fence() {
@@ -667,6 +668,16 @@ template <int N> void wgmma_m64nNk32_f32_e4m3_ss(float* d, std::uint64_t descA, 
 }
 template <int N> void wgmma_m64nNk32_f32_e5m2_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 32, simt_wgmma::Elem::E5M2, false, false, false>(d, nullptr, descA, descB, scaleD);
+}
+template <int N>
+void wgmma_m64nNk32_f32_e4m3_e5m2_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 32, simt_wgmma::Elem::E4M3, false, false, false, float, simt_wgmma::Elem::E5M2>(
+        d, nullptr, descA, descB, scaleD);
+}
+template <int N>
+void wgmma_m64nNk32_f32_e5m2_e4m3_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
+    simt_wgmma::run<N, 32, simt_wgmma::Elem::E5M2, false, false, false, float, simt_wgmma::Elem::E4M3>(
+        d, nullptr, descA, descB, scaleD);
 }
 template <int N> void wgmma_m64nNk32_s32_s8_ss(int* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 32, simt_wgmma::Elem::S8, false, false, false>(d, nullptr, descA, descB, scaleD);
