@@ -2,13 +2,16 @@
 """GEMM on a GPU: tlc's emitted kernel against torch.matmul (cuBLAS), checked and timed.
 
     python3 bench/gpu/gemm_bench.py --tlc build/tlc --target sm90 [--arch sm_90a] [--dtype f16|bf16|e4m3]
+                                    [-D block_N=256 -D threads=384 ...] [--sweep]
 
 Builds samples/gemm.tl (f16 in, f32 accumulate, f16 out), samples/gemm_bf16.tl or
 samples/gemm_fp8.tl (e4m3 in, B given as [N, K], f16 out) with tlc and nvcc into a shared
 library, calls its extern "C" launcher through ctypes on PyTorch's device pointers, checks the
 result against an f32 matmul of the same inputs on random data, then times it and cuBLAS
 (torch.matmul; torch._scaled_mm with unit scales for e4m3) with CUDA events (warm-up, median of
---iters runs). Needs a CUDA GPU and PyTorch; prints a Markdown table for bench/RESULTS.md.
+--iters runs). -D passes tile parameters to tlc; --sweep builds each configuration of SWEEP
+(the sample's own first) and prints one table per configuration, to find the one the sample
+should default to. Needs a CUDA GPU and PyTorch; prints Markdown tables for bench/RESULTS.md.
 """
 import argparse
 import ctypes
@@ -22,6 +25,15 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16, 8192,
 
 
 SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16", "e4m3": "gemm_fp8"}
+# Hopper-sized tiles to try (-D overrides of the samples' parameters): one or two consumer
+# warpgroups, 64-byte or 128-byte K rows, three or four stages.
+SWEEP = [
+    (),
+    ("block_N=256", "block_K=64", "threads=256", "stages=3"),
+    ("block_N=256", "block_K=64", "threads=256", "stages=4"),
+    ("block_M=128", "block_N=128", "block_K=64", "threads=256", "stages=4"),
+    ("block_N=256", "block_K=32", "threads=256", "stages=4"),
+]
 
 
 def build(tlc, sample, target, arch, workdir, defines=(), name="gemm"):
@@ -61,19 +73,33 @@ def main():
     parser.add_argument("--arch", default=None)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--dtype", choices=sorted(SAMPLES), default="f16")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                        help="a tile parameter for tlc (repeatable)")
+    parser.add_argument("--sweep", action="store_true", help="time every configuration of SWEEP")
     args = parser.parse_args()
     import torch
 
     arch = args.arch or {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}[args.target]
+    configs = [tuple(args.defines) + c for c in SWEEP] if args.sweep else [tuple(args.defines)]
+    for defines in configs:
+        bench_config(torch, args, arch, defines)
+
+
+def bench_config(torch, args, arch, defines):
     with tempfile.TemporaryDirectory() as tmp:
         sample = SAMPLES[args.dtype]
-        lib = build(args.tlc, sample, args.target, arch, tmp)
+        try:
+            lib = build(args.tlc, sample, args.target, arch, tmp, defines)
+        except subprocess.CalledProcessError as e:
+            print(f"\n{' '.join(defines) or '(defaults)'}: not built ({e})\n")
+            return
         launch = getattr(lib, "tl_" + sample)  # (A, B, C, M, K, N, stream): sizes in order of first appearance
         fp8 = args.dtype == "e4m3"
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m3fn}[args.dtype]
         launch.restype = ctypes.c_int
         launch.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 3 + [ctypes.c_void_p]
-        print(f"Device: {torch.cuda.get_device_name()}, {args.dtype}, tlc --target={args.target} (nvcc -arch={arch})\n")
+        print(f"\nDevice: {torch.cuda.get_device_name()}, {args.dtype}, tlc --target={args.target} "
+              f"{' '.join('-D' + d for d in defines)} (nvcc -arch={arch})\n")
         baseline = "torch._scaled_mm" if fp8 else "torch.matmul"
         print(f"| M | N | K | max rel. error | tlc (ms) | {baseline} (ms) | tlc TFLOP/s | tlc / cuBLAS |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
