@@ -80,6 +80,17 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", options.output, "Output file (default: standard output)");
     app.add_option("--header", options.header, "Launcher header path (default: the output with .h)");
     app.add_option("--namespace", options.nameSpace, "C++ namespace of the launchers")->capture_default_str();
+    app.add_option("--c-prefix", options.cPrefix,
+                   "Prefix of the extern \"C\" launchers (tl_NAME); another one lets two outputs of one kernel "
+                   "link into one program")
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& p) -> std::string {
+                bool ok = !p.empty() && !std::isdigit(static_cast<unsigned char>(p[0]));
+                for (char c : p) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+                return ok ? "" : "'" + p + "' is not the start of a C name (letters, digits and '_')";
+            },
+            "C name prefix"));
     app.add_flag("--line-directives", options.lineDirectives, "Write #line directives instead of // file.tl:N comments");
     app.add_flag("--debug", options.debug, "Keep print(...) and assert(...) in the emitted code");
     app.add_option("-D,--define", options.defines, "Set a compile-time parameter or size: -D NAME=VALUE")

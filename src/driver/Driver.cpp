@@ -99,6 +99,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     emitOptions.variants = variants;
     emitOptions.sourceName = baseName(sourceName);
     emitOptions.nameSpace = options.nameSpace;
+    emitOptions.cPrefix = options.cPrefix;
     emitOptions.lineDirectives = options.lineDirectives;
     emitOptions.debug = options.debug;
     std::string headerPath;

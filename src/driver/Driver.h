@@ -17,6 +17,7 @@ struct DriverOptions {
     std::string output;           // empty: stdout
     std::string header;           // launcher header path (default: output with .h)
     std::string nameSpace = "tl_kernels";
+    std::string cPrefix = "tl_";
     bool lineDirectives = false;
     bool debug = false;           // keep print/assert in the emitted code
     std::vector<std::string> defines;  // NAME=VALUE

@@ -232,15 +232,15 @@ void CEmitter::prepare(const std::vector<Kernel>& kernels) {
     for (const auto& v : options_.variants) {
         DispatcherNames d{file.declare(nullptr, v.name), file.declare(nullptr, v.name + "_variant_count"),
                           file.declare(nullptr, v.name + "_variant_name"), file.declare(nullptr, v.name + "_pick"),
-                          file.declare(nullptr, v.name + "_variant")};
-        fileLevelNames_.insert(fileLevelNames_.end(), {d.launch, d.count, d.names, d.pick, d.variant});
+                          file.declare(nullptr, v.name + "_variant"), file.declare(nullptr, options_.cPrefix + v.name)};
+        fileLevelNames_.insert(fileLevelNames_.end(), {d.launch, d.count, d.names, d.pick, d.variant, d.cLaunch});
         dispatcherNames_[v.name] = d;
     }
     for (const auto& k : kernels) {
         LauncherSignature sig;
         sig.name = file.declare(nullptr, k.name);
         sig.kernelName = file.declare(nullptr, k.name + kernelSuffix());
-        sig.cName = file.declare(nullptr, "tl_" + k.name);
+        sig.cName = file.declare(nullptr, options_.cPrefix + k.name);
         fileLevelNames_.insert(fileLevelNames_.end(), {sig.name, sig.kernelName, sig.cName});
         signatures_[&k] = std::move(sig);
     }

@@ -54,6 +54,9 @@ public:
     // (count, names, pick, launch by index, launch the pick) and their definitions.
     void emitDispatcherDeclaration(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
     void emitDispatcher(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
+    // The extern "C" twin of a variant set's default launcher (tl_<name>, picking the variant).
+    void emitDispatcherCTwinDeclaration(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
+    void emitDispatcherCTwinDefinition(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
 
     // Toolkit and standard headers, and runtime sections, that the header needs for the
     // launcher types of these kernels / that the source needs for what was emitted so far.
@@ -151,8 +154,11 @@ protected:
     std::map<const ir::Kernel*, LauncherSignature> signatures_;
     struct DispatcherNames {
         std::string launch, count, names, pick, variant;  // gemm, gemm_variant_count, ...
+        std::string cLaunch;                               // tl_gemm
     };
     std::map<std::string, DispatcherNames> dispatcherNames_;  // by VariantSet::name
+    void emitCTwinDeclaration(const ir::Kernel& k, const std::string& cName, CodeWriter& out);
+    void emitCTwinDefinition(const ir::Kernel& k, const std::string& cName, const std::string& callee, CodeWriter& out);
     std::vector<std::string> dispatcherParams(const VariantSet& set, const std::vector<ir::Kernel>& kernels,
                                               bool withDefaults);
 };

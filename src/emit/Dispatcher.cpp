@@ -178,4 +178,15 @@ void CEmitter::emitDispatcher(const VariantSet& set, const std::vector<Kernel>& 
     out_ = nullptr;
 }
 
+void CEmitter::emitDispatcherCTwinDeclaration(const VariantSet& set, const std::vector<Kernel>& kernels,
+                                              CodeWriter& out) {
+    emitCTwinDeclaration(kernels[set.kernels.front()], dispatcherNames_.at(set.name).cLaunch, out);
+}
+
+void CEmitter::emitDispatcherCTwinDefinition(const VariantSet& set, const std::vector<Kernel>& kernels,
+                                             CodeWriter& out) {
+    const DispatcherNames& d = dispatcherNames_.at(set.name);
+    emitCTwinDefinition(kernels[set.kernels.front()], d.cLaunch, d.launch, out);
+}
+
 } // namespace tlc::codegen

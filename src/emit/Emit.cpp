@@ -106,6 +106,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
                     ? "// For C and FFI callers: tensors as void pointers; the stream is unused on the CPU."
                     : "// For C and FFI callers: tensors as void pointers, the stream as void*, the status as int.");
     for (const auto& k : kernels) emitter->emitCTwinDeclaration(k, cDecls);
+    for (const auto& v : options.variants) emitter->emitDispatcherCTwinDeclaration(v, kernels, cDecls);
 
     // The kernels and launcher definitions, and the extern "C" twins.
     CodeWriter body;
@@ -113,6 +114,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     for (const auto& v : options.variants) emitter->emitDispatcher(v, kernels, body);
     CodeWriter twins;
     for (const auto& k : kernels) emitter->emitCTwinDefinition(k, twins);
+    for (const auto& v : options.variants) emitter->emitDispatcherCTwinDefinition(v, kernels, twins);
 
     std::set<DType> paramTypes;
     for (const auto& k : kernels)

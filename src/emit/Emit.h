@@ -33,6 +33,7 @@ struct EmitOptions {
     std::string headerName;                // what the source includes ("gemm.h"); empty: no header
     std::string outputName;                // the source's own file name ("gemm.cu"), for #line after a kernel
     std::string nameSpace = "tl_kernels";  // of the launchers and kernels ("a::b" nests; empty: global)
+    std::string cPrefix = "tl_";           // of the extern "C" launchers
     bool lineDirectives = false;           // #line 12 "gemm.tl" instead of // gemm.tl:12 comments
     bool debug = false;                    // keep print(...) and assert(...) (--debug)
     std::vector<VariantSet> variants;      // dispatchers to add (--emit-variants)

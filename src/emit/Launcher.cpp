@@ -345,14 +345,25 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
 }
 
 void CEmitter::emitCTwinDeclaration(const Kernel& k, CodeWriter& out) {
+    emitCTwinDeclaration(k, signature(k).cName, out);
+}
+
+void CEmitter::emitCTwinDefinition(const Kernel& k, CodeWriter& out) {
+    emitCTwinDefinition(k, signature(k).cName, signature(k).name, out);
+}
+
+// The twin called cName of a launcher with k's parameters called `callee` (k's own launcher, or
+// a dispatcher of variants sharing k's parameters).
+void CEmitter::emitCTwinDeclaration(const Kernel& k, const std::string& cName, CodeWriter& out) {
     const LauncherSignature& sig = signature(k);
     std::vector<std::string> params;
     for (const auto& p : sig.params) params.push_back(p.cType + " " + p.name);
     params.push_back("void* stream");
-    for (const auto& l : wrapCall("extern \"C\" int " + sig.cName + "(", params, ");", 0, true)) out.line(l);
+    for (const auto& l : wrapCall("extern \"C\" int " + cName + "(", params, ");", 0, true)) out.line(l);
 }
 
-void CEmitter::emitCTwinDefinition(const Kernel& k, CodeWriter& out) {
+void CEmitter::emitCTwinDefinition(const Kernel& k, const std::string& cName, const std::string& callee,
+                                   CodeWriter& out) {
     beginKernel(k);
     out_ = &out;
     const LauncherSignature& sig = signature(k);
@@ -366,11 +377,11 @@ void CEmitter::emitCTwinDefinition(const Kernel& k, CodeWriter& out) {
     bool stream = !streamType().empty();
     params.push_back(stream ? "void* stream" : "void* /*stream: unused on the CPU*/");
     if (stream) args.push_back("static_cast<" + streamType() + ">(stream)");
-    for (const auto& l : wrapCall("extern \"C\" int " + sig.cName + "(", params, ")", 0, true)) line(l);
+    for (const auto& l : wrapCall("extern \"C\" int " + cName + "(", params, ")", 0, true)) line(l);
     line("{");
     out.indent();
     std::string ns = options_.nameSpace.empty() ? "" : options_.nameSpace + "::";
-    std::string call = ns + sig.name + "(";
+    std::string call = ns + callee + "(";
     if (errorType() == "int") {
         for (const auto& l : wrapCall("return " + call, args, ");", 4)) line(l);
     } else {

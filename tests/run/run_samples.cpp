@@ -129,6 +129,10 @@ void gemmAutoVariants(int M, int N, int K) {
     std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
     expectStatus("gemm_auto (dispatcher) status", tl_variants::gemm_auto(A.data(), B.data(), C.data(), M, K, N), 0);
     check("gemm_auto (dispatcher) " + size, C, want, 1e-2, 1e-2);
+    std::fill(C.begin(), C.end(), tl::half(-7.0f));
+    // The dispatcher's extern "C" twin (its prefix set by --c-prefix=tlv_).
+    expectStatus("tlv_gemm_auto (C dispatcher) status", tlv_gemm_auto(A.data(), B.data(), C.data(), M, K, N, nullptr), 0);
+    check("tlv_gemm_auto (C dispatcher) " + size, C, want, 1e-2, 1e-2);
     expectStatus("gemm_auto_variant(3) refused", tl_variants::gemm_auto_variant(3, A.data(), B.data(), C.data(), M, K, N) != 0, 1);
 }
 
