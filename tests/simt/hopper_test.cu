@@ -133,6 +133,16 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
         D[(64 * g + 16 * w + gr + 8 * ((i / 2) % 2)) * N + 8 * (i / 4) + 2 * q + i % 2] = d[i];
 }
 
+// Thread 0 makes *bar a barrier of one arrival (the TMA issuer's) and fences the initialisation
+// for TMA; the block waits for it.
+__device__ void initOneArrivalBarrier(uint64_t* bar) {
+    if (threadIdx.x == 0) {
+        tl::mbarrier_init(bar, 1);
+        tl::fence_barrier_init();
+    }
+    __syncthreads();
+}
+
 // Loads the 64 x (IB / 2) box of 16-bit elements at (c0, c1), copies the shared bytes as they
 // lie to `dump`, and stores the box back through mapOut (same geometry, another tensor).
 template <int Swz>
@@ -142,11 +152,7 @@ __global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap mapIn, const __
     __shared__ __align__(1024) unsigned char S[64 * IB];
     __shared__ __align__(8) uint64_t bar;
     const int tid = threadIdx.x;
-    if (tid == 0) {
-        tl::mbarrier_init(&bar, 1);
-        tl::fence_barrier_init();
-    }
-    __syncthreads();
+    initOneArrivalBarrier(&bar);
     if (tid == 0) {
         tl::mbarrier_arrive_expect_tx(&bar, 64 * IB);
         tl::tma_load_2d(S, &mapIn, &bar, c0, c1);
@@ -170,11 +176,7 @@ __global__ void tmaLoadNd(const __grid_constant__ CUtensorMap map, int c0, int c
     __shared__ __align__(1024) unsigned char S[8192];
     __shared__ __align__(8) uint64_t bar;
     const int tid = threadIdx.x;
-    if (tid == 0) {
-        tl::mbarrier_init(&bar, 1);
-        tl::fence_barrier_init();
-    }
-    __syncthreads();
+    initOneArrivalBarrier(&bar);
     if (tid == 0) {
         tl::mbarrier_arrive_expect_tx(&bar, bytes);
         if constexpr (Rank == 3) tl::tma_load_3d(S, &map, &bar, c0, c1, c2);
