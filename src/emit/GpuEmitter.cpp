@@ -3,6 +3,7 @@
 #include "ir/Simplify.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tlc::codegen {
 
@@ -54,25 +55,33 @@ const char* tensorMapType(DType t) {
 
 } // namespace
 
-// Builds each tensor map the kernel takes (tl::make_tensor_map_2d checks TMA's alignment and
-// stride rules and returns an error code instead of a map when they fail: nothing launches).
+// Builds each tensor map the kernel takes (tl::make_tensor_map_2d and tl::make_tensor_map<R>
+// check TMA's alignment and stride rules and return an error code instead of a map when they
+// fail: nothing launches).
 void GpuEmitter::emitTensorMaps(const Kernel& k) {
     for (const auto& m : k.tensorMaps) {
         const KernelParam* tensor = nullptr;
         for (const auto& p : k.params)
             if (p.kind == KernelParam::Kind::Tensor && p.name == m.tensor) tensor = &p;
-        if (!tensor || tensor->buffer->shape.size() != 2)
-            throw EmitError("emit: a tensor map of an unknown or non-2-D tensor '" + m.tensor + "'");
+        const size_t rank = m.box.empty() ? 2 : m.box.size();
+        if (!tensor || tensor->buffer->shape.size() != rank || rank > 5)
+            throw EmitError("emit: a tensor map of an unknown tensor or of another rank, '" + m.tensor + "'");
         need(runtimeFile(), "tma_host");
         const Buffer& b = tensor->buffer;
         std::string name = names_.declare(m.map.get(), m.map->name);
         std::string swizzle = m.swizzleBytes ? fmt::format("CU_TENSOR_MAP_SWIZZLE_{}B", m.swizzleBytes)
                                              : std::string("CU_TENSOR_MAP_SWIZZLE_NONE");
-        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {} x {}{}", name, m.tensor, m.boxRows,
-                         m.boxCols, m.swizzleBytes ? fmt::format(", {}-byte swizzle", m.swizzleBytes) : ""));
+        std::string boxText = fmt::format("{} x {}", m.boxRows, m.boxCols);
+        if (!m.box.empty()) boxText = fmt::format("{}", fmt::join(m.box, " x "));
+        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {}{}", name, m.tensor, boxText,
+                         m.swizzleBytes ? fmt::format(", {}-byte swizzle", m.swizzleBytes) : ""));
         // An empty tensor has no map (the driver refuses one), and the kernel loads nothing from it.
-        Expr nonEmpty = simplify(logicalAnd(binary(BinaryOp::Gt, b->shape[0], intImm(0)),
-                                            binary(BinaryOp::Gt, b->shape[1], intImm(0))));
+        Expr nonEmpty;
+        for (const Expr& extent : b->shape) {
+            Expr positive = binary(BinaryOp::Gt, extent, intImm(0));
+            nonEmpty = nonEmpty ? logicalAnd(nonEmpty, positive) : positive;
+        }
+        nonEmpty = simplify(nonEmpty);
         const int64_t* always = asConstInt(nonEmpty);
         bool guarded = !always || !*always;
         std::string status = names_.declare(nullptr, name + "_status");
@@ -80,11 +89,28 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
             line(fmt::format("if ({}) {{", expr(nonEmpty)));
             out_->indent();
         }
-        // Element type, rows, columns, row stride in bytes; box rows, box columns, swizzle.
-        line(fmt::format("const {} {} = tl::make_tensor_map_2d(&{}, {},", errorType(), status, name, bufferName(b.get())));
-        line(fmt::format("    {}, {}, {}, uint64_t({}) * {},", tensorMapType(b->dtype), expr(b->shape[0]),
-                         expr(b->shape[1]), expr(b->strides[0]), dtypeBytes(b->dtype)));
-        line(fmt::format("    {}, {}, {});", m.boxRows, m.boxCols, swizzle));
+        const int64_t bytes = dtypeBytes(b->dtype);
+        if (rank == 2) {
+            // Element type, rows, columns, row stride in bytes; box rows, box columns, swizzle.
+            line(fmt::format("const {} {} = tl::make_tensor_map_2d(&{}, {},", errorType(), status, name,
+                             bufferName(b.get())));
+            line(fmt::format("    {}, {}, {}, uint64_t({}) * {},", tensorMapType(b->dtype), expr(b->shape[0]),
+                             expr(b->shape[1]), expr(b->strides[0]), bytes));
+            line(fmt::format("    {}, {}, {});", m.boxRows, m.boxCols, swizzle));
+        } else {
+            // Element type; sizes, byte strides (all but the innermost) and box, outermost first.
+            std::vector<std::string> sizes, strides;
+            for (size_t d = 0; d < rank; ++d) {
+                sizes.push_back(fmt::format("uint64_t({})", expr(b->shape[d])));
+                if (d + 1 < rank) strides.push_back(fmt::format("uint64_t({}) * {}", expr(b->strides[d]), bytes));
+            }
+            line(fmt::format("const {} {} = tl::make_tensor_map<{}>(&{}, {},", errorType(), status, rank, name,
+                             bufferName(b.get())));
+            line(fmt::format("    {},", tensorMapType(b->dtype)));
+            line(fmt::format("    {{{}}},", join(sizes, ", ")));
+            line(fmt::format("    {{{}}},", join(strides, ", ")));
+            line(fmt::format("    {{{}}}, {});", fmt::join(m.box, ", "), swizzle));
+        }
         line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
         if (guarded) {
             out_->dedent();

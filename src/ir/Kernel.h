@@ -19,14 +19,17 @@ struct LaunchCheck {
     std::string message;   // why it must hold, for the error message
 };
 
-// A TMA tensor map the launcher builds (tl::make_tensor_map_2d) and passes to the kernel as a
-// `const __grid_constant__ CUtensorMap` parameter: boxes of boxRows x boxCols elements of a
-// row-major 2-D tensor, stored with a 16-byte-chunk swizzle of swizzleBytes (0: none).
+// A TMA tensor map the launcher builds (tl::make_tensor_map_2d, or tl::make_tensor_map<R> for
+// a tensor of R = 3 to 5 dimensions) and passes to the kernel as a `const __grid_constant__
+// CUtensorMap` parameter: boxes of boxRows x boxCols elements of a row-major tensor, stored
+// with a 16-byte-chunk swizzle of swizzleBytes (0: none). `box` is the box in each dimension of
+// the tensor, outermost first (1 in those a tile squeezes); empty for a 2-D map.
 struct TensorMap {
     Buffer map;           // rank 0, how kernel code names it (address_of(load(map, {})))
     std::string tensor;   // the tensor parameter it describes
     int64_t boxRows = 0, boxCols = 0;
     int swizzleBytes = 0;
+    std::vector<int64_t> box;
 };
 
 // How pipeline-loops moved a global-to-shared copy and why (LowerContext::copyDecisions, for

@@ -218,6 +218,13 @@ std::set<const BufferNode*> annotateLayouts(const Graph& g, LowerContext& ctx) {
     return annotated;
 }
 
+// Destinations of TMA loads whose rows are wider than one swizzle span come as stacked boxes
+// (ops::claimTmaLayout): fixed before gemm planning, which then sees the layout as it will be.
+void claimTmaLayouts(const Graph& g, LowerContext& ctx) {
+    for (const ops::CopyOp* c : g.sharedCopies)
+        if (c->tmaBarrier()) ops::claimTmaLayout(*c, ctx);
+}
+
 // Shared operands of wgmma gemms get the canonical layout the descriptors describe (planning
 // checked that they can). Those of mma.sync gemms are read eight rows at a time (ldmatrix, or
 // the same pattern element by element): a swizzle keeps those reads free of bank conflicts.
@@ -275,6 +282,7 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     GraphBuilder builder;
     builder.visit(kernel.body);
     std::set<const BufferNode*> annotated = annotateLayouts(builder.g, ctx);
+    claimTmaLayouts(builder.g, ctx);
     std::vector<ops::GemmPlan> plans;
     for (size_t i = 0; i < builder.g.gemms.size(); ++i) {
         plans.push_back(ops::planGemm(*builder.g.gemms[i], ctx));

@@ -621,9 +621,12 @@ private:
             // The version is free once every consumer arrived on empty (phase parity ^ 1 is the
             // previous round; the first round's wait passes at once).
             Expr free = simplify(binary(BinaryOp::BitXor, parity(iter), intImm(1)));
-            return seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc),
-                        mbarrierCall("mbarrier_arrive_expect_tx", {addressOf(tma.full, slot(iter)), intImm(tma.bytes)},
-                                     loc)});
+            Stmt expect = mbarrierCall("mbarrier_arrive_expect_tx", {addressOf(tma.full, slot(iter)), intImm(tma.bytes)}, loc);
+            // The prologue's iterations are all of round 0: no wait (a spin loop in thread 0's
+            // branch there makes ptxas serialise the loop's rs-form wgmmas).
+            const int64_t* known = asConstInt(iter);
+            if (known && *known < tma.versions) return expect;
+            return seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc), expect});
         };
         auto produce = [&](const Expr& iter) {
             return ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)), claim(iter), {}, loc);
@@ -866,7 +869,7 @@ private:
             ctx_.copyDecisions.push_back({copy->str(), reason.empty() ? "tma" : "cp.async", reason});
             ctx_.decide(fmt::format("transport of {}", copy->str()), reason.empty() ? "TMA load" : "cp.async",
                         "lowering",
-                        reason.empty() ? "a pipelined global-to-shared copy of a 2-D box TMA can move: one thread "
+                        reason.empty() ? "a pipelined global-to-shared copy of a box TMA can move: one thread "
                                          "issues it, the stage's mbarrier counts its bytes"
                                        : "not TMA: " + reason,
                         loc);

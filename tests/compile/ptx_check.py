@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Checks the PTX nvcc makes of tlc's output for the instructions the target should use, and
-that ptxas reports no register spills (nor serialised wgmma).
+"""Checks the PTX nvcc makes of tlc's output for the instructions the target should use (and,
+with --absent, for those it should not), and that ptxas reports no register spills (nor
+serialised wgmma).
 
-    ptx_check.py --tlc build/tlc --work DIR SAMPLE.tl TARGET ARCH INSTRUCTION...
+    ptx_check.py --tlc build/tlc --work DIR [--absent INSTRUCTION]... SAMPLE.tl TARGET ARCH INSTRUCTION...
 
 e.g. ptx_check.py --tlc build/tlc --work /tmp/p samples/gemm.tl sm80 sm_80 mma.sync.aligned.m16n8k16
 
@@ -23,6 +24,7 @@ def main():
     parser.add_argument("--tlc")
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--werror", action="store_true")
+    parser.add_argument("--absent", action="append", default=[], help="an instruction the PTX must not contain")
     parser.add_argument("--work", required=True)
     parser.add_argument("sample")
     parser.add_argument("target")
@@ -52,6 +54,10 @@ def main():
         count = text.count(instruction)
         print(f"{'ok  ' if count else 'FAIL'} {instruction}: {count} in the PTX of {name} for {args.target}")
         failed |= count == 0
+    for instruction in args.absent:
+        count = text.count(instruction)
+        print(f"{'FAIL' if count else 'ok  '} no {instruction}: {count} in the PTX of {name} for {args.target}")
+        failed |= count != 0
     compiled = subprocess.run([nvcc, *flags, "-c", cu, "-o", base + ".o", "-Xptxas", "-v"], capture_output=True,
                               text=True)
     if compiled.returncode != 0:

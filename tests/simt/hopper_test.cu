@@ -2,8 +2,9 @@
 // that the sm_90 lowering combines: TMA loads tiles of a global matrix into swizzled shared
 // memory and completes an mbarrier; wgmma reads the same tiles through shared-memory
 // descriptors. So the swizzle TMA applies and the one the descriptors describe must agree, for
-// every swizzle mode and for K-major and MN-major operands; and a TMA store must put back what a
-// load brought. Random inputs, references in double.
+// every swizzle mode and for K-major and MN-major operands; a TMA store must put back what a
+// load brought; boxes of 3- to 5-D tensor maps land densely, zero-filled past the tensor. Random
+// inputs, references in double.
 //
 // Built two ways, like instructions_test.cu:
 //  * as C++ against the SIMT simulator's stand-in headers (tests/simt/include): CTest simt-hopper
@@ -135,6 +136,16 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
         D[(64 * g + 16 * w + gr + 8 * ((i / 2) % 2)) * N + 8 * (i / 4) + 2 * q + i % 2] = d[i];
 }
 
+// Thread 0 makes *bar a barrier of one arrival (the TMA issuer's) and fences the initialisation
+// for TMA; the block waits for it.
+__device__ void initOneArrivalBarrier(uint64_t* bar) {
+    if (threadIdx.x == 0) {
+        tl::mbarrier_init(bar, 1);
+        tl::fence_barrier_init();
+    }
+    __syncthreads();
+}
+
 // Loads the 64 x (IB / 2) box of 16-bit elements at (c0, c1), copies the shared bytes as they
 // lie to `dump`, and stores the box back through mapOut (same geometry, another tensor).
 template <int Swz>
@@ -144,11 +155,7 @@ __global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap mapIn, const __
     __shared__ __align__(1024) unsigned char S[64 * IB];
     __shared__ __align__(8) uint64_t bar;
     const int tid = threadIdx.x;
-    if (tid == 0) {
-        tl::mbarrier_init(&bar, 1);
-        tl::fence_barrier_init();
-    }
-    __syncthreads();
+    initOneArrivalBarrier(&bar);
     if (tid == 0) {
         tl::mbarrier_arrive_expect_tx(&bar, 64 * IB);
         tl::tma_load_2d(S, &mapIn, &bar, c0, c1);
@@ -162,6 +169,25 @@ __global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap mapIn, const __
         tl::tma_store_commit();
         tl::tma_store_wait<0>();
     }
+}
+
+// Loads one box of a Rank-D tensor map (tl::tma_load_3d..5d; coordinates innermost first, c[d]
+// for dimension d) and copies the shared bytes as they lie to `dump`.
+template <int Rank>
+__global__ void tmaLoadNd(const __grid_constant__ CUtensorMap map, int c0, int c1, int c2, int c3, int c4, int bytes,
+                          unsigned char* dump) {
+    __shared__ __align__(1024) unsigned char S[8192];
+    __shared__ __align__(8) uint64_t bar;
+    const int tid = threadIdx.x;
+    initOneArrivalBarrier(&bar);
+    if (tid == 0) {
+        tl::mbarrier_arrive_expect_tx(&bar, bytes);
+        if constexpr (Rank == 3) tl::tma_load_3d(S, &map, &bar, c0, c1, c2);
+        if constexpr (Rank == 4) tl::tma_load_4d(S, &map, &bar, c0, c1, c2, c3);
+        if constexpr (Rank == 5) tl::tma_load_5d(S, &map, &bar, c0, c1, c2, c3, c4);
+    }
+    tl::mbarrier_wait_parity(&bar, 0);
+    for (int i = tid; i < bytes; i += blockDim.x) dump[i] = S[i];
 }
 
 // Barrier phases with several arrivals: every thread arrives on each of `rounds` phases and
@@ -327,6 +353,81 @@ template <int Swz> void roundTripCase(const std::string& what, uint32_t seed) {
     result(what, bad, size_t(64) * boxCols + size_t(rows) * cols);
 }
 
+// A TMA load of one box of a random f16 tensor of Rank dimensions (sizes outermost first, rows
+// packed), the box (innermost side 64 elements: one 128-byte swizzle span) starting at `start`
+// (outermost first) so that it runs past the tensor's end, or before its start, in several
+// dimensions. The shared bytes must hold the box densely, innermost first, 128-byte swizzled,
+// with zeros where it leaves the tensor.
+template <int Rank>
+void tmaNdCase(const std::string& what, uint32_t seed, const uint64_t (&sizes)[Rank], const uint32_t (&box)[Rank],
+               const int (&start)[Rank]) {
+    std::mt19937 gen(seed);
+    size_t elements = 1, boxElements = 1;
+    for (int d = 0; d < Rank; ++d) elements *= sizes[d], boxElements *= box[d];
+    std::vector<__half> in = random<__half>(elements, gen);
+    Buffer<__half> dIn(in);
+    Buffer<unsigned char> dDump(std::vector<unsigned char>(boxElements * 2, 0xAB));
+    uint64_t strides[Rank - 1];  // bytes, outermost first
+    uint64_t stride = 2;
+    for (int d = Rank - 1; d > 0; --d) strides[d - 1] = stride *= sizes[d];
+    CUtensorMap map;
+    if (tl::make_tensor_map<Rank>(&map, dIn.get(), CU_TENSOR_MAP_DATA_TYPE_FLOAT16, sizes, strides, box,
+                                  CU_TENSOR_MAP_SWIZZLE_128B) != cudaSuccess) {
+        result(what + ": make_tensor_map", 1, 1);
+        return;
+    }
+    int c[5] = {0, 0, 0, 0, 0};  // innermost first
+    for (int d = 0; d < Rank; ++d) c[d] = start[Rank - 1 - d];
+    if (!launch(128, tmaLoadNd<Rank>, map, c[0], c[1], c[2], c[3], c[4], int(boxElements * 2), dDump.get())) return;
+    std::vector<unsigned char> dump = dDump.read();
+    int bad = 0;
+    for (size_t e = 0; e < boxElements; ++e) {
+        // Element e of the box: its index in each dimension, innermost fastest.
+        long long at[Rank];
+        size_t rest = e, offset = 0;
+        bool inside = true;
+        for (int d = Rank - 1; d >= 0; --d) {
+            at[d] = start[d] + (long long)(rest % box[d]);
+            rest /= box[d];
+            inside = inside && at[d] >= 0 && uint64_t(at[d]) < sizes[d];
+        }
+        for (int d = 0; d < Rank && inside; ++d) offset = offset * sizes[d] + size_t(at[d]);
+        const __half want = inside ? in[offset] : __half(0.0f);
+        const size_t r = e * 2 / 128, chunk = (e * 2 % 128 / 16) ^ (r % 8);
+        __half got;
+        std::memcpy(&got, &dump[r * 128 + chunk * 16 + e * 2 % 16], 2);
+        if (std::memcmp(&got, &want, 2) != 0) {
+            if (bad < 5) std::printf("  %s: box element %zu = %g, expected %g\n", what.c_str(), e, toDouble(got),
+                                     toDouble(want));
+            ++bad;
+        }
+    }
+    result(what, bad, boxElements);
+}
+
+// The rules make_tensor_map<Rank> checks per dimension before it asks the driver.
+void tensorMapNdRules() {
+    Buffer<__half> buf(std::vector<__half>(4 * 8 * 64, __half(0.0f)));
+    const __half* p = buf.get();
+    CUtensorMap map;
+    const auto f16 = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const auto sw = CU_TENSOR_MAP_SWIZZLE_128B;
+    expectStatus("tensor map 3-D: outer stride not a multiple of 16",
+                 tl::make_tensor_map<3>(&map, p, f16, {4, 8, 64}, {8 * 128 + 8, 128}, {1, 8, 64}, sw), cudaErrorInvalidValue);
+    expectStatus("tensor map 3-D: outer stride shorter than the rows inside it",
+                 tl::make_tensor_map<3>(&map, p, f16, {4, 8, 64}, {7 * 128, 128}, {1, 8, 64}, sw), cudaErrorInvalidValue);
+    expectStatus("tensor map 4-D: box of 0 in a squeezed dimension",
+                 tl::make_tensor_map<4>(&map, p, f16, {2, 2, 8, 64}, {2 * 8 * 128, 8 * 128, 128}, {1, 0, 8, 64}, sw),
+                 cudaErrorInvalidValue);
+    expectStatus("tensor map 4-D: misaligned base",
+                 tl::make_tensor_map<4>(&map, p + 1, f16, {2, 2, 8, 64}, {2 * 8 * 128, 8 * 128, 128}, {1, 1, 8, 64}, sw),
+                 cudaErrorInvalidValue);
+    expectStatus("tensor map 5-D: a valid one",
+                 tl::make_tensor_map<5>(&map, p, f16, {2, 1, 2, 8, 64}, {2 * 8 * 128, 2 * 8 * 128, 8 * 128, 128},
+                                        {1, 1, 1, 8, 64}, sw),
+                 cudaSuccess);
+}
+
 // The rules make_tensor_map_2d checks before it asks the driver.
 void tensorMapRules() {
     Buffer<__half> buf(std::vector<__half>(64 * 256, __half(0.0f)));
@@ -361,6 +462,7 @@ int main() {
     }
 #endif
     tensorMapRules();
+    tensorMapNdRules();
 
     {
         Buffer<int> errors(std::vector<int>(1, 0));
@@ -371,6 +473,13 @@ int main() {
     roundTripCase<64>("TMA load/store round trip, 64B swizzle", 2);
     roundTripCase<32>("TMA load/store round trip, 32B swizzle", 3);
     roundTripCase<0>("TMA load/store round trip, no swizzle", 4);
+    // Rank 3 to 5: boxes of 1 where a tile squeezes a dimension, and more than one row
+    // dimension; partial at the tensor's ends (and before its start in one dimension).
+    tmaNdCase<3>("TMA load 3-D, box 2 x 16 x 64 over the end", 5, {3, 20, 104}, {2, 16, 64}, {2, 8, 64});
+    tmaNdCase<4>("TMA load 4-D, box 1 x 32 x 1 x 64 (a [B, S, H, D] tile)", 6, {2, 40, 3, 128}, {1, 32, 1, 64},
+                 {1, 24, 2, 64});
+    tmaNdCase<5>("TMA load 5-D, box 1 x 2 x 1 x 8 x 64, one dimension before the start", 7, {2, 3, 2, 9, 72},
+                 {1, 2, 1, 8, 64}, {1, -1, 1, 4, 32});
 
     // f16 ss, K-major A and B, each swizzle, N = 64 and 128.
     wgmmaCase<__half, 128, 64, true, true, false>("wgmma m64n64k16 f16 ss, 128B swizzle, A K-major, B K-major", 11);

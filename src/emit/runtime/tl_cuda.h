@@ -396,6 +396,45 @@ __device__ __forceinline__ void tma_load_2d(void* smem_dst, const CUtensorMap* m
     __trap();
 #endif
 }
+// Boxes of 3- to 5-D tensor maps (tl::make_tensor_map<Rank>), coordinates innermost first as
+// for tma_load_2d; the box lands densely with its innermost side as the row, so a box of 1 in
+// every dimension but two is a 2-D tile.
+__device__ __forceinline__ void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                            int c2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+                 "[%2];" ::"r"(smem_u32(smem_dst)),
+                 "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#else
+    (void)smem_dst, (void)map, (void)bar, (void)c0, (void)c1, (void)c2;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void tma_load_4d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                            int c2, int c3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+                 "%6}], [%2];" ::"r"(smem_u32(smem_dst)),
+                 "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+#else
+    (void)smem_dst, (void)map, (void)bar, (void)c0, (void)c1, (void)c2, (void)c3;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void tma_load_5d(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                            int c2, int c3, int c4) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+                 "%6, %7}], [%2];" ::"r"(smem_u32(smem_dst)),
+                 "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
+#else
+    (void)smem_dst, (void)map, (void)bar, (void)c0, (void)c1, (void)c2, (void)c3, (void)c4;
+    __trap();
+#endif
+}
 // Stores the box at (c0, c1) from smem_src (laid out as a load would leave it). Asynchronous:
 // make the threads' shared writes visible to TMA first (fence_proxy_async_shared() by every
 // writing thread, then __syncthreads()), and commit + wait before reusing smem_src or
@@ -445,7 +484,7 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 #include <cudaTypedefs.h>
 #include <cstdint>
 namespace tl {
-// Host side of TMA: fills *out with a tensor map of a row-major 2-D tensor (`rows` x `cols`
+// Host side of TMA: make_tensor_map_2d fills *out with a tensor map of a row-major 2-D tensor (`rows` x `cols`
 // elements of `dtype`, rows `rowStrideBytes` apart, starting at device address `base`) whose
 // boxes are boxRows x boxCols elements, with `swizzle`. Reaches the driver's
 // cuTensorMapEncodeTiled through the runtime (cudaGetDriverEntryPointByVersion, or
@@ -483,17 +522,41 @@ inline unsigned tensor_map_swizzle_span(CUtensorMapSwizzle swizzle) {
     default: return ~0u;
     }
 }
-inline cudaError_t make_tensor_map_2d(CUtensorMap* out, const void* base, CUtensorMapDataType dtype, uint64_t rows,
-                                      uint64_t cols, uint64_t rowStrideBytes, uint32_t boxRows, uint32_t boxCols,
-                                      CUtensorMapSwizzle swizzle) {
+// The same for a tensor of Rank (1 to 5) dimensions, each given outermost first as the tile
+// language writes them: sizes[Rank] in elements, strideBytes[Rank - 1] the byte strides of all
+// but the innermost (contiguous) dimension, box[Rank] the box's extent in each (1 where the tile
+// squeezes a dimension). The rules above hold per dimension: every stride a multiple of 16 and
+// at least the bytes of the dimensions inside it, the innermost box side is the box's row.
+template <int Rank>
+inline cudaError_t make_tensor_map(CUtensorMap* out, const void* base, CUtensorMapDataType dtype,
+                                   const uint64_t (&sizes)[Rank], const uint64_t (&strideBytes)[Rank > 1 ? Rank - 1 : 1],
+                                   const uint32_t (&box)[Rank], CUtensorMapSwizzle swizzle) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA tensor maps have 1 to 5 dimensions");
     const uint64_t es = tensor_map_element_bytes(dtype);
     const unsigned span = tensor_map_swizzle_span(swizzle);
     if (!out || !base || es == 0 || span == ~0u) return cudaErrorInvalidValue;
-    if (reinterpret_cast<uintptr_t>(base) % 16 != 0 || rowStrideBytes % 16 != 0) return cudaErrorInvalidValue;
-    if (rows == 0 || cols == 0 || rows > (uint64_t(1) << 32) || cols > (uint64_t(1) << 32)) return cudaErrorInvalidValue;
-    if (rowStrideBytes < cols * es || rowStrideBytes >= (uint64_t(1) << 40)) return cudaErrorInvalidValue;
-    if (boxRows == 0 || boxCols == 0 || boxRows > 256 || boxCols > 256) return cudaErrorInvalidValue;
-    const uint64_t boxRowBytes = boxCols * es;
+    if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return cudaErrorInvalidValue;
+    // The driver takes dimensions innermost first.
+    cuuint64_t dims[Rank], strides[Rank > 1 ? Rank - 1 : 1] = {};
+    cuuint32_t boxDims[Rank], elementStrides[Rank];
+    uint64_t inner = es;  // bytes spanned by the dimensions inside the current one
+    for (int d = 0; d < Rank; ++d) {
+        const int i = Rank - 1 - d;  // the d-th innermost dimension
+        if (sizes[i] == 0 || sizes[i] > (uint64_t(1) << 32)) return cudaErrorInvalidValue;
+        if (box[i] == 0 || box[i] > 256) return cudaErrorInvalidValue;
+        if (d > 0) {
+            const uint64_t s = strideBytes[i];
+            if (s % 16 != 0 || s < inner || s >= (uint64_t(1) << 40)) return cudaErrorInvalidValue;
+            strides[d - 1] = s;
+            inner = s * sizes[i];
+        } else {
+            inner = es * sizes[i];
+        }
+        dims[d] = sizes[i];
+        boxDims[d] = box[i];
+        elementStrides[d] = 1;
+    }
+    const uint64_t boxRowBytes = box[Rank - 1] * es;
     if (boxRowBytes % 16 != 0 || (span != 0 && boxRowBytes != span)) return cudaErrorInvalidValue;
     using Encode = PFN_cuTensorMapEncodeTiled_v12000;
     static Encode encode = nullptr;
@@ -509,14 +572,16 @@ inline cudaError_t make_tensor_map_2d(CUtensorMap* out, const void* base, CUtens
         if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn) return cudaErrorNotSupported;
         encode = reinterpret_cast<Encode>(fn);
     }
-    const cuuint64_t dims[2] = {cols, rows};
-    const cuuint64_t strides[1] = {rowStrideBytes};
-    const cuuint32_t box[2] = {boxCols, boxRows};
-    const cuuint32_t elementStrides[2] = {1, 1};
-    CUresult result = encode(out, dtype, 2, const_cast<void*>(base), dims, strides, box, elementStrides,
+    CUresult result = encode(out, dtype, Rank, const_cast<void*>(base), dims, strides, boxDims, elementStrides,
                              CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+// The 2-D map described at the top of this section.
+inline cudaError_t make_tensor_map_2d(CUtensorMap* out, const void* base, CUtensorMapDataType dtype, uint64_t rows,
+                                      uint64_t cols, uint64_t rowStrideBytes, uint32_t boxRows, uint32_t boxCols,
+                                      CUtensorMapSwizzle swizzle) {
+    return make_tensor_map<2>(out, base, dtype, {rows, cols}, {rowStrideBytes}, {boxRows, boxCols}, swizzle);
 }
 } // namespace tl
 // tlc:end

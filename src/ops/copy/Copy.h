@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/LowerContext.h"
 
 #include <optional>
 
@@ -50,7 +51,17 @@ private:
 // comment; empty when it can. `annotated` is the layout annotate_layout fixed for the
 // destination, if any: the box's rows must be one swizzle span (or 16 bytes, unswizzled).
 std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<SharedLayoutName> annotated);
-// The box's size in bytes (what the mbarrier expects).
+// The box's size in bytes (what the mbarrier expects; all its boxes when the rows are wider
+// than one swizzle span).
 int64_t tmaBoxBytes(const CopyOp& copy);
+// The layout TMA loads of a shared [.., rows, cols] tile with rows wider than 128 bytes leave:
+// boxes of one 128-byte span, 128-byte swizzled, stacked ([cols / boxCols, rows, boxCols]) —
+// wgmmaSharedLayout's, so a wgmma operand loaded so needs no other. Nothing when the rows are
+// not wider than one span or not whole spans (or not whole 8-row atoms).
+std::optional<LowerContext::SharedLayout> tmaBoxedLayout(const ir::Buffer& tile, std::string reason);
+// infer-layouts, for a copy pipeline-loops made a TMA load (tmaIssue accepted it): fixes its
+// destination's layout to the stacked boxes when its rows are wider than one span, before any
+// other rule chooses one.
+void claimTmaLayout(const CopyOp& copy, LowerContext& ctx);
 
 } // namespace tlc::ops

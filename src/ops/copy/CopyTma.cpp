@@ -1,15 +1,20 @@
 // copy as a TMA load (cp.async.bulk.tensor, targets with `tma`): which copies qualify, and the
-// lowering. TMA moves a 2-D box of a row-major tensor into shared memory, densely, row after
-// row, with the tensor map's swizzle applied to the 16-byte chunks of every 128-byte line by
-// the shared address: chunk ^= (address >> 7) % (S / 16) for a span of S bytes (PTX ISA,
-// "Tensor Swizzling Modes"). layout::Swizzle with rows of exactly S bytes and 128 / S rows per
-// pattern value is that function when the box starts on an 8 * S boundary, which is why a
-// swizzled box's rows must be one span and why TMA destinations are aligned to 8 * S.
+// lowering. TMA moves a box of a row-major tensor of 2 to 5 dimensions into shared memory,
+// densely, row after row (a 2-D tile is a box of 1 in the dimensions the tile squeezes), with
+// the tensor map's swizzle applied to the 16-byte chunks of every 128-byte line by the shared
+// address: chunk ^= (address >> 7) % (S / 16) for a span of S bytes (PTX ISA, "Tensor Swizzling
+// Modes"). layout::Swizzle with rows of exactly S bytes and 128 / S rows per pattern value is
+// that function when the box starts on an 8 * S boundary, which is why a swizzled box's rows
+// must be one span and why TMA destinations are aligned to 8 * S. Rows wider than 128 bytes
+// come as several boxes of one 128-byte span each, stacked in shared memory one after the
+// other: the canonical layout wgmma reads (tmaBoxedLayout), which infer-layouts gives the
+// destination because the copy is TMA (claimTmaLayout), and which the lowering checks.
 #include "ops/copy/Copy.h"
 
 #include "ir/Simplify.h"
 #include "ops/LowerContext.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
+#include "ops/gemm/GemmWgmma.h"
 
 #include <fmt/format.h>
 
@@ -32,23 +37,64 @@ bool tmaElementType(DType t) {
     }
 }
 
-// The box a copy into a whole 2-D shared tile moves: rows x cols of the source.
+// What a TMA copy into a whole 2-D shared tile moves: the tile (rows x cols of the source,
+// whose dimensions rowDim and colDim span them; the source's other dimensions have extent 1)
+// in boxes of rows x boxCols, one per 128-byte column block when the rows are wider than that.
 struct Box {
-    int64_t rows = 0, cols = 0;
+    int64_t rows = 0, cols = 0, boxCols = 0;
+    size_t rowDim = 0, colDim = 0;
+    int64_t boxes() const { return cols / boxCols; }
 };
+
+constexpr int64_t kSpanBytes = 128;  // the widest swizzle span, TMA's 128B mode
 
 Box boxOf(const CopyOp& c) {
     std::vector<int64_t> tile = c.dst().squeezedExtents();
     Box b;
     b.cols = tile.empty() ? 1 : tile.back();
     b.rows = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
+    int64_t rowBytes = b.cols * dtypeBytes(c.dst().buffer->dtype);
+    b.boxCols = rowBytes > kSpanBytes && rowBytes % kSpanBytes == 0 ? kSpanBytes / dtypeBytes(c.dst().buffer->dtype)
+                                                                     : b.cols;
+    const std::vector<int64_t>& ext = c.src().extents;
+    b.colDim = ext.empty() ? 0 : ext.size() - 1;
+    b.rowDim = ext.size() >= 2 ? ext.size() - 2 : 0;
+    for (size_t d = b.colDim; d-- > 0;)
+        if (ext[d] != 1) {
+            b.rowDim = d;
+            break;
+        }
     return b;
 }
 
 } // namespace
 
+std::optional<LowerContext::SharedLayout> tmaBoxedLayout(const Buffer& tile, std::string reason) {
+    std::vector<int64_t> shape;
+    if (!constantShape(tile, shape) || shape.size() < 2 || shape.back() * dtypeBytes(tile->dtype) <= kSpanBytes)
+        return std::nullopt;
+    auto l = wgmmaSharedLayout(tile, std::move(reason));
+    if (!l || l->boxCols * dtypeBytes(tile->dtype) != kSpanBytes) return std::nullopt;
+    return l;
+}
+
+void claimTmaLayout(const CopyOp& copy, LowerContext& ctx) {
+    const Buffer& tile = copy.dst().buffer;
+    Box box = boxOf(copy);
+    if (!copy.tmaBarrier() || box.boxes() == 1) return;
+    // The pipeline's prologue and loop hold instances of the same copy: claim once.
+    if (auto it = ctx.sharedLayouts.find(tile.get()); it != ctx.sharedLayouts.end() && it->second.boxCols) return;
+    auto l = tmaBoxedLayout(tile, fmt::format("TMA loads of {} in 128-byte boxes", tile->name));
+    if (!l) throw std::logic_error("tma: no boxed layout for " + tile->name + " (tmaIssue accepted it)");
+    ctx.sharedLayouts[tile.get()] = *l;
+    ctx.decide(fmt::format("layout of {}", tile->name), l->str(), "inferred",
+               fmt::format("TMA loads {}'s rows of {} bytes as {} boxes of one 128-byte span, stored one after the "
+                           "other",
+                           tile->name, box.cols * dtypeBytes(tile->dtype), box.boxes()));
+}
+
 int64_t tmaBoxBytes(const CopyOp& copy) {
-    Box b = boxOf(copy);
+    Box b = boxOf(copy);  // every box of the tile
     return b.rows * b.cols * dtypeBytes(copy.dst().buffer->dtype);
 }
 
@@ -61,17 +107,21 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
     if (src.buffer->dtype != dst.buffer->dtype)
         return fmt::format("the copy converts {} to {}", dtypeName(src.buffer->dtype), dtypeName(dst.buffer->dtype));
     if (!tmaElementType(src.buffer->dtype)) return fmt::format("TMA has no {} element type", dtypeName(src.buffer->dtype));
-    if (src.buffer->shape.size() != 2) return fmt::format("'{}' is not a 2-D tensor", src.buffer->name);
+    const size_t rank = src.buffer->shape.size();
+    if (rank < 2 || rank > 5)
+        return fmt::format("'{}' has {} dimension(s); TMA tensor maps have 2 to 5", src.buffer->name, rank);
     const int64_t* inner = asConstInt(src.buffer->strides.back());
     if (!inner || *inner != 1) return fmt::format("the rows of '{}' are not contiguous", src.buffer->name);
     std::vector<int64_t> shape;
     if (!dst.coversWholeBuffer() || !constantShape(dst.buffer, shape) || shape.size() != 2)
         return fmt::format("the destination is not a whole 2-D tile");
-    if (src.extents != shape) return "the source region is not the destination's box";
+    if (src.squeezedExtents() != dst.squeezedExtents()) return "the source region is not the destination's box";
     Box box = boxOf(copy);
+    if (src.extents[box.colDim] != box.cols)
+        return fmt::format("the tile's rows do not run along the contiguous dimension of '{}'", src.buffer->name);
     int64_t rowBytes = box.cols * dtypeBytes(src.buffer->dtype);
-    if (box.rows > 256 || box.cols > 256)
-        return fmt::format("the box is {} x {} elements; TMA boxes have at most 256 per side", box.rows, box.cols);
+    if (box.rows > 256 || box.boxCols > 256)
+        return fmt::format("the box is {} x {} elements; TMA boxes have at most 256 per side", box.rows, box.boxCols);
     if (rowBytes % 16 != 0) return fmt::format("the box's rows are {} bytes, not a multiple of 16", rowBytes);
     if (box.rows % 8 != 0)
         return fmt::format("the box has {} rows; TMA tiles here are whole 8-row swizzle atoms", box.rows);
@@ -82,41 +132,63 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
             return fmt::format("its rows are {} bytes and annotate_layout asks for {}: TMA's swizzle needs rows of "
                                "exactly one span",
                                rowBytes, spelling(*annotated));
+        if (sw.isIdentity() && rowBytes > kSpanBytes)
+            return fmt::format("its rows are {} bytes and annotate_layout keeps them whole: TMA would need boxes of "
+                               "one 128-byte span stacked",
+                               rowBytes);
         return "";
     }
     // Tensor-core gemms swizzle their shared operands (layout::bankConflictFreeSwizzle): with
-    // rows of 16 to 128 bytes that swizzle is a TMA mode; wider rows would need several boxes.
-    if (rowBytes > 128)
-        return fmt::format("its rows are {} bytes, more than a swizzled TMA box's 128", rowBytes);
+    // rows of 16 to 128 bytes that swizzle is a TMA mode. Wider rows come in 128-byte boxes,
+    // which infer-layouts then stacks (claimTmaLayout): possible for rows of whole spans.
+    if (rowBytes > kSpanBytes && !tmaBoxedLayout(dst.buffer, ""))
+        return fmt::format("its rows are {} bytes, wider than a swizzled TMA box's 128 and not whole 128-byte boxes",
+                           rowBytes);
     return "";
 }
 
 Stmt CopyOp::lowerTma(LowerContext& ctx) const {
     const Buffer& tile = dst_.buffer;  // versioned by the pipeline: [versions, rows, cols]
     Box box = boxOf(*this);
-    int64_t rowBytes = box.cols * dtypeBytes(tile->dtype);
-    layout::Swizzle sw;
-    if (auto it = ctx.sharedLayouts.find(tile.get()); it != ctx.sharedLayouts.end()) {
-        if (it->second.padElems) throw std::logic_error("tma: a padded destination " + tile->name);
-        sw = it->second.swizzle;
-    }
+    int64_t boxBytes = box.boxCols * dtypeBytes(tile->dtype);
+    LowerContext::SharedLayout chosen;
+    if (auto it = ctx.sharedLayouts.find(tile.get()); it != ctx.sharedLayouts.end()) chosen = it->second;
+    if (chosen.padElems) throw std::logic_error("tma: a padded destination " + tile->name);
+    // The boxes land one after the other: the destination must store them so (claimTmaLayout).
+    if (box.boxes() > 1 ? chosen.boxCols != box.boxCols : chosen.boxCols != 0)
+        throw std::logic_error("tma: the layout of " + tile->name + " does not stack its boxes");
     // A swizzle TMA cannot produce would be a mistake of the choice in pipeline-loops.
-    if (!sw.isIdentity() && (sw.patternBytes() != rowBytes || sw.rowsPerPattern() * rowBytes != 128))
+    const layout::Swizzle& sw = chosen.swizzle;
+    if (!sw.isIdentity() && (sw.patternBytes() != boxBytes || sw.rowsPerPattern() * boxBytes != 128))
         throw std::logic_error("tma: the swizzle of " + tile->name + " is no TMA mode");
     int swizzleBytes = sw.isIdentity() ? 0 : int(sw.patternBytes());
     int& align = ctx.sharedAlignment[tile.get()];
     align = std::max(align, swizzleBytes ? 8 * swizzleBytes : 128);
-    Buffer map = ctx.tensorMap(src_.buffer, box.rows, box.cols, swizzleBytes);
+    // The box in every dimension of the source: 1 where the tile squeezes it.
+    size_t rank = src_.starts.size();
+    std::vector<int64_t> boxDims(rank, 1);
+    boxDims[box.rowDim] = box.rows;
+    boxDims[box.colDim] = box.boxCols;
+    Buffer map = rank == 2 ? ctx.tensorMap(src_.buffer, box.rows, box.boxCols, swizzleBytes)
+                           : ctx.tensorMap(src_.buffer, boxDims, swizzleBytes);
 
-    std::vector<Expr> origin = dst_.starts;
-    size_t n = src_.starts.size();
-    Expr issue = call("tma_load_2d", DType::I32,
-                      {call("address_of", DType::I64, {load(tile, origin)}), call("address_of", DType::I64, {load(map, {})}),
-                       call("address_of", DType::I64, {load(tmaBarrier_->buffer, tmaBarrier_->starts)}),
-                       src_.starts[n - 1], src_.starts[n - 2]});
+    // One load per box: box j is the tile's columns [j * boxCols, (j + 1) * boxCols), placed
+    // where the destination's layout puts that column block. Coordinates go innermost first.
+    std::vector<Stmt> loads;
+    for (int64_t j = 0; j < box.boxes(); ++j) {
+        std::vector<Expr> origin = dst_.starts;
+        origin.back() = simplify(origin.back() + j * box.boxCols);
+        std::vector<Expr> args{call("address_of", DType::I64, {load(tile, origin)}),
+                               call("address_of", DType::I64, {load(map, {})}),
+                               call("address_of", DType::I64, {load(tmaBarrier_->buffer, tmaBarrier_->starts)})};
+        for (size_t d = rank; d-- > 0;)
+            args.push_back(d == box.colDim ? simplify(src_.starts[d] + j * box.boxCols) : src_.starts[d]);
+        loads.push_back(evaluate(call(fmt::format("tma_load_{}d", rank), DType::I32, args)));
+    }
+    Stmt issue = loads.size() == 1 ? loads.front() : seq(loads);
     // One thread issues the copy for the block.
-    if (tmaElected_) return evaluate(issue);
-    return ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), evaluate(issue));
+    if (tmaElected_) return issue;
+    return ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), issue);
 }
 
 } // namespace tlc::ops

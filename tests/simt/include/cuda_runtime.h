@@ -40,7 +40,7 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 
 #ifndef SIMT_HIP
-// Driver entry points (for tl::make_tensor_map_2d): only cuTensorMapEncodeTiled, the stand-in
+// Driver entry points (for tl::make_tensor_map_2d and make_tensor_map<Rank>): only cuTensorMapEncodeTiled, the stand-in
 // of cuda.h here.
 #include "cuda.h"
 #define CUDART_VERSION 13000
@@ -373,10 +373,10 @@ inline void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
 #define TLC_RUNTIME_TL_CUDA_H_TMA
 namespace tl {
 namespace simt_tma {
-inline ::simt::TensorMap map2d(const CUtensorMap* map, const char* what) {
+inline ::simt::TensorMap mapOfRank(const CUtensorMap* map, std::uint32_t rank, const char* what) {
     const ::simt::TensorMap m = ::simt::decodeTensorMap(map);
-    if (m.magic != ::simt::kTensorMapMagic || m.rank != 2) {
-        std::fprintf(stderr, "simt: %s: not a 2-D tensor map made by cuTensorMapEncodeTiled\n", what);
+    if (m.magic != ::simt::kTensorMapMagic || m.rank != rank) {
+        std::fprintf(stderr, "simt: %s: not a %u-D tensor map made by cuTensorMapEncodeTiled\n", what, rank);
         std::abort();
     }
     return m;
@@ -387,33 +387,59 @@ inline unsigned char* swizzle(unsigned char* p, unsigned span) {
     a ^= ((a >> 7) & std::uintptr_t(span / 16 - 1)) << 4;
     return reinterpret_cast<unsigned char*>(a);
 }
-// Calls f(shared element address, global element address or null when outside) per box element.
-template <typename F> void forBox(const ::simt::TensorMap& m, void* smem, int c0, int c1, const char* what, F f) {
+// Calls f(shared element address, global element address or null when outside) per box element;
+// coords[d] is the box's start in dimension d (innermost first), the box is stored densely in
+// that order (dimension 0 the row).
+template <typename F>
+void forBox(const ::simt::TensorMap& m, void* smem, const int* coords, const char* what, F f) {
     if (reinterpret_cast<std::uintptr_t>(smem) % 128 != 0) {
         std::fprintf(stderr, "simt: %s: shared address %p is not 128-byte aligned\n", what, smem);
         std::abort();
     }
-    const std::uint64_t es = m.elementBytes, rowBytes = m.box[0] * es;
-    for (std::uint32_t r = 0; r < m.box[1]; ++r)
-        for (std::uint32_t c = 0; c < m.box[0]; ++c) {
-            const long long row = (long long)c1 + r, col = (long long)c0 + c;
-            const bool inside = row >= 0 && col >= 0 && std::uint64_t(row) < m.dims[1] && std::uint64_t(col) < m.dims[0];
-            unsigned char* global = inside ? m.base + std::uint64_t(row) * m.strides[0] + std::uint64_t(col) * es : nullptr;
-            f(swizzle(static_cast<unsigned char*>(smem) + r * rowBytes + c * es, m.swizzleSpan), global, es);
+    const std::uint64_t es = m.elementBytes;
+    std::uint64_t elements = 1;
+    for (std::uint32_t d = 0; d < m.rank; ++d) elements *= m.box[d];
+    for (std::uint64_t e = 0; e < elements; ++e) {
+        std::uint64_t rest = e, offset = 0;
+        bool inside = true;
+        for (std::uint32_t d = 0; d < m.rank; ++d) {
+            const long long at = (long long)coords[d] + (long long)(rest % m.box[d]);
+            rest /= m.box[d];
+            inside = inside && at >= 0 && std::uint64_t(at) < m.dims[d];
+            if (inside) offset += std::uint64_t(at) * (d == 0 ? es : m.strides[d - 1]);
         }
+        f(swizzle(static_cast<unsigned char*>(smem) + e * es, m.swizzleSpan), inside ? m.base + offset : nullptr, es);
+    }
 }
-} // namespace simt_tma
-inline void tma_load_2d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
-    const ::simt::TensorMap m = simt_tma::map2d(map, "tma_load_2d");
-    simt_tma::forBox(m, smem_dst, c0, c1, "tma_load_2d", [](unsigned char* s, const unsigned char* g, std::uint64_t es) {
+template <std::uint32_t Rank> void load(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, const int (&c)[Rank]) {
+    const char* what = Rank == 2 ? "tma_load_2d" : Rank == 3 ? "tma_load_3d" : Rank == 4 ? "tma_load_4d" : "tma_load_5d";
+    const ::simt::TensorMap m = mapOfRank(map, Rank, what);
+    forBox(m, smem_dst, c, what, [](unsigned char* s, const unsigned char* g, std::uint64_t es) {
         if (g) std::memcpy(s, g, es);
         else std::memset(s, 0, es);
     });
-    simt_mbarrier::completeTx(bar, std::uint32_t(m.box[0] * m.box[1] * m.elementBytes));
+    std::uint64_t bytes = m.elementBytes;
+    for (std::uint32_t d = 0; d < Rank; ++d) bytes *= m.box[d];
+    simt_mbarrier::completeTx(bar, std::uint32_t(bytes));
+}
+} // namespace simt_tma
+inline void tma_load_2d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+    simt_tma::load<2>(smem_dst, map, bar, {c0, c1});
+}
+inline void tma_load_3d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2) {
+    simt_tma::load<3>(smem_dst, map, bar, {c0, c1, c2});
+}
+inline void tma_load_4d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2, int c3) {
+    simt_tma::load<4>(smem_dst, map, bar, {c0, c1, c2, c3});
+}
+inline void tma_load_5d(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2, int c3,
+                        int c4) {
+    simt_tma::load<5>(smem_dst, map, bar, {c0, c1, c2, c3, c4});
 }
 inline void tma_store_2d(const CUtensorMap* map, const void* smem_src, int c0, int c1) {
-    const ::simt::TensorMap m = simt_tma::map2d(map, "tma_store_2d");
-    simt_tma::forBox(m, const_cast<void*>(smem_src), c0, c1, "tma_store_2d",
+    const ::simt::TensorMap m = simt_tma::mapOfRank(map, 2, "tma_store_2d");
+    const int coords[2] = {c0, c1};
+    simt_tma::forBox(m, const_cast<void*>(smem_src), coords, "tma_store_2d",
                      [](unsigned char* s, unsigned char* g, std::uint64_t es) {
                          if (g) std::memcpy(g, s, es);
                      });
