@@ -865,10 +865,6 @@ private:
         for (size_t i = 0; i < m; ++i)
             for (const TileOp* op : items[i].fp.ops)
                 if (dynamic_cast<const ops::GemmOp*>(op)) gemms.push_back(i);
-        auto tmaTile = [&](const Region& r) {
-            auto v = vers.find(r.buffer.get());
-            return v != vers.end() && items[v->second.writer].tma;
-        };
         size_t chosen = m;
         for (size_t g : gemms) {
             const auto* t = items[g].stmt.as<TileOpStmt>();
@@ -879,26 +875,33 @@ private:
             std::string why;
             if (!gemm) why = "it runs inside another statement of the loop";
             else if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) why = "the loop has 'order'/'stage' lists";
-            else if (gemms.size() > 1)
-                why = fmt::format("the loop has {} gemms and wait_group counts groups: each waits for its own",
-                                  gemms.size());
             else if (gemm->clearAccum()) why = "it clears its accumulator (clear_accum) while the last group writes it";
+            // Operands: TMA stages (released after the wait that covers them), or tiles the loop
+            // does not write (Q_s loaded before it).
             for (const Region* r : gemm ? std::vector{&gemm->a(), &gemm->b()} : std::vector<const Region*>{}) {
-                if (!why.empty() || (tmaLoads && tmaTile(*r))) continue;
+                if (!why.empty()) break;
                 auto v = vers.find(r->buffer.get());
+                if (v != vers.end() && tmaLoads && items[v->second.writer].tma) continue;
                 if (v != vers.end() && items[v->second.writer].async)
                     why = fmt::format("'{}' comes by cp.async: the copies of step t overwrite the version step t - 1's "
                                       "gemm read as soon as the step starts (that would need one more version)",
                                       r->buffer->name);
-                else
-                    why = fmt::format("'{}' is not a stage the loop's TMA loads fill (its release could not wait)",
-                                      r->buffer->name);
+                else if (v != vers.end())
+                    why = fmt::format("'{}' is not a stage the loop's TMA loads fill", r->buffer->name);
+                for (size_t i = 0; i < m && why.empty(); ++i)
+                    if (i != g && items[i].fp.writes.count(r->buffer.get()))
+                        why = fmt::format("statement {} of the loop writes its operand '{}', which a group in flight "
+                                          "still reads",
+                                          i, r->buffer->name);
             }
             for (size_t i = 0; i < m && why.empty(); ++i)
                 if (i != g && items[i].fp.touches(gemm->c().buffer.get()))
                     why = fmt::format("statement {} of the loop uses its accumulator '{}', which a group in flight "
                                       "still writes",
                                       i, gemm->c().buffer->name);
+            if (why.empty() && gemms.size() > 1)
+                why = fmt::format("the loop has {} gemms and wait_group counts groups: each waits for its own",
+                                  gemms.size());
             if (why.empty()) chosen = g;
             ctx_.decide(fmt::format("wgmma group of {}", gemm ? gemm->str() : std::string("a gemm")),
                         why.empty() ? "left in flight (wait_group<1>)" : "waited for in its step (wait_group<0>)",
