@@ -696,7 +696,7 @@ private:
             return out;
         }
         // With a gemm group in flight, step t releases the stage of iteration t - S - 1 after
-        // its readers, which is the one its TMA loads (iteration t) take: they go after them.
+        // its readers, which is the one its TMA loads (iteration t) take: they go last.
         std::vector<size_t> stepOrder;
         for (size_t i : byPos)
             if (inFlight == m || !items[i].tma) stepOrder.push_back(i);

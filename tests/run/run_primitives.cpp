@@ -242,7 +242,7 @@ int main() {
     pipelinedGemms(128, 64, 64);
     // 33 k-tiles of 16 (the last partial): many rounds of each stage's barriers, where sm90's
     // wgmma groups left in flight would read a stage released too early.
-    pipelinedGemms(64, 64, 520);
+    pipelinedGemms(128, 64, 520);
     refusedInputs();
     return summary();
 }

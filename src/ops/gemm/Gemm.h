@@ -22,11 +22,10 @@ public:
     bool transposeB() const { return transB_; }
     GemmPolicy policy() const { return policy_; }
     bool clearAccum() const { return clearAccum_; }
-    // Whether the wgmma form may leave this gemm's group in flight when it ends (wait_group<1>:
-    // only the previous group must be done). pipeline-loops grants it to the one gemm of a TMA
+    // A copy whose wgmma form may leave its group in flight when it ends (wait_group<1>: only
+    // the previous group must be done). pipeline-loops grants it to the one gemm of a TMA
     // pipeline that releases each stage one iteration later (docs/lowering.md, "Overlapping
     // wgmma groups"); a wgmma_drain after the loop waits for the last group.
-    bool groupInFlight() const { return groupInFlight_; }
     std::shared_ptr<const GemmOp> withGroupInFlight() const;
 
     std::string name() const override { return "gemm"; }
