@@ -87,6 +87,9 @@ public:
     std::set<const ir::BufferNode*> mbarrierSynced;
     std::map<const ir::BufferNode*, int> sharedAlignment;
     std::vector<ir::CopyDecision> copyDecisions;
+    // Accumulators (fragments) of gemms lowered with their wgmma group left in flight, with
+    // the slots each thread holds: the wgmma_drain after their loop waits and fences them.
+    std::map<const ir::BufferNode*, int64_t> wgmmaInFlight;
     // Threads of a producer warpgroup the launch adds after the `threads` the lowering spreads
     // work over (a warp-specialised pipeline; 0 without).
     int64_t producerThreads = 0;

@@ -36,6 +36,7 @@
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/gemm/GemmWgmma.h"
 #include "ops/LowerContext.h"
 
 #include <fmt/format.h>
@@ -580,6 +581,7 @@ private:
             if (!ws && info.warpSpecialize == 1)
                 ctx_.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
         }
+        const size_t inFlight = chooseGroupInFlight(n, items, vers, bool(tma.full));
         // Waits: a reader of an async buffer at distance d needs the group committed d steps
         // back; at the top of its step t groups are committed, so d - 1 may stay in flight.
         size_t commitAfter = m;  // the async producer last in the order
@@ -612,6 +614,10 @@ private:
                 Region bar{tma.full, {simplify(iter % tma.versions)}, {1}};
                 s = tileOp(c->withTma(bar, elected), t->loc);
             }
+            if (i == inFlight) {
+                const auto* t = s.as<TileOpStmt>();
+                s = tileOp(static_cast<const ops::GemmOp*>(t->op.get())->withGroupInFlight(), t->loc);
+            }
             return s;
         };
         // The mbarrier protocol around the TMA producers and their readers (for iteration iter).
@@ -637,6 +643,21 @@ private:
         auto release = [&](const Expr& iter) {
             return mbarrierCall("mbarrier_arrive", {addressOf(tma.empty, slot(iter))}, loc);
         };
+        // With a gemm group in flight, iteration iter's wait (wait_group<1>) guarantees only the
+        // wgmma of iter - 1 done: that stage is the one to release. After the loop the last
+        // group is drained and the last stage released.
+        auto releasePrevious = [&](const Expr& iter) {  // of iteration iter - 1, if any
+            Expr any = simplify(binary(BinaryOp::Le, intImm(1), iter));
+            Stmt s = release(simplify(iter - int64_t(1)));
+            if (const int64_t* c = asConstInt(any)) return *c ? s : seq({}, loc);
+            return ifThenElse(any, s, {}, loc);
+        };
+        auto releaseDone = [&](const Expr& iter) { return inFlight == m ? release(iter) : releasePrevious(iter); };
+        auto drain = [&]() -> Stmt {
+            if (inFlight == m) return seq({}, loc);
+            const auto* gemm = static_cast<const ops::GemmOp*>(items[inFlight].stmt.as<TileOpStmt>()->op.get());
+            return seq({tileOp(std::make_shared<ops::WgmmaDrainOp>(gemm->c()), loc), releasePrevious(count)}, loc);
+        };
         if (ws) {
             // Producer: one elected thread of the producer warpgroup runs every iteration's
             // copies as soon as their version is free. Consumers: every iteration's other
@@ -647,7 +668,7 @@ private:
                 if (items[i].tma) produced.push_back(instance(i, Expr(kp), true));
                 else consumed.push_back(instance(i, Expr(kc)));
             }
-            consumed.push_back(release(Expr(kc)));
+            consumed.push_back(releaseDone(Expr(kc)));
             WarpSpecialized w;
             w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
                               forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
@@ -660,7 +681,7 @@ private:
             Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
                                                 n->var->name, tma.versions, tiles),
                                     loc),
-                            forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc)});
+                            forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), drain()});
             for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
                 auto r = replaced.find((*it)->buffer.get());
                 if (r != replaced.end()) w.tiles.push_back(r->second);  // declared before the split
@@ -677,6 +698,14 @@ private:
             ws_ = std::move(w);
             return out;
         }
+        // With a gemm group in flight, step t releases the stage of iteration t - S - 1 after
+        // its readers, which is the one its TMA loads (iteration t) take: they go last.
+        std::vector<size_t> stepOrder;
+        for (size_t i : byPos)
+            if (inFlight == m || !items[i].tma) stepOrder.push_back(i);
+        if (inFlight != m)
+            for (size_t i : byPos)
+                if (items[i].tma) stepOrder.push_back(i);
         // One step: the statements `present` runs (each with its guard, null for none).
         auto step = [&](const Expr& t, const std::vector<std::pair<size_t, Expr>>& present, bool commit = true) {
             std::vector<Stmt> out;
@@ -695,13 +724,13 @@ private:
             };
             // The first TMA producer and the first and last TMA readers of this step, in order.
             size_t firstProducer = m, firstReader = m, lastReader = m;
-            for (size_t i : byPos)
+            for (size_t i : stepOrder)
                 if (std::any_of(present.begin(), present.end(), [&](const auto& p) { return p.first == i; })) {
                     if (items[i].tma && firstProducer == m) firstProducer = i;
                     if (items[i].tmaReader && firstReader == m) firstReader = i;
                     if (items[i].tmaReader) lastReader = i;
                 }
-            for (size_t i : byPos) {
+            for (size_t i : stepOrder) {
                 auto it = std::find_if(present.begin(), present.end(), [&](const auto& p) { return p.first == i; });
                 if (it != present.end()) {
                     bool same = (!guard && !it->second) || (guard && it->second && equal(guard, it->second));
@@ -711,7 +740,7 @@ private:
                     if (i == firstProducer) pending.push_back(produce(iter));
                     if (i == firstReader) pending.push_back(consume(iter));
                     pending.push_back(instance(i, iter));
-                    if (i == lastReader) pending.push_back(release(iter));
+                    if (i == lastReader) pending.push_back(releaseDone(iter));
                 }
                 if (i == commitAfter && commit) {
                     flush();
@@ -768,6 +797,7 @@ private:
                 code.push_back(ifThenElse(g, s, {}, loc));
             }
         }
+        code.push_back(drain());
         Stmt out = seq(code, loc);
         for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
             auto r = replaced.find((*it)->buffer.get());
@@ -821,6 +851,71 @@ private:
         }
         if (!top->second) return "statements before the loop may synchronise the block";
         return "";
+    }
+
+    // The gemm whose wgmma group may stay in flight past its step (wait_group<1>), m for none;
+    // each gemm's choice goes into the decision log. The group reads its stages and writes its
+    // accumulator until the next iteration's wait, so: the stages must be TMA tiles, whose
+    // release the loop can delay by an iteration (cp.async copies of step t overwrite the
+    // version step t - 1's gemm read right after the step's barrier: that would need one
+    // version more, so those gemms wait for their group); nothing else in the loop may touch
+    // the accumulator (flash attention's softmax reads one gemm's result and rescales the
+    // other's); and wait_group counts groups, so one gemm per loop.
+    size_t chooseGroupInFlight(const For* n, const std::vector<Item>& items, const Versions& vers, bool tmaLoads) {
+        const size_t m = items.size();
+        if (!ctx_.target.has(Feature::Wgmma)) return m;
+        std::vector<size_t> gemms;
+        for (size_t i = 0; i < m; ++i)
+            for (const TileOp* op : items[i].fp.ops)
+                if (dynamic_cast<const ops::GemmOp*>(op)) gemms.push_back(i);
+        size_t chosen = m;
+        for (size_t g : gemms) {
+            const auto* t = items[g].stmt.as<TileOpStmt>();
+            const auto* gemm = t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
+            ops::GemmPlan plan;
+            // Gemms that will not be wgmma have no group: their plan logs why.
+            if (gemm && !ops::planWgmma(*gemm, ctx_, plan).empty()) continue;
+            std::string why;
+            if (!gemm) why = "it runs inside another statement of the loop";
+            else if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) why = "the loop has 'order'/'stage' lists";
+            else if (gemm->clearAccum()) why = "it clears its accumulator (clear_accum) while the last group writes it";
+            // Operands: TMA stages (released after the wait that covers them), or tiles the loop
+            // does not write (Q_s loaded before it).
+            for (const Region* r : gemm ? std::vector{&gemm->a(), &gemm->b()} : std::vector<const Region*>{}) {
+                if (!why.empty()) break;
+                auto v = vers.find(r->buffer.get());
+                if (v != vers.end() && tmaLoads && items[v->second.writer].tma) continue;
+                if (v != vers.end() && items[v->second.writer].async)
+                    why = fmt::format("'{}' comes by cp.async: the copies of step t overwrite the version step t - 1's "
+                                      "gemm read as soon as the step starts (that would need one more version)",
+                                      r->buffer->name);
+                else if (v != vers.end())
+                    why = fmt::format("'{}' is not a stage the loop's TMA loads fill", r->buffer->name);
+                for (size_t i = 0; i < m && why.empty(); ++i)
+                    if (i != g && items[i].fp.writes.count(r->buffer.get()))
+                        why = fmt::format("statement {} of the loop writes its operand '{}', which a group in flight "
+                                          "still reads",
+                                          i, r->buffer->name);
+            }
+            for (size_t i = 0; i < m && why.empty(); ++i)
+                if (i != g && items[i].fp.touches(gemm->c().buffer.get()))
+                    why = fmt::format("statement {} of the loop uses its accumulator '{}', which a group in flight "
+                                      "still writes",
+                                      i, gemm->c().buffer->name);
+            if (why.empty() && gemms.size() > 1)
+                why = fmt::format("the loop has {} gemms and wait_group counts groups: each waits for its own",
+                                  gemms.size());
+            if (why.empty()) chosen = g;
+            ctx_.decide(fmt::format("wgmma group of {}", gemm ? gemm->str() : std::string("a gemm")),
+                        why.empty() ? "left in flight (wait_group<1>)" : "waited for in its step (wait_group<0>)",
+                        "lowering",
+                        why.empty() ? "the next iteration's wgmma overlaps it; the loop releases each TMA stage one "
+                                      "iteration later, after the wait that covers its reader, and drains the last "
+                                      "group after the loop"
+                                    : why,
+                        n->loc);
+        }
+        return chosen;
     }
 
     // The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),

@@ -11,14 +11,24 @@ namespace tlc::ops {
 using namespace ir;
 
 TileOpPtr GemmOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
-    Region a = a_, b = b_, c = c_;
-    for (Region* r : {&a, &b, &c})
+    auto out = std::make_shared<GemmOp>(*this);
+    for (Region* r : {&out->a_, &out->b_, &out->c_})
         for (auto& e : r->starts) e = fn(e);
-    return std::make_shared<GemmOp>(a, b, c, transA_, transB_, policy_, clearAccum_);
+    return out;
 }
 
 TileOpPtr GemmOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
-    return std::make_shared<GemmOp>(fn(a_), fn(b_), fn(c_), transA_, transB_, policy_, clearAccum_);
+    auto out = std::make_shared<GemmOp>(*this);
+    out->a_ = fn(a_);
+    out->b_ = fn(b_);
+    out->c_ = fn(c_);
+    return out;
+}
+
+std::shared_ptr<const GemmOp> GemmOp::withGroupInFlight() const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->groupInFlight_ = true;
+    return out;
 }
 
 std::string GemmOp::str() const {

@@ -21,6 +21,12 @@ public:
     bool transposeA() const { return transA_; }
     bool transposeB() const { return transB_; }
     GemmPolicy policy() const { return policy_; }
+    bool clearAccum() const { return clearAccum_; }
+    // A copy whose wgmma form may leave its group in flight when it ends (wait_group<1>: only
+    // the previous group must be done). pipeline-loops grants it to the one gemm of a TMA
+    // pipeline that releases each stage one iteration later (docs/lowering.md, "Overlapping
+    // wgmma groups"); a wgmma_drain after the loop waits for the last group.
+    std::shared_ptr<const GemmOp> withGroupInFlight() const;
 
     std::string name() const override { return "gemm"; }
     std::vector<const ir::Region*> reads() const override { return {&a_, &b_, &c_}; }
@@ -48,6 +54,26 @@ private:
     bool transA_, transB_;
     GemmPolicy policy_;
     bool clearAccum_;
+    bool groupInFlight_ = false;
+};
+
+// wgmma_drain(C): waits for the wgmma group a gemm into C left in flight (wait_group<0>) and
+// fences the accumulator before anything reads it; nothing when that gemm did not leave one
+// (another form, or the wait inside it). pipeline-loops puts it after a loop whose gemm may
+// keep its group in flight.
+class WgmmaDrainOp : public ir::TileOp {
+public:
+    explicit WgmmaDrainOp(ir::Region c) : c_(std::move(c)) {}
+    std::string name() const override { return "wgmma_drain"; }
+    std::vector<const ir::Region*> reads() const override { return {&c_}; }
+    std::vector<const ir::Region*> writes() const override { return {&c_}; }
+    ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
+    ir::TileOpPtr mapRegions(const std::function<ir::Region(const ir::Region&)>& fn) const override;
+    std::string str() const override { return "wgmma_drain(" + ir::regionString(c_) + ")"; }
+    ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
+
+private:
+    ir::Region c_;
 };
 
 } // namespace tlc::ops

@@ -178,7 +178,9 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
 // advanced to the k-step's, row block's and columns' start. wgmma is asynchronous: the group
 // is committed and waited for (wait_group 0) before the gemm ends, so that the accumulators
 // are final and the operand tiles may be overwritten after the next barrier, as the
-// cp.async pipeline does.
+// cp.async pipeline does. A gemm pipeline-loops lets keep its group in flight waits only for
+// the previous one (wait_group 1): its loop releases each stage one iteration later and
+// drains the last group after the loop (WgmmaDrainOp).
 Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const Region& b, bool aFromRegisters,
                         std::vector<Stmt> steps, const GemmPlan& plan) const {
     const WgmmaInstruction& inst = *plan.wgmma;
@@ -273,7 +275,8 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                 // by wgmma through the async proxy.
                 evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
                 evaluate(call("wgmma_fence", DType::I32, {})), body, evaluate(call("wgmma_commit_group", DType::I32, {})),
-                evaluate(call("wgmma_wait_group", DType::I32, {intImm(0)})), fenceAcc});
+                evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
+    if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);
     if (descA) body = letStmt(descA->desc, descA->value, body);
     Expr warpgroup = ctx.tx() / 128;
@@ -281,6 +284,26 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     if (plan.warpsM > 1) body = letStmt(wgRow, warpgroup % plan.warpsM, body);
     steps.push_back(body);
     return simplify(seq(steps, loc), ctx.bounds());
+}
+
+TileOpPtr WgmmaDrainOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
+    Region c = c_;
+    for (auto& e : c.starts) e = fn(e);
+    return std::make_shared<WgmmaDrainOp>(c);
+}
+
+TileOpPtr WgmmaDrainOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    return std::make_shared<WgmmaDrainOp>(fn(c_));
+}
+
+// The loop's gemm was lowered before (program order): it says whether a group is in flight.
+Stmt WgmmaDrainOp::lower(LowerContext& ctx, SourceLoc loc) const {
+    auto it = ctx.wgmmaInFlight.find(c_.buffer.get());
+    if (it == ctx.wgmmaInFlight.end()) return seq({}, loc);
+    Expr accStart = call("address_of", DType::I64, {load(ctx.localBuffer(c_.buffer), {intImm(0)})});
+    return seq({comment(str(), loc), evaluate(call("wgmma_wait_group", DType::I32, {intImm(0)}), loc),
+                evaluate(call("wgmma_fence_operand", DType::I32, {intImm(it->second), accStart}), loc)},
+               loc);
 }
 
 } // namespace tlc::ops

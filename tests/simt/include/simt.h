@@ -4,7 +4,8 @@
 //
 // Fibers run one at a time, each until it reaches a barrier, a warp shuffle or its end; the
 // order in which they run between two synchronisation points is shuffled (fixed seed), so a
-// missing barrier shows up as a wrong result rather than passing by luck. A barrier releases
+// missing barrier shows up as a wrong result rather than passing by luck; now and then one
+// warp sits a round out, so that warps (and warpgroups) do not always keep in step. A barrier releases
 // when every live thread of the block has reached it; a warp-wide operation (a shuffle, an mma)
 // when every live lane of the warp has; a warpgroup-wide one (wgmma) when every live thread of
 // the 4-warp group has. A thread that waits on a condition (an mbarrier phase) spins: it yields
@@ -176,11 +177,16 @@ inline bool runBlock(Block& b, std::mt19937& order) {
     }
     std::vector<size_t> schedule(n);
     for (size_t i = 0; i < n; ++i) schedule[i] = i;
+    const size_t warp = size_t(warpSize()), warps = (n + warp - 1) / warp;
     while (true) {
         std::shuffle(schedule.begin(), schedule.end(), order);
         b.acted = false;
+        // Every fourth round or so one warp sits the round out, as the hardware may delay any
+        // warp: code that relies on warps or warpgroups keeping in step (a stage released
+        // while another warpgroup's wgmma still reads it) then fails.
+        size_t lagging = warps > 1 && order() % 4 == 0 ? size_t(order() % warps) : n;
         for (size_t i : schedule) {
-            if (b.fibers[i].state != S::Running) continue;
+            if (b.fibers[i].state != S::Running || i / warp == lagging) continue;
             b.current = &b.fibers[i];
             swapcontext(&b.scheduler, &b.fibers[i].context);
         }
@@ -219,7 +225,7 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         // Threads spinning on a condition: go on while somebody still does something.
         bool spinning = false;
         for (const auto& f : b.fibers) spinning |= f.state == S::Running;
-        if (spinning && b.acted) continue;
+        if (spinning && (b.acted || lagging != n)) continue;
         return false;
     }
 }
