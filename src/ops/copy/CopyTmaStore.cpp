@@ -28,8 +28,8 @@ std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, c
     if (tile[0] > 256) return fmt::format("the tile has {} rows; a TMA box has at most 256", tile[0]);
     int64_t rowBytes = tile[1] * dtypeBytes(c->dtype);
     if (tile[0] % 8 != 0 || (rowBytes != 32 && rowBytes != 64 && rowBytes % 128 != 0))
-        return fmt::format("the tile is {} rows of {} bytes; TMA's swizzled boxes take 8-row multiples of 32, 64 "
-                           "or 128-byte multiples",
+        return fmt::format("the tile is {} rows of {} bytes; swizzled TMA boxes need a multiple of 8 rows of 32, "
+                           "64 or a multiple of 128 bytes",
                            tile[0], rowBytes);
     return "";
 }
