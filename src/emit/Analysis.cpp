@@ -37,6 +37,7 @@ namespace {
 class UseCollector : public IRVisitor {
 public:
     UseCollector(KernelInfo& info, bool debug) : info_(info), debug_(debug) {}
+    std::set<const BufferNode*> tmaStoreMaps;  // the maps of the TMA stores seen
 
 protected:
     void visitVar(const Var* v) override {
@@ -69,6 +70,10 @@ protected:
                 u.stored = true;
             }
         }
+        // A TMA store writes the tensor its map describes (marked by analyzeKernel).
+        if (c->name == "tma_store_2d" && !c->args.empty())
+            if (const Call* addr = c->args[0].as<Call>(); addr && addr->name == "address_of")
+                if (const Load* map = addr->args[0].as<Load>()) tmaStoreMaps.insert(map->buffer.get());
         IRVisitor::visitCall(c);
     }
     void visitStore(const Store* s) override {
@@ -184,6 +189,10 @@ KernelInfo analyzeKernel(const Kernel& kernel, bool debug) {
         info.deadLets = dead;
         UseCollector collector(info, debug);
         collector.visit(kernel.body);
+        for (const auto& m : kernel.tensorMaps)
+            if (collector.tmaStoreMaps.count(m.map.get()))
+                for (const auto& p : kernel.params)
+                    if (p.buffer && p.name == m.tensor) info.buffers[p.buffer.get()].stored = true;
         std::set<const LetStmt*> now;
         for (const LetStmt* l : finder.lets)
             if (!info.used(l->var.get())) now.insert(l);

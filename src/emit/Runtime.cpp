@@ -141,6 +141,7 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"cp_async", "async_copy", false, 0},
         {"mbarrier_", "mbarrier", false, 0},
         {"fence_barrier_init", "mbarrier", false, 0},
+        {"tma_store_wait", "tma", false, 1},  // <groups>: tma_store_wait and tma_store_wait_read
         {"tma_", "tma", false, 0},
         {"fence_proxy_async", "tma", false, 0},
         {"wgmma_wait_group", "wgmma", false, 1},

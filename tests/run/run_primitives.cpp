@@ -229,6 +229,18 @@ void pipelinedGemms(int M, int N, int K) {
             [&](tl::half* C) { return int(tl_kernels::gemm_user_stage(A.data(), B.data(), C, M, K, N)); });
 }
 
+// f16 results of A @ B^T, 128 columns a tile: on sm90 the epilogue stores the staged tile as two
+// TMA boxes, clipped at the tensor's edges (sizes that are not tile multiples check that).
+void stagedNtGemm(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 47), B = random<tl::half>(size_t(N) * K, 48);
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(j) * K + k]); });
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    expectStatus("gemm_nt_f16_out status" + at, tl_kernels::gemm_nt_f16_out(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("gemm_nt_f16_out (staged epilogue, 256-byte rows)" + at, C, want, 1e-2, 1e-2);
+}
+
 // Inputs the GPU lowering cannot take get an error code and no launch: a base pointer off the
 // 16-byte grid, and rows 24 bytes apart (K = 12). On sm90 the A and B tiles of gemm_s3 are TMA
 // loads, so it is the launcher's tensor maps (tl::make_tensor_map_2d) that refuse them; on
@@ -242,6 +254,18 @@ void refusedInputs() {
         const tl::half* a = K == 16 ? A.data() + 1 : A.data();  // 2 bytes off the 16-byte grid
         launched("gemm_s3 misaligned or strided A" + at, int(tl_kernels::gemm_s3(a, B.data(), C.data(), M, K, N)),
                  !kGpu, C, -7.0);
+    }
+    // The same for the output: C off the 16-byte grid, and C's rows 132 bytes apart (N = 66; B is
+    // [N, K], so only C's row stride is off). On sm90 the epilogue's TMA store map refuses them, on
+    // sm80 and gfx90a the vector stores' checks.
+    for (int N2 : {64, 66}) {
+        const int K = 32;
+        std::string at = " " + dims({M, N2, K});
+        auto A = random<tl::half>(size_t(M) * K, 49), B = random<tl::half>(size_t(N2) * K, 50);
+        std::vector<tl::half> C(size_t(M) * N2 + 8, tl::half(-7.0f));
+        tl::half* c = N2 == 64 ? C.data() + 1 : C.data();  // 2 bytes off the 16-byte grid
+        int status = int(tl_kernels::gemm_nt_f16_out(A.data(), B.data(), c, M, K, N2));
+        launched("gemm_nt_f16_out misaligned or strided C" + at, status, !kGpu, C, -7.0);
     }
 }
 
@@ -267,6 +291,8 @@ int main() {
     // 33 k-tiles of 16 (the last partial): many rounds of each stage's barriers, where sm90's
     // wgmma groups left in flight would read a stage released too early.
     pipelinedGemms(128, 64, 520);
+    stagedNtGemm(72, 200, 40);  // partial tiles in both directions, 3 iterations (the last partial)
+    stagedNtGemm(128, 256, 64);
     refusedInputs();
     return summary();
 }

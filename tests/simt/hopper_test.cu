@@ -167,6 +167,9 @@ __global__ void tmaRoundTrip(const __grid_constant__ CUtensorMap mapIn, const __
     if (tid == 0) {
         tl::tma_store_2d(&mapOut, S, c0, c1);
         tl::tma_store_commit();
+        // Once the store has read S, S may be written again: the output keeps the box.
+        tl::tma_store_wait_read<0>();
+        for (int i = 0; i < 64 * IB; ++i) S[i] = 0xEE;
         tl::tma_store_wait<0>();
     }
 }

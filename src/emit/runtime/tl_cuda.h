@@ -467,6 +467,17 @@ __device__ __forceinline__ void tma_store_wait() {
     __trap();
 #endif
 }
+// Waits until at most N of this thread's committed store groups still read their shared
+// sources: the shared memory of the others may be written again (and the block may exit; their
+// writes to global memory complete by the end of the kernel).
+template <int N>
+__device__ __forceinline__ void tma_store_wait_read() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+#else
+    __trap();
+#endif
+}
 // Orders this thread's generic-proxy accesses to shared memory before later async-proxy (TMA,
 // wgmma) accesses: after writing a tile a TMA store or a wgmma will read.
 __device__ __forceinline__ void fence_proxy_async_shared() {

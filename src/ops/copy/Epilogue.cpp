@@ -5,6 +5,7 @@
 #include "ops/LowerContext.h"
 #include "ops/OpUtil.h"
 #include "ops/copy/SharedAccess.h"
+#include "ops/gemm/GemmWgmma.h"
 
 #include <fmt/format.h>
 
@@ -65,11 +66,39 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     // 1. The direct stores waste sector bytes.
     int64_t direct = std::max<int64_t>(1, std::min(f.vectorWidth(), vec16));
     if (sectorUse(f, std::min(ctx.warpSize, ctx.threads), direct, elemBytes) >= 1.0) return std::nullopt;
-    // 2. Every thread gets at least one whole 16-byte vector, and the staging tile fits in
-    // bytes that are free here anyway.
+    // 2. The staging tile fits in bytes that are free here anyway.
     int64_t bytes = tile[0] * tile[1] * elemBytes;
-    if (tile[1] % vec16 != 0 || bytes < ctx.threads * 16 || bytes > ctx.sharedHeadroom) return std::nullopt;
-    // 3. The destination takes 16-byte vectors (launch checks record what that needs).
+    if (bytes > ctx.sharedHeadroom) return std::nullopt;
+    std::string subject = fmt::format("{}({}, {})", op.name(), src.buffer->name, dst.buffer->name);
+    std::string wasted = fmt::format("direct {}-element stores fill only part of each 32-byte sector they touch; "
+                                     "the tile fits in {} bytes of shared memory free at this point",
+                                     direct, ctx.sharedHeadroom);
+    // 3. On targets with TMA, one thread stores the tile as boxes (CopyTmaStore.cpp).
+    std::string noTma = tmaStoreIssue(dst, tile, ctx);
+    if (noTma.empty()) {
+        Buffer stage = ctx.scratch(src.buffer->name + "_stage", type, tile);
+        // The layout TMA reads, which also spreads the accumulator's writes (eight rows of one
+        // 16-byte column) over eight bank groups.
+        LowerContext::SharedLayout& chosen = ctx.sharedLayouts[stage.get()];
+        chosen = *wgmmaSharedLayout(stage, "TMA store of " + op.str());
+        CopyOp in(src, Region{stage, {intImm(0), intImm(0)}, tile});
+        int64_t boxCols = chosen.boxCols ? chosen.boxCols : tile[1];
+        ctx.decide(subject,
+                   fmt::format("staged through shared memory ({}[{}][{}], {}-byte swizzle), stored by TMA as {} "
+                               "{} x {} {}",
+                               stage->name, tile[0], tile[1], chosen.swizzle.patternBytes(), tile[1] / boxCols, tile[0],
+                               boxCols, tile[1] == boxCols ? "box" : "boxes"),
+                   "lowering",
+                   wasted + "; the target has TMA and the destination is a whole box of a 2-D tensor with contiguous "
+                            "rows: one thread stores the tile, the edges clipped by TMA, no per-element checks",
+                   loc);
+        std::string what = fmt::format("{} (through shared memory: {}[{}][{}], then TMA)", op.str(), stage->name,
+                                       tile[0], tile[1]);
+        return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), storeWithTma(stage, dst, ctx, loc)}, loc);
+    }
+    // 4. Otherwise every thread gets at least one whole 16-byte vector, and the destination
+    // takes 16-byte vectors (launch checks record what that needs).
+    if (tile[1] % vec16 != 0 || bytes < ctx.threads * 16) return std::nullopt;
     std::vector<LaunchCheck> before = ctx.launchChecks;
     if (vectorWidthFor(ctx, dst, tile[1], type) != vec16) {
         ctx.launchChecks = before;
@@ -90,15 +119,13 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     chosen.padElems = choice.layout.pad();
     chosen.reason = choice.reason;
     std::string what = fmt::format("{} (through shared memory: {}[{}][{}])", op.str(), stage->name, tile[0], tile[1]);
-    ctx.decide(fmt::format("{}({}, {})", op.name(), src.buffer->name, dst.buffer->name),
+    std::string reason = wasted + ", so every thread stores whole 16-byte vectors without raising the kernel's shared "
+                                  "memory";
+    if (ctx.target.has(Feature::Tma)) reason += "; not TMA stores: " + noTma;
+    ctx.decide(subject,
                fmt::format("staged through shared memory ({}[{}][{}], {})", stage->name, tile[0], tile[1],
                            choice.layout.str()),
-               "lowering",
-               fmt::format("direct {}-element stores fill only part of each 32-byte sector they touch; the tile "
-                           "fits in {} bytes of shared memory free at this point, so every thread stores whole "
-                           "16-byte vectors without raising the kernel's shared memory",
-                           direct, ctx.sharedHeadroom),
-               loc);
+               "lowering", reason, loc);
     return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), barrier(loc), Roll().mutate(out.lower(ctx, loc))},
                loc);
 }

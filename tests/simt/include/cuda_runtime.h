@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <type_traits>
+#include <vector>
 
 #define __global__
 #define __device__
@@ -367,7 +369,8 @@ inline void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
 // TMA: a load lands at once, when the issuing thread calls it (threads must wait on the
 // barrier before reading, so landing early changes nothing for a correct program), then
 // completes its box size on the barrier. Elements outside the tensor read as zero (loads) or
-// are dropped (stores). Swizzle: the shared address of each element has its 16-byte-chunk bits
+// are dropped (stores). A store reads shared memory and writes global memory only when its
+// thread waits for its group (tma_store_wait, tma_store_wait_read). Swizzle: the shared address of each element has its 16-byte-chunk bits
 // XORed with the bits above bit 7, as the hardware does on shared addresses (here the host
 // addresses of the simulator's shared arrays: align them as on the GPU).
 #define TLC_RUNTIME_TL_CUDA_H_TMA
@@ -436,16 +439,55 @@ inline void tma_load_5d(void* smem_dst, const CUtensorMap* map, std::uint64_t* b
                         int c4) {
     simt_tma::load<5>(smem_dst, map, bar, {c0, c1, c2, c3, c4});
 }
+namespace simt_tma {
+// A store reads its shared source as late as the hardware may: when its thread waits for its
+// group, so a source overwritten before that wait, or a missing wait, gives wrong results.
+struct Store {
+    ::simt::TensorMap map;
+    const void* smem;
+    int coords[2];
+};
+struct StoreQueue {
+    unsigned long long block = 0;
+    std::vector<Store> open;
+    std::vector<std::vector<Store>> committed;  // oldest first
+};
+inline StoreQueue& stores() {
+    static std::map<int, StoreQueue> queues;  // per thread of the block
+    StoreQueue& q = queues[::simt::linearThreadIndex()];
+    if (q.block != ::simt::blockSerial()) {
+        if (!q.open.empty() || !q.committed.empty()) {
+            std::fprintf(stderr, "simt: a block ended with TMA stores never waited for\n");
+            std::abort();
+        }
+        q.block = ::simt::blockSerial();
+    }
+    return q;
+}
+inline void waitStores(int n) {
+    StoreQueue& q = stores();
+    while (int(q.committed.size()) > n) {
+        for (const Store& st : q.committed.front())
+            forBox(st.map, const_cast<void*>(st.smem), st.coords, "tma_store_2d",
+                   [](unsigned char* s, unsigned char* g, std::uint64_t es) {
+                       if (g) std::memcpy(g, s, es);
+                   });
+        q.committed.erase(q.committed.begin());
+    }
+}
+} // namespace simt_tma
 inline void tma_store_2d(const CUtensorMap* map, const void* smem_src, int c0, int c1) {
     const ::simt::TensorMap m = simt_tma::mapOfRank(map, 2, "tma_store_2d");
-    const int coords[2] = {c0, c1};
-    simt_tma::forBox(m, const_cast<void*>(smem_src), coords, "tma_store_2d",
-                     [](unsigned char* s, unsigned char* g, std::uint64_t es) {
-                         if (g) std::memcpy(g, s, es);
-                     });
+    simt_tma::stores().open.push_back({m, smem_src, {c0, c1}});
 }
-inline void tma_store_commit() {}
-template <int N> void tma_store_wait() {}
+inline void tma_store_commit() {
+    simt_tma::StoreQueue& q = simt_tma::stores();
+    q.committed.push_back(std::move(q.open));
+    q.open.clear();
+}
+// Both waits write the global memory then: reads and writes are not told apart.
+template <int N> void tma_store_wait() { simt_tma::waitStores(N); }
+template <int N> void tma_store_wait_read() { simt_tma::waitStores(N); }
 inline void fence_proxy_async_shared() {}
 } // namespace tl
 
