@@ -449,6 +449,39 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
     __trap();
 #endif
 }
+// The same for 3- to 5-D tensor maps, coordinates innermost first (as tma_load_3d .. 5d).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(map),
+                 "r"(smem_u32(smem_src)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#else
+    (void)map, (void)smem_src, (void)c0, (void)c1, (void)c2;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2,
+                                             int c3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(map),
+                 "r"(smem_u32(smem_src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+#else
+    (void)map, (void)smem_src, (void)c0, (void)c1, (void)c2, (void)c3;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2,
+                                             int c3, int c4) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(map),
+                 "r"(smem_u32(smem_src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
+#else
+    (void)map, (void)smem_src, (void)c0, (void)c1, (void)c2, (void)c3, (void)c4;
+    __trap();
+#endif
+}
 // Closes the group of this thread's TMA stores issued since the last commit.
 __device__ __forceinline__ void tma_store_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

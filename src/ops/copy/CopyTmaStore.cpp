@@ -16,15 +16,33 @@ namespace tlc::ops {
 
 using namespace ir;
 
+namespace {
+
+// The dimension of the destination the tile's rows run along: the last one before the
+// innermost with an extent other than 1 (the tile's columns are the innermost dimension).
+size_t rowDimension(const Region& dst) {
+    size_t inner = dst.extents.size() - 1;
+    for (size_t d = inner; d-- > 0;)
+        if (dst.extents[d] != 1) return d;
+    return inner == 0 ? 0 : inner - 1;
+}
+
+} // namespace
+
 std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, const LowerContext& ctx) {
     const Buffer& c = dst.buffer;
     if (!ctx.target.has(Feature::Tma)) return "the target has no TMA";
-    if (c->shape.size() != 2) return fmt::format("'{}' is not a 2-D tensor", c->name);
+    if (c->shape.size() < 2 || c->shape.size() > 5)
+        return fmt::format("'{}' has {} dimensions; TMA maps have 2 to 5", c->name, c->shape.size());
     const int64_t* inner = asConstInt(c->strides.back());
     if (!inner || *inner != 1) return fmt::format("the rows of '{}' are not contiguous", c->name);
     // 4-bit types are not staged at all; bool has no CUtensorMapDataType.
     if (c->dtype == DType::Bool) return "TMA has no bool element type";
-    if (dst.extents != tile) return "the destination is not the tile's box";
+    // The tile's rows and columns are two dimensions of the destination, the columns its
+    // innermost; every other dimension of the box is 1.
+    if (tile.size() != 2 || dst.extents.back() != tile[1] || dst.extents[rowDimension(dst)] != tile[0] ||
+        dst.squeezedExtents() != tile)
+        return "the destination is not the tile's box";
     if (tile[0] > 256) return fmt::format("the tile has {} rows; a TMA box has at most 256", tile[0]);
     int64_t rowBytes = tile[1] * dtypeBytes(c->dtype);
     if (tile[0] % 8 != 0 || (rowBytes != 32 && rowBytes != 64 && rowBytes % 128 != 0))
@@ -40,15 +58,23 @@ Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, Sou
     constantShape(stage, tile);
     int64_t boxCols = layout.boxCols ? layout.boxCols : tile[1];
     int swizzleBytes = int(layout.swizzle.patternBytes());
-    Buffer map = ctx.tensorMap(dst.buffer, tile[0], boxCols, swizzleBytes);
+    // The box in every dimension of the destination: 1 but along the tile's rows and columns.
+    const size_t rank = dst.extents.size(), rowDim = rowDimension(dst);
+    std::vector<int64_t> box(rank, 1);
+    box[rowDim] = tile[0];
+    box[rank - 1] = boxCols;
+    Buffer map = rank == 2 ? ctx.tensorMap(dst.buffer, tile[0], boxCols, swizzleBytes)
+                           : ctx.tensorMap(dst.buffer, box, swizzleBytes);
     auto addressOf = [](const Buffer& b, std::vector<Expr> at) { return call("address_of", DType::I64, {load(b, at)}); };
     // Boxes side by side along the row: the one at column j * boxCols is stored j boxes into the
     // tile (apply-shared-layouts makes the index [j][0][0]).
     std::vector<Stmt> issue;
-    for (int64_t col = 0; col < tile[1]; col += boxCols)
-        issue.push_back(evaluate(call("tma_store_2d", DType::I32,
-                                      {addressOf(map, {}), addressOf(stage, {intImm(0), intImm(col)}),
-                                       simplify(dst.starts[1] + intImm(col)), dst.starts[0]})));
+    for (int64_t col = 0; col < tile[1]; col += boxCols) {
+        std::vector<Expr> args{addressOf(map, {}), addressOf(stage, {intImm(0), intImm(col)})};
+        for (size_t d = rank; d-- > 0;)  // coordinates innermost first
+            args.push_back(d == rank - 1 ? simplify(dst.starts[d] + intImm(col)) : dst.starts[d]);
+        issue.push_back(evaluate(call(fmt::format("tma_store_{}d", rank), DType::I32, args)));
+    }
     issue.push_back(evaluate(call("tma_store_commit", DType::I32, {})));
     // The staging bytes may be written again after the next barrier (a later op's scratch, the
     // next iteration of a loop around the copy), which thread 0 reaches only after this wait.

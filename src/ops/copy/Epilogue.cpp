@@ -89,7 +89,7 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
                                stage->name, tile[0], tile[1], chosen.swizzle.patternBytes(), tile[1] / boxCols, tile[0],
                                boxCols, tile[1] == boxCols ? "box" : "boxes"),
                    "lowering",
-                   wasted + "; the target has TMA and the destination is a whole box of a 2-D tensor with contiguous "
+                   wasted + "; the target has TMA and the destination is a whole box of a tensor with contiguous "
                             "rows: one thread stores the tile, the edges clipped by TMA, no per-element checks",
                    loc);
         std::string what = fmt::format("{} (through shared memory: {}[{}][{}], then TMA)", op.str(), stage->name,

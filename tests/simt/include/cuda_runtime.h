@@ -445,7 +445,7 @@ namespace simt_tma {
 struct Store {
     ::simt::TensorMap map;
     const void* smem;
-    int coords[2];
+    int coords[5];  // innermost first, the map's rank of them
 };
 struct StoreQueue {
     unsigned long long block = 0;
@@ -468,7 +468,7 @@ inline void waitStores(int n) {
     StoreQueue& q = stores();
     while (int(q.committed.size()) > n) {
         for (const Store& st : q.committed.front())
-            forBox(st.map, const_cast<void*>(st.smem), st.coords, "tma_store_2d",
+            forBox(st.map, const_cast<void*>(st.smem), st.coords, "tma_store",
                    [](unsigned char* s, unsigned char* g, std::uint64_t es) {
                        if (g) std::memcpy(g, s, es);
                    });
@@ -479,6 +479,18 @@ inline void waitStores(int n) {
 inline void tma_store_2d(const CUtensorMap* map, const void* smem_src, int c0, int c1) {
     const ::simt::TensorMap m = simt_tma::mapOfRank(map, 2, "tma_store_2d");
     simt_tma::stores().open.push_back({m, smem_src, {c0, c1}});
+}
+inline void tma_store_3d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2) {
+    const ::simt::TensorMap m = simt_tma::mapOfRank(map, 3, "tma_store_3d");
+    simt_tma::stores().open.push_back({m, smem_src, {c0, c1, c2}});
+}
+inline void tma_store_4d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2, int c3) {
+    const ::simt::TensorMap m = simt_tma::mapOfRank(map, 4, "tma_store_4d");
+    simt_tma::stores().open.push_back({m, smem_src, {c0, c1, c2, c3}});
+}
+inline void tma_store_5d(const CUtensorMap* map, const void* smem_src, int c0, int c1, int c2, int c3, int c4) {
+    const ::simt::TensorMap m = simt_tma::mapOfRank(map, 5, "tma_store_5d");
+    simt_tma::stores().open.push_back({m, smem_src, {c0, c1, c2, c3, c4}});
 }
 inline void tma_store_commit() {
     simt_tma::StoreQueue& q = simt_tma::stores();
