@@ -580,6 +580,15 @@ private:
             ws = why.empty();
             if (!ws && info.warpSpecialize == 1)
                 ctx_.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+            // Logged where it is a choice (targets that can move registers), or was asked for.
+            if (ctx_.target.has(Feature::Setmaxnreg) || info.warpSpecialize == 1)
+                ctx_.decide(fmt::format("warp specialisation of the loop over {}", n->var->name),
+                            ws ? "a producer warpgroup (setmaxnreg) issues the TMA loads" : "none",
+                            info.warpSpecialize == 1 ? "lowering (warp_specialize = true)" : "lowering",
+                            ws ? "every producer of the loop is a TMA load and the consumers use no other shared "
+                                 "memory or block barrier while the producer runs"
+                               : why,
+                            n->loc);
         }
         const size_t inFlight = chooseGroupInFlight(n, items, vers, bool(tma.full));
         // Waits: a reader of an async buffer at distance d needs the group committed d steps
