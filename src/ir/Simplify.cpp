@@ -389,6 +389,9 @@ private:
         // (e / c1) / c2 -> e / (c1 * c2) for non-negative e
         if (const auto* inner = a.as<Binary>(); inner && inner->op == BinaryOp::Div && asConstInt(inner->b) && ra && ra->lo >= 0)
             return binary(BinaryOp::Div, inner->a, intImm(*asConstInt(inner->b) * c, a.dtype()));
+        // (e * k) / c -> e / (c / k) when k divides c: the same rational, truncated alike for
+        // either sign (`l * 2 / 64` is `l / 32`).
+        if (auto k = scaleDividing(a, c)) return mutate(binary(BinaryOp::Div, a.as<Binary>()->a, intImm(c / *k, a.dtype())));
         return {};
     }
 
@@ -405,7 +408,19 @@ private:
         if (const auto* inner = a.as<Binary>(); inner && inner->op == BinaryOp::Mod && asConstInt(inner->b) &&
                                                *asConstInt(inner->b) % c == 0)
             return binary(BinaryOp::Mod, inner->a, intImm(c, a.dtype()));
+        // (e * k) % c -> e % (c / k) * k when k divides c (k (e - (e / (c / k)) (c / k)), any sign).
+        if (auto k = scaleDividing(a, c))
+            return mutate(binary(BinaryOp::Mul, binary(BinaryOp::Mod, a.as<Binary>()->a, intImm(c / *k, a.dtype())),
+                                 intImm(*k, a.dtype())));
         return {};
+    }
+
+    // k when a is `e * k` with a constant 1 < k < c that divides c.
+    static std::optional<int64_t> scaleDividing(const Expr& a, int64_t c) {
+        const auto* mul = a.as<Binary>();
+        const int64_t* k = mul && mul->op == BinaryOp::Mul ? asConstInt(mul->b) : nullptr;
+        if (!k || *k <= 1 || *k >= c || c % *k != 0) return std::nullopt;
+        return *k;
     }
 };
 

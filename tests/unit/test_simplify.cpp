@@ -1,6 +1,7 @@
 // The index simplifier: emitted indices must come out short.
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
+#include "eval_int.h"
 
 #include <doctest/doctest.h>
 
@@ -30,6 +31,24 @@ TEST_CASE("ranges remove divisions and modulos that cannot matter") {
     CHECK(printExpr(simplify((s * 16 + t % 16) % 16, b)) == "tx % 16");
     CHECK(printExpr(simplify(t < 128, b)) == "true");
     CHECK(printExpr(simplify(t < 64, b)) == "tx < 64");
+}
+
+TEST_CASE("a scale that divides the divisor cancels, for either sign") {
+    VarPtr x = makeVar("x");
+    Expr e = Expr(x);
+    CHECK(printExpr(simplify(e * 2 / 64)) == "x / 32");
+    CHECK(printExpr(simplify(e * 2 / 4 % 16 * 8)) == "x / 2 % 16 * 8");
+    CHECK(printExpr(simplify(e * 4 % 16)) == "x % 4 * 4");
+    CHECK(printExpr(simplify(e * 3 / 64)) == "x * 3 / 64");  // 3 does not divide 64
+    CHECK(printExpr(simplify(e * 128 / 64)) == "x * 2");     // a multiple: as before
+    // C's truncating / and % on negative and positive values give the same numbers.
+    for (int64_t v = -70; v <= 70; ++v) {
+        std::map<const Var*, int64_t> env{{x.get(), v}};
+        for (auto [k, c] : {std::pair<int64_t, int64_t>{2, 64}, {4, 16}, {8, 24}}) {
+            CHECK(tlc::testing::evalInt(simplify(e * k / c), env) == v * k / c);
+            CHECK(tlc::testing::evalInt(simplify(e * k % c), env) == v * k % c);
+        }
+    }
 }
 
 TEST_CASE("comparisons of equal expressions decide") {
