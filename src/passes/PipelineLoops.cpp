@@ -878,6 +878,12 @@ private:
             for (const TileOp* op : items[i].fp.ops)
                 if (dynamic_cast<const ops::GemmOp*>(op)) gemms.push_back(i);
         size_t chosen = m;
+        // A statement of the loop as the reasons name it: the tile op, or its line.
+        auto statement = [&](size_t i) {
+            if (const auto* t = items[i].stmt.as<TileOpStmt>()) return "'" + t->op->str() + "'";
+            const SourceLoc at = items[i].stmt->loc;
+            return at.valid() ? fmt::format("the statement of line {}", at.line) : std::string("a statement");
+        };
         for (size_t g : gemms) {
             const auto* t = items[g].stmt.as<TileOpStmt>();
             const auto* gemm = t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
@@ -902,15 +908,15 @@ private:
                     why = fmt::format("'{}' is not a stage the loop's TMA loads fill", r->buffer->name);
                 for (size_t i = 0; i < m && why.empty(); ++i)
                     if (i != g && items[i].fp.writes.count(r->buffer.get()))
-                        why = fmt::format("statement {} of the loop writes its operand '{}', which a group in flight "
-                                          "still reads",
-                                          i, r->buffer->name);
+                        why = fmt::format("{} in the loop writes its operand '{}', which a group in flight still "
+                                          "reads",
+                                          statement(i), r->buffer->name);
             }
             for (size_t i = 0; i < m && why.empty(); ++i)
                 if (i != g && items[i].fp.touches(gemm->c().buffer.get()))
-                    why = fmt::format("statement {} of the loop uses its accumulator '{}', which a group in flight "
-                                      "still writes",
-                                      i, gemm->c().buffer->name);
+                    why = fmt::format("{} in the loop uses its accumulator '{}', which a group in flight still "
+                                      "writes",
+                                      statement(i), gemm->c().buffer->name);
             if (why.empty() && gemms.size() > 1)
                 why = fmt::format("the loop has {} gemms and wait_group counts groups: each waits for its own",
                                   gemms.size());
