@@ -18,8 +18,12 @@ target=${2:-sm90}
 if [ -f "$build_dir/CMakeCache.txt" ] && ! grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build_dir/CMakeCache.txt"; then
   rm -rf "$build_dir"
 fi
-# Only the compiler is built here; configuring without the test suite needs fewer packages.
-cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTLC_BUILD_TESTS=OFF >/dev/null
+# Only the compiler is built here. A new build directory is configured without the test suite
+# (fewer packages); one scripts/test.sh configured keeps it, so that its test targets are not
+# silently dropped from later builds there.
+tests_option=()
+[ -f "$build_dir/CMakeCache.txt" ] || tests_option=(-DTLC_BUILD_TESTS=OFF)
+cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests_option[@]}" >/dev/null
 cmake --build "$build_dir" --target tlc -j 2
 
 cd "$here"
