@@ -63,7 +63,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
         const KernelParam* tensor = nullptr;
         for (const auto& p : k.params)
             if (p.kind == KernelParam::Kind::Tensor && p.name == m.tensor) tensor = &p;
-        const size_t rank = m.box.empty() ? 2 : m.box.size();
+        const size_t rank = m.box.size();
         if (!tensor || tensor->buffer->shape.size() != rank || rank > 5)
             throw EmitError("emit: a tensor map of an unknown tensor or of another rank, '" + m.tensor + "'");
         need(runtimeFile(), "tma_host");
@@ -71,9 +71,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
         std::string name = names_.declare(m.map.get(), m.map->name);
         std::string swizzle = m.swizzleBytes ? fmt::format("CU_TENSOR_MAP_SWIZZLE_{}B", m.swizzleBytes)
                                              : std::string("CU_TENSOR_MAP_SWIZZLE_NONE");
-        std::string boxText = fmt::format("{} x {}", m.boxRows, m.boxCols);
-        if (!m.box.empty()) boxText = fmt::format("{}", fmt::join(m.box, " x "));
-        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {}{}", name, m.tensor, boxText,
+        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {}{}", name, m.tensor, fmt::join(m.box, " x "),
                          m.swizzleBytes ? fmt::format(", {}-byte swizzle", m.swizzleBytes) : ""));
         // An empty tensor has no map (the driver refuses one), and the kernel loads nothing from it.
         Expr nonEmpty;
@@ -96,7 +94,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
                              bufferName(b.get())));
             line(fmt::format("    {}, {}, {}, uint64_t({}) * {},", tensorMapType(b->dtype), expr(b->shape[0]),
                              expr(b->shape[1]), expr(b->strides[0]), bytes));
-            line(fmt::format("    {}, {}, {});", m.boxRows, m.boxCols, swizzle));
+            line(fmt::format("    {}, {}, {});", m.box[0], m.box[1], swizzle));
         } else {
             // Element type; sizes, byte strides (all but the innermost) and box, outermost first.
             std::vector<std::string> sizes, strides;

@@ -329,7 +329,7 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
         checks.push_back(what);
     }
     for (const auto& m : k.tensorMaps)
-        checks.push_back(m.box.empty()
+        checks.push_back(m.box.size() == 2
                              ? fmt::format("{} is 16-byte aligned with rows a multiple of 16 bytes apart (TMA)", m.tensor)
                              : fmt::format("{} is 16-byte aligned with strides multiples of 16 bytes (TMA)", m.tensor));
     std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",

@@ -21,15 +21,14 @@ struct LaunchCheck {
 
 // A TMA tensor map the launcher builds (tl::make_tensor_map_2d, or tl::make_tensor_map<R> for
 // a tensor of R = 3 to 5 dimensions) and passes to the kernel as a `const __grid_constant__
-// CUtensorMap` parameter: boxes of boxRows x boxCols elements of a row-major tensor, stored
-// with a 16-byte-chunk swizzle of swizzleBytes (0: none). `box` is the box in each dimension of
-// the tensor, outermost first (1 in those a tile squeezes); empty for a 2-D map.
+// CUtensorMap` parameter: boxes of a row-major tensor, `box` elements in each of its dimensions
+// (outermost first, 1 in those a tile squeezes), stored with a 16-byte-chunk swizzle of
+// swizzleBytes (0: none).
 struct TensorMap {
-    Buffer map;           // rank 0, how kernel code names it (address_of(load(map, {})))
-    std::string tensor;   // the tensor parameter it describes
-    int64_t boxRows = 0, boxCols = 0;
+    Buffer map;                // rank 0, how kernel code names it (address_of(load(map, {})))
+    std::string tensor;        // the tensor parameter it describes
+    std::vector<int64_t> box;  // one extent per dimension of the tensor
     int swizzleBytes = 0;
-    std::vector<int64_t> box;
 };
 
 // How pipeline-loops moved a global-to-shared copy and why (LowerContext::copyDecisions, for

@@ -97,22 +97,12 @@ void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
                             fmt::format("{} must be {}-byte aligned for vectorised access", tensor->name, bytes)});
 }
 
-const Buffer& LowerContext::tensorMap(const Buffer& tensor, int64_t boxRows, int64_t boxCols, int swizzleBytes) {
-    return tensorMap(tensor, std::vector<int64_t>{boxRows, boxCols}, swizzleBytes);
-}
-
 const Buffer& LowerContext::tensorMap(const Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes) {
-    // A 2-D map keeps only rows x columns (TensorMap::box empty).
-    std::vector<int64_t> dims = box.size() == 2 ? std::vector<int64_t>{} : box;
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < box.size(); ++d) rows *= box[d];
     for (const auto& m : tensorMaps)
-        if (m.tensor == tensor->name && m.boxRows == rows && m.boxCols == box.back() && m.box == dims &&
-            m.swizzleBytes == swizzleBytes)
-            return m.map;
+        if (m.tensor == tensor->name && m.box == box && m.swizzleBytes == swizzleBytes) return m.map;
     Buffer map = makeBuffer(freshName(tensor->name + "_map"), DType::U8, MemScope::Global, {});
     reserveName(map->name);
-    tensorMaps.push_back({map, tensor->name, rows, box.back(), swizzleBytes, dims});
+    tensorMaps.push_back({map, tensor->name, box, swizzleBytes});
     return tensorMaps.back().map;
 }
 

@@ -79,9 +79,8 @@ public:
     // synchronised by mbarriers, so insert-barriers leaves them alone), the alignment TMA boxes
     // need, and each global-to-shared copy's form with the reason when it is not TMA.
     std::vector<ir::TensorMap> tensorMaps;
-    const ir::Buffer& tensorMap(const ir::Buffer& tensor, int64_t boxRows, int64_t boxCols, int swizzleBytes);
-    // The same for a tensor of any rank: `box` per dimension, outermost first (1 in those the
-    // tile squeezes); the rows of a box are its innermost side.
+    // `box` per dimension of the tensor, outermost first (1 in those the tile squeezes); the
+    // rows of a box are its innermost side.
     const ir::Buffer& tensorMap(const ir::Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes);
     std::set<const ir::BufferNode*> mbarriers;
     std::set<const ir::BufferNode*> mbarrierSynced;

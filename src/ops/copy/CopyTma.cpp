@@ -169,8 +169,7 @@ Stmt CopyOp::lowerTma(LowerContext& ctx) const {
     std::vector<int64_t> boxDims(rank, 1);
     boxDims[box.rowDim] = box.rows;
     boxDims[box.colDim] = box.boxCols;
-    Buffer map = rank == 2 ? ctx.tensorMap(src_.buffer, box.rows, box.boxCols, swizzleBytes)
-                           : ctx.tensorMap(src_.buffer, boxDims, swizzleBytes);
+    Buffer map = ctx.tensorMap(src_.buffer, boxDims, swizzleBytes);
 
     // One load per box: box j is the tile's columns [j * boxCols, (j + 1) * boxCols), placed
     // where the destination's layout puts that column block. Coordinates go innermost first.

@@ -63,8 +63,7 @@ Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, Sou
     std::vector<int64_t> box(rank, 1);
     box[rowDim] = tile[0];
     box[rank - 1] = boxCols;
-    Buffer map = rank == 2 ? ctx.tensorMap(dst.buffer, tile[0], boxCols, swizzleBytes)
-                           : ctx.tensorMap(dst.buffer, box, swizzleBytes);
+    Buffer map = ctx.tensorMap(dst.buffer, box, swizzleBytes);
     auto addressOf = [](const Buffer& b, std::vector<Expr> at) { return call("address_of", DType::I64, {load(b, at)}); };
     // Boxes side by side along the row: the one at column j * boxCols is stored j boxes into the
     // tile (apply-shared-layouts makes the index [j][0][0]).
