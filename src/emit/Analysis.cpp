@@ -71,9 +71,7 @@ protected:
             }
         }
         // A TMA store writes the tensor its map describes (marked by analyzeKernel).
-        // tma_store_2d .. tma_store_5d, not tma_store_commit / tma_store_wait.
-        bool boxStore = c->name.size() == 12 && c->name.rfind("tma_store_", 0) == 0 && c->name.back() == 'd';
-        if (boxStore && !c->args.empty())
+        if (helper && helper->storesThroughMap && !c->args.empty())
             if (const Call* addr = c->args[0].as<Call>(); addr && addr->name == "address_of")
                 if (const Load* map = addr->args[0].as<Load>()) tmaStoreMaps.insert(map->buffer.get());
         IRVisitor::visitCall(c);

@@ -142,6 +142,8 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"mbarrier_", "mbarrier", false, 0},
         {"fence_barrier_init", "mbarrier", false, 0},
         {"tma_store_wait", "tma", false, 1},  // <groups>: tma_store_wait and tma_store_wait_read
+        {"tma_store_commit", "tma", false, 0},
+        {"tma_store_", "tma", false, 0, true},  // tma_store_2d .. tma_store_5d
         {"tma_", "tma", false, 0},
         {"fence_proxy_async", "tma", false, 0},
         {"wgmma_wait_group", "wgmma", false, 1},

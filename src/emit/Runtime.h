@@ -36,6 +36,7 @@ struct InstructionHelper {
     const char* section;
     bool addressesRegisters;
     int templateArgs;
+    bool storesThroughMap = false;  // its first argument is a tensor map whose tensor it writes
 };
 const InstructionHelper* findInstructionHelper(std::string_view name);
 
