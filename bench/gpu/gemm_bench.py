@@ -25,6 +25,8 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16, 8192,
 
 
 SAMPLES = {"f16": "gemm", "bf16": "gemm_bf16", "e4m3": "gemm_fp8"}
+# nvcc's -arch for each CUDA target (sm90's wgmma and setmaxnreg need the "a" variant).
+NVCC_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}
 # Hopper-sized tiles to try (-D overrides of the samples' parameters): one or two consumer
 # warpgroups, 64-byte or 128-byte K rows, three or four stages.
 SWEEP = [
@@ -79,7 +81,7 @@ def main():
     args = parser.parse_args()
     import torch
 
-    arch = args.arch or {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}[args.target]
+    arch = args.arch or NVCC_ARCH[args.target]
     configs = [tuple(args.defines) + c for c in SWEEP] if args.sweep else [tuple(args.defines)]
     for defines in configs:
         bench_config(torch, args, arch, defines)

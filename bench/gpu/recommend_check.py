@@ -15,7 +15,7 @@ import os
 import subprocess
 import tempfile
 
-from gemm_bench import ROOT, build, median_ms
+from gemm_bench import NVCC_ARCH, ROOT, build, median_ms
 
 
 def main():
@@ -30,7 +30,7 @@ def main():
     import torch
 
     M, N, K = (int(x) for x in args.shape.split(","))
-    arch = args.arch or {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}[args.target]
+    arch = args.arch or NVCC_ARCH[args.target]
     ranked = json.loads(subprocess.run(
         [args.tlc, "recommend", os.path.join(ROOT, "samples", "gemm_auto.tl"), f"--target={args.target}",
          f"--shape=M={M},N={N},K={K}", f"--top={args.top}"], check=True, capture_output=True, text=True).stdout)
