@@ -54,6 +54,10 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
 // The box's size in bytes (what the mbarrier expects; all its boxes when the rows are wider
 // than one swizzle span).
 int64_t tmaBoxBytes(const CopyOp& copy);
+// The dimension of a TMA box's tensor its rows run along, for a region of these extents: the
+// last one before the innermost (the columns) with an extent other than 1, else the one just
+// before the innermost.
+size_t tmaRowDimension(const std::vector<int64_t>& extents);
 // The layout TMA loads of a shared [.., rows, cols] tile with rows wider than 128 bytes leave:
 // boxes of one 128-byte span, 128-byte swizzled, stacked ([cols / boxCols, rows, boxCols]) —
 // wgmmaSharedLayout's, so a wgmma operand loaded so needs no other. Nothing when the rows are

@@ -58,16 +58,18 @@ Box boxOf(const CopyOp& c) {
                                                                      : b.cols;
     const std::vector<int64_t>& ext = c.src().extents;
     b.colDim = ext.empty() ? 0 : ext.size() - 1;
-    b.rowDim = ext.size() >= 2 ? ext.size() - 2 : 0;
-    for (size_t d = b.colDim; d-- > 0;)
-        if (ext[d] != 1) {
-            b.rowDim = d;
-            break;
-        }
+    b.rowDim = tmaRowDimension(ext);
     return b;
 }
 
 } // namespace
+
+size_t tmaRowDimension(const std::vector<int64_t>& extents) {
+    size_t inner = extents.empty() ? 0 : extents.size() - 1;
+    for (size_t d = inner; d-- > 0;)
+        if (extents[d] != 1) return d;
+    return inner == 0 ? 0 : inner - 1;
+}
 
 std::optional<LowerContext::SharedLayout> tmaBoxedLayout(const Buffer& tile, std::string reason) {
     std::vector<int64_t> shape;

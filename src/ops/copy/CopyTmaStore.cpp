@@ -16,19 +16,6 @@ namespace tlc::ops {
 
 using namespace ir;
 
-namespace {
-
-// The dimension of the destination the tile's rows run along: the last one before the
-// innermost with an extent other than 1 (the tile's columns are the innermost dimension).
-size_t rowDimension(const Region& dst) {
-    size_t inner = dst.extents.size() - 1;
-    for (size_t d = inner; d-- > 0;)
-        if (dst.extents[d] != 1) return d;
-    return inner == 0 ? 0 : inner - 1;
-}
-
-} // namespace
-
 std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, const LowerContext& ctx) {
     const Buffer& c = dst.buffer;
     if (!ctx.target.has(Feature::Tma)) return "the target has no TMA";
@@ -40,7 +27,7 @@ std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, c
     if (c->dtype == DType::Bool) return "TMA has no bool element type";
     // The tile's rows and columns are two dimensions of the destination, the columns its
     // innermost; every other dimension of the box is 1.
-    if (tile.size() != 2 || dst.extents.back() != tile[1] || dst.extents[rowDimension(dst)] != tile[0] ||
+    if (tile.size() != 2 || dst.extents.back() != tile[1] || dst.extents[tmaRowDimension(dst.extents)] != tile[0] ||
         dst.squeezedExtents() != tile)
         return "the destination is not the tile's box";
     if (tile[0] > 256) return fmt::format("the tile has {} rows; a TMA box has at most 256", tile[0]);
@@ -59,7 +46,7 @@ Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, Sou
     int64_t boxCols = layout.boxCols ? layout.boxCols : tile[1];
     int swizzleBytes = int(layout.swizzle.patternBytes());
     // The box in every dimension of the destination: 1 but along the tile's rows and columns.
-    const size_t rank = dst.extents.size(), rowDim = rowDimension(dst);
+    const size_t rank = dst.extents.size(), rowDim = tmaRowDimension(dst.extents);
     std::vector<int64_t> box(rank, 1);
     box[rowDim] = tile[0];
     box[rank - 1] = boxCols;
