@@ -25,6 +25,15 @@ bool sameUpToUnitDims(const Shape& a, const Shape& b) { return withoutUnitDims(a
 
 bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
+// Whether a target has matrix instructions for fp8 operands (the CPU emulates them).
+bool hasFp8Mma(const Target& t) {
+    switch (t.backend) {
+    case Backend::Cuda: return t.has(Feature::MmaFp8) || t.has(Feature::Wgmma);
+    case Backend::Hip: return t.has(Feature::MfmaFp8);
+    default: return true;
+    }
+}
+
 bool gemmSupported(DType a, DType b, DType c) {
     if (isFp8(a) && isFp8(b)) return c == DType::F32;
     if (a != b) return false;
@@ -184,11 +193,12 @@ void KernelChecker::checkGemm(Call& c) {
         return;
     }
     const Target* target = options_.target;
-    if (target && isFp8(da)) {
-        bool can = target->backend == Backend::Cuda ? target->has(Feature::MmaFp8) || target->has(Feature::Wgmma)
-                   : target->backend == Backend::Hip ? target->has(Feature::MfmaFp8)
-                                                     : true;
-        if (!can) diags_.report(DiagId::err_target_unsupported, c.calleeRange, "'gemm' on fp8 operands", target->name);
+    if (target && isFp8(da) && !hasFp8Mma(*target)) {
+        // The way out: the targets of the same backend that have the instructions.
+        std::string others;
+        for (const Target& t : allTargets())
+            if (t.backend == target->backend && hasFp8Mma(t)) others += (others.empty() ? "" : " or ") + t.name;
+        diags_.report(DiagId::err_gemm_fp8_target, c.calleeRange, target->name, others.empty() ? "another target" : others);
     }
 }
 

@@ -23,7 +23,8 @@ sample kernels (tests/unit/test_emit_kernels.h) for every target, checks those, 
 With --tlc PATH and --tl FILE_OR_DIR (repeatable), it first runs tlc on those .tl files for
 every target (or --targets) and checks the output the same way. A .tl file may name targets it
 is not meant for in a line "// compile-check: not TARGET..." (fp8 gemm on targets without fp8
-matrix instructions, which tlc rejects); those are left out with a note, not counted as skipped.
+matrix instructions, which tlc rejects); for those, tlc must refuse the file with a located
+error (exit 1, `FILE:LINE:COL: error:`, no internal error, no output file), which is checked.
 
 Missing tools are reported and skipped (exit 0), unless --require-all.
 
@@ -89,6 +90,23 @@ class Checker:
         self.passed += 1
         if self.args.verbose:
             print(f"ok   {name}", flush=True)
+        return True
+
+    def refused(self, name, cmd):
+        """Runs tlc where a .tl file's compile-check line says the target cannot take it: tlc must
+        refuse it cleanly (exit 1, a `FILE:LINE:COL: error:` diagnostic, no internal error) and
+        write no output."""
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        located = re.search(r"^\S+\.tl:\d+:\d+: error: ", proc.stdout, re.M)
+        out = Path(cmd[cmd.index("-o") + 1])
+        if proc.returncode != 1 or not located or "internal error" in proc.stdout or out.exists():
+            self.failures.append(name)
+            print(f"FAIL {name}: expected a located error (exit 1, no output file)\n  $ {' '.join(map(str, cmd))}\n"
+                  f"{indent(proc.stdout)}\n  | exit code {proc.returncode}", flush=True)
+            return False
+        self.passed += 1
+        if self.args.verbose:
+            print(f"ok   {name}\n{indent(proc.stdout)}", flush=True)
         return True
 
     def skip(self, what):
@@ -310,10 +328,15 @@ def main():
                 continue
             (emitted / target).mkdir(parents=True, exist_ok=True)
             for f in files:
-                if target in excluded_targets(f):
-                    print(f"note: {f.name} is not compiled for {target} (its compile-check line)", flush=True)
-                    continue
                 out = emitted / target / (f.stem + EXTENSION[target])
+                if target in excluded_targets(f):
+                    # Not built; tlc must refuse it with a located diagnostic (checked now, serially).
+                    refusal = emitted / "refused" / target
+                    refusal.mkdir(parents=True, exist_ok=True)
+                    ck.refused(f"tlc {f.name} --target={target} refused",
+                               [str(args.tlc), str(f), f"--target={target}", *args.tlc_flag, "-o",
+                                str(refusal / out.name)])
+                    continue
                 jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", *args.tlc_flag, "-o", str(out)], None))
             dirs.append(emitted / target)
         ck.parallel(jobs)
