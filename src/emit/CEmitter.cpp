@@ -567,6 +567,14 @@ void CEmitter::emitStmt(const Stmt& s) {
     case NodeKind::Store: locate(s); emitStore(s.as<Store>()); break;
     case NodeKind::For: locate(s); emitFor(s.as<For>()); break;
     case NodeKind::IfThenElse: locate(s); emitIf(s.as<IfThenElse>(), false); break;
+    case NodeKind::While: {
+        locate(s);
+        const auto* w = s.as<While>();
+        openBrace(fmt::format("while ({})", expr(w->cond)));
+        emitStmt(w->body);
+        closeBrace();
+        break;
+    }
     case NodeKind::Allocate: locate(s); emitAllocate(s.as<Allocate>()); break;
     case NodeKind::Barrier: locate(s); emitBarrier(); break;
     case NodeKind::Comment: emitComment(s.as<Comment>()); break;

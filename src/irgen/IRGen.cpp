@@ -399,6 +399,10 @@ private:
             Stmt elseCase = i.elseStmt ? stmt(*i.elseStmt) : Stmt();
             return ifThenElse(truth(value(*i.cond)), thenCase, elseCase, loc);
         }
+        case A::StmtKind::While: {
+            const auto& w = *s.as<A::WhileStmt>();
+            return whileLoop(truth(value(*w.cond)), stmt(*w.body), loc);
+        }
         case A::StmtKind::Grid: throw Unsupported{s.range, "a nested grid", "one grid per kernel"};
         default: break;
         }

@@ -348,6 +348,14 @@ protected:
         return forLoop(n->var, n->min, n->extent, n->forKind, body, n->loc, n->pipeline, n->step);
     }
 
+    // A pipeline inside a `while` runs again with the next iteration, like one inside a loop.
+    Stmt mutateWhile(const While* n, const Stmt& self) override {
+        ++depth_;
+        Stmt out = IRMutator::mutateWhile(n, self);
+        --depth_;
+        return out;
+    }
+
     Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
         Stmt body = mutate(n->body);
         auto it = versioned_.find(n->buffer.get());

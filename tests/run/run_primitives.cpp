@@ -7,6 +7,7 @@
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "reductions.h"
+#include "while_loop.h"
 
 #include <algorithm>
 #include <cmath>
@@ -269,6 +270,26 @@ void refusedInputs() {
     }
 }
 
+// `while` loops of the whole block: persistent blocks walk the tiles with a `var` the body
+// advances; the elementwise kernel also counts its visits, the gemm pipelines its K loop per tile.
+void whileLoops(int N, int M2, int N2, int K2) {
+    std::string at = " N=" + std::to_string(N);
+    auto X = random<float>(size_t(N), 51, -4.0, 4.0);
+    std::vector<float> Y(size_t(N), -7.0f);
+    std::vector<double> want(X.size());
+    for (int j = 0; j < N; ++j) want[size_t(j)] = 2.0 * X[size_t(j)] + j / 64 + (j / 64 / 3) * 0.25;
+    expectStatus("while_tiles status" + at, tl_kernels::while_tiles(X.data(), Y.data(), N), 0);
+    check("while over tiles (3 persistent blocks)" + at, Y, want, 1e-6, 1e-6);
+
+    at = " " + dims({M2, N2, K2});
+    auto A = random<tl::half>(size_t(M2) * K2, 52), B = random<tl::half>(size_t(K2) * N2, 53);
+    auto prod = matmul(M2, N2, K2, [&](int i, int k) { return toDouble(A[size_t(i) * K2 + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N2 + j]); });
+    std::vector<float> C(size_t(M2) * N2, -7.0f);
+    expectStatus("gemm_persistent status" + at, tl_kernels::gemm_persistent(A.data(), B.data(), C.data(), M2, K2, N2), 0);
+    check("gemm_persistent (while over output tiles, pipelined K)" + at, C, prod, 1e-4, 1e-4);
+}
+
 } // namespace
 
 int main() {
@@ -294,5 +315,7 @@ int main() {
     stagedNtGemm(72, 200, 40);  // partial tiles in both directions, 3 iterations (the last partial)
     stagedNtGemm(128, 256, 64);
     refusedInputs();
+    whileLoops(1000, 136, 72, 40);
+    whileLoops(64, 64, 64, 16);
     return summary();
 }
