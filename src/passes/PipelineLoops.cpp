@@ -472,6 +472,15 @@ private:
         size_t m = flat.stmts.size();
         const PipelineInfo& info = n->pipeline;
         if (!checkLists(n, m)) return {};
+        // stages = 0 or 1 (IR building makes both 1): TileLang's "no pipelining".
+        if (info.stages == 1) {
+            if (m > 0)
+                ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined",
+                            "the author (stages = 0 or 1)",
+                            "a plain loop: each iteration's copies complete before the statements that read them",
+                            n->loc);
+            return {};
+        }
         if (!ctx_.target.has(Feature::CpAsync) && m > 0)
             ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
                         fmt::format("target '{}' has no cp_async: the loop runs its iterations in order", ctx_.target.name),

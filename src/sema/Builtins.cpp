@@ -34,8 +34,10 @@ constexpr P kRange[] = {req("a", K::Int), absent("b", K::Int), absent("step", K:
 constexpr P kSerial[] = {req("n", K::Int)};
 constexpr P kUnroll[] = {req("n", K::Int)};
 constexpr P kParallel[] = {req("extent", K::ConstInt)};
-constexpr P kPipelined[] = {req("n", K::Int), absent("stages", K::ConstInt), absent("order", K::IntList),
-                            absent("stage", K::IntList), absent("warp_specialize", K::ConstBool)};
+// pipelined(stop) / pipelined(start, stop), as TileLang's T.Pipelined (one argument is the stop).
+constexpr P kPipelined[] = {req("start", K::Int), absent("stop", K::Int), absent("stages", K::ConstInt),
+                            absent("order", K::IntList), absent("stage", K::IntList),
+                            absent("warp_specialize", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
                        absent("threads", K::ConstInt)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
@@ -67,7 +69,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Serial, "serial", BuiltinKind::LoopIter, kSerial},
     {Builtin::Unroll, "unroll", BuiltinKind::LoopIter, kUnroll},
     {Builtin::Parallel, "parallel", BuiltinKind::LoopIter, kParallel, 8, 1},
-    {Builtin::Pipelined, "pipelined", BuiltinKind::LoopIter, kPipelined},
+    {Builtin::Pipelined, "pipelined", BuiltinKind::LoopIter, kPipelined, 2, 1},
     {Builtin::Grid, "grid", BuiltinKind::Grid, kGrid, 3, 1},
     {Builtin::Ceildiv, "ceildiv", BuiltinKind::IntHelper, kTwoInts},
     {Builtin::Floordiv, "floordiv", BuiltinKind::IntHelper, kTwoInts},

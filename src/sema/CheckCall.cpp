@@ -260,8 +260,16 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (t.isError()) return;
         if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("an integer");
         if (!t.isScalar() || !isInteger(t.dtype)) return wrongKind("an integer");
-        // Extents, stage counts, thread counts and panel sizes must be positive; dims may not.
-        bool positive = p.name != "dim";
+        // Extents, thread counts and panel sizes must be positive; dims may not. A stage count
+        // may be 0, TileLang's "no pipelining" (as 1 is); not below.
+        bool stages = info.id == Builtin::Pipelined && p.name == "stages";
+        bool positive = p.name != "dim" && !stages;
+        if (stages && arg.constant && asInt(*arg.constant) && *asInt(*arg.constant) < 0) {
+            diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, "0 or more (0 and 1 mean no pipelining)",
+                          *asInt(*arg.constant));
+            arg.type = Type::error();
+            return;
+        }
         std::string what = info.id == Builtin::Parallel ? "an extent of 'parallel'"
                                                         : fmt::format("'{}' of '{}'", p.name, c.callee);
         if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();

@@ -6,6 +6,7 @@
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
+#include "pipelined_range.h"
 #include "reductions.h"
 #include "while_loop.h"
 
@@ -290,6 +291,48 @@ void whileLoops(int N, int M2, int N2, int K2) {
     check("gemm_persistent (while over output tiles, pipelined K)" + at, C, prod, 1e-4, 1e-4);
 }
 
+// pipelined(start, stop, stages = ...): split-K, each of S splits over its share of the
+// ceildiv(K, 16) k tiles (the last ones fewer or none), against partial products; stages 0 and 1;
+// stream-K, whose blocks pipeline sub-ranges of a tile's K loop inside a `while`.
+void pipelinedRanges(int M, int N, int K, int S) {
+    std::string at = " " + dims({M, N, K}) + " S=" + std::to_string(S);
+    auto A = random<tl::half>(size_t(M) * K, 61), B = random<tl::half>(size_t(K) * N, 62);
+    const int kt = (K + 15) / 16, per = (kt + S - 1) / S;
+    auto splits = [&](double perK) {
+        std::vector<double> want;
+        for (int s = 0; s < S; ++s) {
+            const int lo = s * per, hi = std::min(kt, (s + 1) * per);
+            auto w = matmul(M, N, K,
+                            [&](int i, int k) { return k / 16 >= lo && k / 16 < hi ? toDouble(A[size_t(i) * K + k]) : 0.0; },
+                            [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+            double extra = 0;
+            for (int k = lo; k < hi; ++k) extra += perK * k;
+            for (auto& v : w) v += extra;
+            want.insert(want.end(), w.begin(), w.end());
+        }
+        return want;
+    };
+    auto run = [&](const std::string& name, const std::function<int(float*)>& launch, double perK) {
+        std::vector<float> C(size_t(S) * M * N, -7.0f);
+        expectStatus(name + " status" + at, launch(C.data()), 0);
+        check(name + at, C, splits(perK), 1e-4, 1e-4);
+    };
+    run("pipelined(lo, hi, stages = 2) written out",
+        [&](float* C) { return int(tl_kernels::gemm_split_inline(A.data(), B.data(), C, M, K, N, S)); }, 0);
+    run("pipelined(k_lo, k_hi, stages = 3) from lets, reading k",
+        [&](float* C) { return int(tl_kernels::gemm_split_lets(A.data(), B.data(), C, M, K, N, S)); }, 0.5);
+    run("pipelined(lo, hi, stages = 1)",
+        [&](float* C) { return int(tl_kernels::gemm_split_s1(A.data(), B.data(), C, M, K, N, S)); }, 0);
+    auto whole = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                        [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    std::vector<float> C(size_t(M) * N, -7.0f);
+    expectStatus("gemm_s0 status" + at, tl_kernels::gemm_s0(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("pipelined(n, num_stages = 0)" + at, C, whole, 1e-4, 1e-4);
+    std::fill(C.begin(), C.end(), 0.0f);
+    expectStatus("gemm_stream_k status" + at, tl_kernels::gemm_stream_k(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("stream-K (while over (tile, k) runs, pipelined sub-ranges, atomic_add)" + at, C, whole, 1e-4, 1e-4);
+}
+
 } // namespace
 
 int main() {
@@ -317,5 +360,11 @@ int main() {
     refusedInputs();
     whileLoops(1000, 136, 72, 40);
     whileLoops(64, 64, 64, 16);
+    // 5 k tiles over 2 splits (3 + 2, the last partial), 13 over 3 (5 + 5 + 3), 1 over 3 (the last
+    // two empty: stop below start), none.
+    pipelinedRanges(72, 88, 72, 2);
+    pipelinedRanges(136, 72, 200, 3);
+    pipelinedRanges(64, 64, 16, 3);
+    pipelinedRanges(64, 64, 0, 2);
     return summary();
 }
