@@ -436,6 +436,10 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
             if (args.size() != 2) throw EmitError("emit: " + c->name + " takes two arguments");
             need("tl_common.h", "intmath");
             text = fmt::format("tl::{}({}, {})", c->name, args[0], args[1]);
+        } else if (c->name == "reinterpret") {
+            if (args.size() != 1) throw EmitError("emit: reinterpret takes one argument");
+            need("tl_common.h", "bit_cast");
+            text = fmt::format("tl::bit_cast<{}>({})", typeName(c->dtype), args[0]);
         } else {
             text = callText(c, args);
         }

@@ -270,6 +270,11 @@ private:
         case Builtin::Floormod: return call("floormod", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
         case Builtin::Min: return minExpr(asMath(arg(0)), asMath(arg(1)));
         case Builtin::Max: return maxExpr(asMath(arg(0)), asMath(arg(1)));
+        case Builtin::Clamp: return minExpr(maxExpr(asMath(arg(0)), asMath(arg(1))), asMath(arg(2)));
+        // The same bits as another dtype of the width (sema checked the widths). The value in
+        // its own dtype: f16 arithmetic computes in f32 here, its result is an f16.
+        case Builtin::Reinterpret:
+            return call("reinterpret", c.type.dtype, {cast(c.boundArgs[1]->type.dtype, arg(1))});
         default: break;
         }
         const BuiltinInfo& info = builtinInfo(id);

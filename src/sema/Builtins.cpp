@@ -42,6 +42,9 @@ constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int
                        absent("threads", K::ConstInt)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
 constexpr P kMinMax[] = {req("a", K::Scalar), req("b", K::Scalar)};
+constexpr P kClamp[] = {req("x", K::Scalar), req("lo", K::Scalar), req("hi", K::Scalar)};
+// TileLang's argument order: T.reinterpret(dtype, value).
+constexpr P kReinterpret[] = {req("dtype", K::DType), req("value", K::Scalar)};
 constexpr P kOne[] = {req("x", K::Scalar)};
 constexpr P kPow[] = {req("x", K::Scalar), req("y", K::Scalar)};
 constexpr P kPrint[] = {req("value", K::Scalar), absent("msg", K::String)};
@@ -76,6 +79,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Floormod, "floormod", BuiltinKind::IntHelper, kTwoInts},
     {Builtin::Min, "min", BuiltinKind::IntHelper, kMinMax},
     {Builtin::Max, "max", BuiltinKind::IntHelper, kMinMax},
+    {Builtin::Clamp, "clamp", BuiltinKind::IntHelper, kClamp},
     {Builtin::Exp, "exp", BuiltinKind::Math, kOne},
     {Builtin::Exp2, "exp2", BuiltinKind::Math, kOne},
     {Builtin::Log, "log", BuiltinKind::Math, kOne},
@@ -92,6 +96,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::FastLog, "fast_log", BuiltinKind::Math, kOne},
     {Builtin::FastLog2, "fast_log2", BuiltinKind::Math, kOne},
     {Builtin::FastTanh, "fast_tanh", BuiltinKind::Math, kOne},
+    {Builtin::Reinterpret, "reinterpret", BuiltinKind::Bits, kReinterpret},
     {Builtin::Print, "print", BuiltinKind::Debug, kPrint},
     {Builtin::Assert, "assert", BuiltinKind::Debug, kAssert},
 };

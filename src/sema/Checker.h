@@ -136,6 +136,8 @@ public:
     void checkArg(ast::Call& c, const BuiltinInfo& info, const BuiltinParam& p, ast::Expr& arg);
     Type checkCast(ast::Call& c, DType to);
     Type builtinResult(ast::Call& c, const BuiltinInfo& info, CallSite site);
+    Type clampResult(ast::Call& c);
+    Type reinterpretResult(ast::Call& c);
     bool checkSite(ast::Call& c, const BuiltinInfo& info, CallSite site);
     const ast::Expr* boundArg(const ast::Call& c, std::string_view param) const;
     std::optional<bool> constBoolArg(const ast::Call& c, std::string_view param) const;

@@ -7,11 +7,13 @@
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "pipelined_range.h"
+#include "bits.h"
 #include "reductions.h"
 #include "while_loop.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace harness;
@@ -333,6 +335,43 @@ void pipelinedRanges(int M, int N, int K, int S) {
     check("stream-K (while over (tile, k) runs, pipelined sub-ranges, atomic_add)" + at, C, whole, 1e-4, 1e-4);
 }
 
+// reinterpret and clamp: f32 bits taken apart and put back, f16 and e4m3 codes.
+void floatBits(int N) {
+    std::string at = " N=" + std::to_string(N);
+    auto X = random<float>(size_t(N), 71, -4.0, 4.0);
+    for (auto& x : X)
+        if (std::fabs(x) < 1e-3f) x = 0.5f;  // normal numbers, well inside f16's range
+    std::vector<int32_t> E(size_t(N), -7);
+    std::vector<float> Y(size_t(N), -7.0f), Z(size_t(N), -7.0f), Q(size_t(N), -7.0f);
+    std::vector<uint16_t> H(size_t(N), 7);
+    std::vector<double> wE(X.size()), wY(X.size()), wZ(X.size()), wH(X.size()), wQ(X.size());
+    for (size_t i = 0; i < size_t(N); ++i) {
+        int e = 0;
+        double m = std::frexp(double(X[i]), &e);  // |x| = m * 2^e, m in [0.5, 1)
+        wE[i] = e - 1;
+        wY[i] = 2.0 * X[i];
+        wZ[i] = std::min(std::max(std::fabs(m) * 2.0, 1.25), 1.75);
+        // The codes by memcpy: the GPU flavours' types are the toolkits' stand-ins.
+        const tl::half h(X[i]);
+        uint16_t hbits = 0;
+        std::memcpy(&hbits, &h, sizeof hbits);
+        wH[i] = hbits;
+        uint32_t bits = 0;
+        std::memcpy(&bits, &X[i], sizeof bits);
+        const uint8_t top = uint8_t(bits >> 24);
+        tl::fp8_e4m3 code;
+        std::memcpy(&code, &top, sizeof top);
+        wQ[i] = toDouble(code);
+    }
+    expectStatus("float_bits status" + at,
+                 tl_kernels::float_bits(X.data(), E.data(), Y.data(), Z.data(), H.data(), Q.data(), N), 0);
+    check("reinterpret(u32, x): the exponent field" + at, E, wE, 0, 0);
+    check("reinterpret(f32, bits + (1 << 23)) = 2x" + at, Y, wY, 0, 0);
+    check("clamp(reinterpret(f32, mantissa | 1.0's exponent), 1.25, 1.75)" + at, Z, wZ, 0, 0);
+    check("reinterpret(u16, f16(x))" + at, H, wH, 0, 0);
+    check("reinterpret(f8e4m3, top byte)" + at, Q, wQ, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -366,5 +405,7 @@ int main() {
     pipelinedRanges(136, 72, 200, 3);
     pipelinedRanges(64, 64, 16, 3);
     pipelinedRanges(64, 64, 0, 2);
+    floatBits(1000);
+    floatBits(128);
     return summary();
 }
