@@ -284,6 +284,26 @@ void whileLoops(int N, int M2, int N2, int K2) {
     expectStatus("while_tiles status" + at, tl_kernels::while_tiles(X.data(), Y.data(), N), 0);
     check("while over tiles (3 persistent blocks)" + at, Y, want, 1e-6, 1e-6);
 
+    // Each block halves its tile until its largest magnitude is below 1 (blocks scaled by 1 to
+    // 16, so they take different numbers of steps); halving is exact.
+    const int blocks = (N + 127) / 128;
+    auto S = X;
+    for (int j = 0; j < N; ++j) S[size_t(j)] *= float(1 << (j / 128 % 5));
+    std::vector<float> H(size_t(N), -7.0f);
+    std::vector<int32_t> steps(size_t(blocks), -7);
+    std::vector<double> wantH(S.size()), wantSteps(steps.size());
+    for (int b = 0; b < blocks; ++b) {
+        double m = 0;
+        for (int j = b * 128; j < std::min(N, b * 128 + 128); ++j) m = std::max(m, std::fabs(double(S[size_t(j)])));
+        int s = 0;
+        for (; m >= 1.0; m *= 0.5) ++s;
+        wantSteps[size_t(b)] = s;
+        for (int j = b * 128; j < std::min(N, b * 128 + 128); ++j) wantH[size_t(j)] = std::ldexp(double(S[size_t(j)]), -s);
+    }
+    expectStatus("while_halve status" + at, tl_kernels::while_halve(S.data(), H.data(), steps.data(), N, blocks), 0);
+    check("while on a shared element the body rewrites: values" + at, H, wantH, 0, 0);
+    check("while on a shared element the body rewrites: steps" + at, steps, wantSteps, 0, 0);
+
     at = " " + dims({M2, N2, K2});
     auto A = random<tl::half>(size_t(M2) * K2, 52), B = random<tl::half>(size_t(K2) * N2, 53);
     auto prod = matmul(M2, N2, K2, [&](int i, int k) { return toDouble(A[size_t(i) * K2 + k]); },
