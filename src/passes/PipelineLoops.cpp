@@ -476,7 +476,7 @@ private:
         if (info.stages == 1) {
             if (m > 0)
                 ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined",
-                            "the author (stages = 0 or 1)",
+                            "stages = 0 or 1",
                             "a plain loop: each iteration's copies complete before the statements that read them",
                             n->loc);
             return {};
