@@ -28,6 +28,7 @@ stmt
     | target=expr op=('=' | '+=' | '-=' | '*=' | '/=' | '%=' | '&=' | '|=' | '^=' | '<<=' | '>>=') value=expr ';'  # AssignStmt
     | FOR loopVars IN iter=ID '(' argList? ')' block                 # ForStmt
     | ifStmt                                                         # IfStatement
+    | WHILE cond=expr block                                          # WhileStmt
     | GRID '(' argList? ')' AS gridVars block                       # GridStmt
     | block                                                          # BlockStmt
     | expr ';'                                                       # ExprStmt
@@ -87,6 +88,7 @@ FOR     : 'for' ;
 IN      : 'in' ;
 IF      : 'if' ;
 ELSE    : 'else' ;
+WHILE   : 'while' ;
 GRID    : 'grid' ;
 AS      : 'as' ;
 AUTO    : 'auto' ;

@@ -169,6 +169,12 @@ public:
             }
             break;
         }
+        case StmtKind::While: {
+            const auto& w = *s.as<WhileStmt>();
+            line(depth, fmt::format("While {}{}", expr(*w.cond), at));
+            stmt(*w.body, depth + 1);
+            break;
+        }
         case StmtKind::Grid: {
             const auto& g = *s.as<GridStmt>();
             line(depth, fmt::format("Grid {} as {}{}", call(*g.launch), vars(g.vars), at));

@@ -172,7 +172,7 @@ struct Decl {
 
 // ---- statements ----------------------------------------------------------------------------
 
-enum class StmtKind { Let, Var, Assign, ExprStmt, For, If, Grid, Block };
+enum class StmtKind { Let, Var, Assign, ExprStmt, For, If, While, Grid, Block };
 
 struct Stmt {
     const StmtKind kind;
@@ -256,6 +256,15 @@ struct IfStmt : Stmt {
     StmtPtr elseStmt;  // a Block or another IfStmt (else if), or null
     IfStmt(SourceRange r, ExprPtr c, std::unique_ptr<Block> t, StmtPtr e)
         : Stmt(Kind, r), cond(std::move(c)), thenBlock(std::move(t)), elseStmt(std::move(e)) {}
+};
+
+// `while (cond) { body }`: TileLang's T.While. Inside the grid, the condition must be the same in
+// every thread of the block (sema checks it), so the body may hold tile ops and barriers.
+struct WhileStmt : Stmt {
+    static constexpr StmtKind Kind = StmtKind::While;
+    ExprPtr cond;
+    std::unique_ptr<Block> body;
+    WhileStmt(SourceRange r, ExprPtr c, std::unique_ptr<Block> b) : Stmt(Kind, r), cond(std::move(c)), body(std::move(b)) {}
 };
 
 // `grid(gx, gy, threads = T) as (bx, by) { body }`; `launch` is a Call named "grid".

@@ -436,6 +436,10 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
             if (args.size() != 2) throw EmitError("emit: " + c->name + " takes two arguments");
             need("tl_common.h", "intmath");
             text = fmt::format("tl::{}({}, {})", c->name, args[0], args[1]);
+        } else if (c->name == "reinterpret") {
+            if (args.size() != 1) throw EmitError("emit: reinterpret takes one argument");
+            need("tl_common.h", "bit_cast");
+            text = fmt::format("tl::bit_cast<{}>({})", typeName(c->dtype), args[0]);
         } else {
             text = callText(c, args);
         }
@@ -567,6 +571,14 @@ void CEmitter::emitStmt(const Stmt& s) {
     case NodeKind::Store: locate(s); emitStore(s.as<Store>()); break;
     case NodeKind::For: locate(s); emitFor(s.as<For>()); break;
     case NodeKind::IfThenElse: locate(s); emitIf(s.as<IfThenElse>(), false); break;
+    case NodeKind::While: {
+        locate(s);
+        const auto* w = s.as<While>();
+        openBrace(fmt::format("while ({})", expr(w->cond)));
+        emitStmt(w->body);
+        closeBrace();
+        break;
+    }
     case NodeKind::Allocate: locate(s); emitAllocate(s.as<Allocate>()); break;
     case NodeKind::Barrier: locate(s); emitBarrier(); break;
     case NodeKind::Comment: emitComment(s.as<Comment>()); break;

@@ -212,6 +212,12 @@ Stmt ifThenElse(Expr cond, Stmt thenCase, Stmt elseCase, SourceLoc loc) {
     return Stmt(std::make_shared<IfThenElse>(loc, std::move(cond), std::move(thenCase), std::move(elseCase)));
 }
 
+Stmt whileLoop(Expr cond, Stmt body, SourceLoc loc) {
+    require(bool(cond), "while with a null condition");
+    if (!body) body = Stmt(std::make_shared<Seq>(loc, std::vector<Stmt>{}));
+    return Stmt(std::make_shared<While>(loc, std::move(cond), std::move(body)));
+}
+
 Stmt allocate(Buffer b, Stmt body, SourceLoc loc, Expr init) {
     require(b && bool(body), "allocate with a null part");
     return Stmt(std::make_shared<Allocate>(loc, std::move(b), std::move(init), std::move(body)));

@@ -173,6 +173,13 @@ void printInto(std::string& out, const Stmt& s, int indent) {
         line("}");
         break;
     }
+    case NodeKind::While: {
+        const auto* w = s.as<While>();
+        line(fmt::format("while ({}) {{", printExpr(w->cond)));
+        printInto(out, w->body, indent + 1);
+        line("}");
+        break;
+    }
     case NodeKind::Allocate: {
         const auto* a = s.as<Allocate>();
         line("alloc " + bufferDecl(a->buffer) + (a->init ? " = " + printExpr(a->init) : ""));

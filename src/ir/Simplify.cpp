@@ -118,6 +118,13 @@ protected:
         return forLoop(n->var, mn, ext, n->forKind, body, n->loc, n->pipeline, st);
     }
 
+    Stmt mutateWhile(const While* n, const Stmt& self) override {
+        Expr c = mutate(n->cond);
+        if (const int64_t* k = asConstInt(c); k && !*k) return seq({});  // never runs
+        Stmt b = mutate(n->body);
+        return c.same(n->cond) && b.same(n->body) ? self : whileLoop(c, b, n->loc);
+    }
+
     Stmt mutateIfThenElse(const IfThenElse* n, const Stmt& self) override {
         Expr c = mutate(n->cond);
         if (const int64_t* k = asConstInt(c)) return *k ? mutate(n->thenCase) : (n->elseCase ? mutate(n->elseCase) : seq({}));

@@ -111,6 +111,15 @@ struct IfThenElse : StmtNode {
         : StmtNode(Kind, l), cond(std::move(c)), thenCase(std::move(t)), elseCase(std::move(e)) {}
 };
 
+// `while (cond) body`: cond is re-evaluated before every iteration. Sema guarantees that it has
+// the same value in every thread of the block, so body may hold barriers and tile ops.
+struct While : StmtNode {
+    static constexpr NodeKind Kind = NodeKind::While;
+    Expr cond;
+    Stmt body;
+    While(SourceLoc l, Expr c, Stmt b) : StmtNode(Kind, l), cond(std::move(c)), body(std::move(b)) {}
+};
+
 // Declares `buffer` (shared, fragment, local) for the extent of body.
 struct Allocate : StmtNode {
     static constexpr NodeKind Kind = NodeKind::Allocate;
@@ -149,6 +158,7 @@ Stmt store(Buffer b, std::vector<Expr> indices, Expr value, SourceLoc loc = {}, 
 Stmt forLoop(VarPtr var, Expr min, Expr extent, ForKind kind, Stmt body, SourceLoc loc = {}, PipelineInfo p = {},
              Expr step = {});
 Stmt ifThenElse(Expr cond, Stmt thenCase, Stmt elseCase = {}, SourceLoc loc = {});
+Stmt whileLoop(Expr cond, Stmt body, SourceLoc loc = {});  // an empty body becomes an empty Seq
 Stmt allocate(Buffer b, Stmt body, SourceLoc loc = {}, Expr init = {});
 Stmt barrier(SourceLoc loc = {});
 Stmt comment(std::string text, SourceLoc loc = {});

@@ -40,6 +40,7 @@ void IRVisitor::visitEvaluate(const Evaluate* n) { visit(n->value); }
 void IRVisitor::visitStore(const Store* n) { for (const auto& i : n->indices) visit(i); visit(n->value); }
 void IRVisitor::visitFor(const For* n) { visit(n->min); visit(n->extent); visit(n->step); visit(n->body); }
 void IRVisitor::visitIfThenElse(const IfThenElse* n) { visit(n->cond); visit(n->thenCase); visit(n->elseCase); }
+void IRVisitor::visitWhile(const While* n) { visit(n->cond); visit(n->body); }
 void IRVisitor::visitAllocate(const Allocate* n) { visit(n->init); visit(n->body); }
 void IRVisitor::visitBarrier(const Barrier*) {}
 void IRVisitor::visitComment(const Comment*) {}
@@ -156,6 +157,12 @@ Stmt IRMutator::mutateIfThenElse(const IfThenElse* n, const Stmt& self) {
     Expr c = mutate(n->cond);
     Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
     return c.same(n->cond) && t.same(n->thenCase) && e.same(n->elseCase) ? self : ifThenElse(c, t, e, n->loc);
+}
+
+Stmt IRMutator::mutateWhile(const While* n, const Stmt& self) {
+    Expr c = mutate(n->cond);
+    Stmt b = mutate(n->body);
+    return c.same(n->cond) && b.same(n->body) ? self : whileLoop(c, b, n->loc);
 }
 
 Stmt IRMutator::mutateAllocate(const Allocate* n, const Stmt& self) {

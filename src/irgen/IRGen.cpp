@@ -270,6 +270,11 @@ private:
         case Builtin::Floormod: return call("floormod", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
         case Builtin::Min: return minExpr(asMath(arg(0)), asMath(arg(1)));
         case Builtin::Max: return maxExpr(asMath(arg(0)), asMath(arg(1)));
+        case Builtin::Clamp: return minExpr(maxExpr(asMath(arg(0)), asMath(arg(1))), asMath(arg(2)));
+        // The same bits as another dtype of the width (sema checked the widths). The value in
+        // its own dtype: f16 arithmetic computes in f32 here, its result is an f16.
+        case Builtin::Reinterpret:
+            return call("reinterpret", c.type.dtype, {cast(c.boundArgs[1]->type.dtype, arg(1))});
         default: break;
         }
         const BuiltinInfo& info = builtinInfo(id);
@@ -399,6 +404,10 @@ private:
             Stmt elseCase = i.elseStmt ? stmt(*i.elseStmt) : Stmt();
             return ifThenElse(truth(value(*i.cond)), thenCase, elseCase, loc);
         }
+        case A::StmtKind::While: {
+            const auto& w = *s.as<A::WhileStmt>();
+            return whileLoop(truth(value(*w.cond)), stmt(*w.body), loc);
+        }
         case A::StmtKind::Grid: throw Unsupported{s.range, "a nested grid", "one grid per kernel"};
         default: break;
         }
@@ -454,6 +463,24 @@ private:
         }
         VarPtr v = makeVar(f.vars.at(0).name);
         values_[f.vars[0].decl] = Expr(v);
+        // pipelined(start, stop): the pipeline passes schedule a loop over 0 .. stop - start (its
+        // prologue, steady state, epilogue and warp-specialised sides all count steps from 0),
+        // so the loop runs a step variable and the author's variable is start + step. A start
+        // that reads a `var` is evaluated once, before the loop.
+        Expr start;
+        std::optional<std::pair<VarPtr, Expr>> startLet;
+        if (id == Builtin::Pipelined && arg(1)) {
+            start = intValue(*arg(0));
+            if (const int64_t* c = asConstInt(start); !c || *c != 0) {
+                if (readsMemory(start)) {
+                    VarPtr s = makeVar(f.vars[0].name + "_start");
+                    startLet = {s, start};
+                    start = Expr(s);
+                }
+                v = makeVar(f.vars[0].name + "_iter");
+                values_[f.vars[0].decl] = start + Expr(v);
+            }
+        }
         Stmt body = stmt(*f.body);
         switch (id) {
         case Builtin::Range: {
@@ -466,7 +493,10 @@ private:
         case Builtin::Unroll: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Unroll, body, loc);
         case Builtin::Pipelined: {
             PipelineInfo p;
-            if (arg(1) && arg(1)->constant) p.stages = int(std::get<int64_t>(*arg(1)->constant));
+            // stages = 0 and stages = 1 are TileLang's "no pipelining": a plain loop whose copies
+            // complete in their iteration (the pass leaves a one-stage loop as it is); 0 in
+            // PipelineInfo means "left out".
+            if (arg(2) && arg(2)->constant) p.stages = std::max(1, int(std::get<int64_t>(*arg(2)->constant)));
             auto intList = [](const A::Expr* e) {
                 std::vector<int> out;
                 if (const auto* l = e ? e->as<A::List>() : nullptr)
@@ -474,14 +504,29 @@ private:
                         if (x->constant) out.push_back(int(std::get<int64_t>(*x->constant)));
                 return out;
             };
-            p.order = intList(arg(2));
-            p.stage = intList(arg(3));
-            if (arg(4)) p.warpSpecialize = boolArg(arg(4), false) ? 1 : 0;
-            return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
+            p.order = intList(arg(3));
+            p.stage = intList(arg(4));
+            if (arg(5)) p.warpSpecialize = boolArg(arg(5), false) ? 1 : 0;
+            if (!arg(1)) return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
+            Expr count = start ? simplify(intValue(*arg(1)) - start) : intValue(*arg(1));
+            Stmt loop = forLoop(v, intImm(0), count, ForKind::Pipelined, body, loc, p);
+            return startLet ? letStmt(startLet->first, startLet->second, loop, loc) : loop;
         }
         default: break;
         }
         throw Unsupported{it.range, "'" + it.callee + "' loops", "unknown loop kind"};
+    }
+
+    static bool readsMemory(const Expr& e) {
+        class Finder : public IRVisitor {
+        public:
+            bool found = false;
+
+        protected:
+            void visitLoad(const Load*) override { found = true; }
+        } f;
+        f.visit(e);
+        return f.found;
     }
 
     static bool boolArg(const A::Expr* e, bool fallback) {

@@ -122,6 +122,8 @@ private:
             return std::make_unique<ForStmt>(r, vars(s->loopVars()->ID()), std::move(call), block(s->block()));
         }
         if (auto* s = dynamic_cast<TLParser::IfStatementContext*>(ctx)) return ifStmt(s->ifStmt());
+        if (auto* s = dynamic_cast<TLParser::WhileStmtContext*>(ctx))
+            return std::make_unique<WhileStmt>(r, expr(s->cond), block(s->block()));
         if (auto* s = dynamic_cast<TLParser::GridStmtContext*>(ctx)) {
             antlr4::Token* gridTok = s->GRID()->getSymbol();
             auto call = callOf(gridTok, s->argList(), {tokenBegin(gridTok), lastCloseParen(s, s->AS())});

@@ -259,6 +259,29 @@ public:
             }
             return forLoop(f->var, f->min, f->extent, f->forKind, body, f->loc, f->pipeline, f->step);
         }
+        case NodeKind::While: {
+            // As a loop, with the condition read before the first iteration and after each one:
+            // a barrier the condition needs after the body goes at the body's end.
+            const auto* w = s.as<While>();
+            Stmt pre = leaf(accessesOf(w->cond), st, w->loc);
+            BoundVars c;
+            c.visit(w->body);
+            State in = st;
+            Stmt body;
+            for (int round = 0; round < 8; ++round) {
+                State end = in;
+                body = seq({process(w->body, end), leaf(accessesOf(w->cond), end, w->loc)}, w->body->loc);
+                State merged = in;
+                merged.merge(acrossBackEdge(end, c.bound));
+                if (merged == in) {
+                    st = merged;
+                    break;
+                }
+                in = merged;
+                st = merged;
+            }
+            return seq({pre, whileLoop(w->cond, body, w->loc)});
+        }
         case NodeKind::Barrier: st.clear(); return s;
         default: return seq({leaf(accessesOf(s), st, s->loc), s});
         }

@@ -348,6 +348,14 @@ protected:
         return forLoop(n->var, n->min, n->extent, n->forKind, body, n->loc, n->pipeline, n->step);
     }
 
+    // A pipeline inside a `while` runs again with the next iteration, like one inside a loop.
+    Stmt mutateWhile(const While* n, const Stmt& self) override {
+        ++depth_;
+        Stmt out = IRMutator::mutateWhile(n, self);
+        --depth_;
+        return out;
+    }
+
     Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
         Stmt body = mutate(n->body);
         auto it = versioned_.find(n->buffer.get());
@@ -464,6 +472,15 @@ private:
         size_t m = flat.stmts.size();
         const PipelineInfo& info = n->pipeline;
         if (!checkLists(n, m)) return {};
+        // stages = 0 or 1 (IR building makes both 1): TileLang's "no pipelining".
+        if (info.stages == 1) {
+            if (m > 0)
+                ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined",
+                            "stages = 0 or 1",
+                            "a plain loop: each iteration's copies complete before the statements that read them",
+                            n->loc);
+            return {};
+        }
         if (!ctx_.target.has(Feature::CpAsync) && m > 0)
             ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
                         fmt::format("target '{}' has no cp_async: the loop runs its iterations in order", ctx_.target.name),

@@ -68,6 +68,10 @@ public:
             return forLoop(f->var, f->min, f->extent, f->forKind, body(f->body, base, needs), f->loc, f->pipeline,
                            f->step);
         }
+        case NodeKind::While: {
+            const auto* w = s.as<While>();
+            return whileLoop(w->cond, body(w->body, base, needs), w->loc);
+        }
         case NodeKind::IfThenElse: {
             // Needs across the two branches need nothing: no thread runs both.
             const auto* i = s.as<IfThenElse>();

@@ -66,6 +66,19 @@ public:
             }
             break;
         }
+        case NodeKind::While: {
+            // A buffer used anywhere in the loop (its condition included) is live through all of it.
+            const auto* w = s.as<While>();
+            bool outermost = loop_ < 0;
+            if (outermost) loop_ = me;
+            reads(w->cond, me);
+            region(w->body);
+            if (outermost) {
+                loopEnd_[me] = next_ - 1;
+                loop_ = -1;
+            }
+            break;
+        }
         case NodeKind::IfThenElse: {
             const auto* i = s.as<IfThenElse>();
             reads(i->cond, me);

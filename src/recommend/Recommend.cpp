@@ -53,6 +53,8 @@ void collectRoles(const ast::Stmt* s, std::map<std::string, AutoRole>& roles) {
     } else if (const auto* f = s->as<ast::ForStmt>()) {
         collectRoles(f->iter.get(), roles);
         collectRoles(f->body.get(), roles);
+    } else if (const auto* w = s->as<ast::WhileStmt>()) {
+        collectRoles(w->body.get(), roles);
     } else if (const auto* i = s->as<ast::IfStmt>()) {
         collectRoles(i->thenBlock.get(), roles);
         collectRoles(i->elseStmt.get(), roles);

@@ -34,12 +34,17 @@ constexpr P kRange[] = {req("a", K::Int), absent("b", K::Int), absent("step", K:
 constexpr P kSerial[] = {req("n", K::Int)};
 constexpr P kUnroll[] = {req("n", K::Int)};
 constexpr P kParallel[] = {req("extent", K::ConstInt)};
-constexpr P kPipelined[] = {req("n", K::Int), absent("stages", K::ConstInt), absent("order", K::IntList),
-                            absent("stage", K::IntList), absent("warp_specialize", K::ConstBool)};
+// pipelined(stop) / pipelined(start, stop), as TileLang's T.Pipelined (one argument is the stop).
+constexpr P kPipelined[] = {req("start", K::Int), absent("stop", K::Int), absent("stages", K::ConstInt),
+                            absent("order", K::IntList), absent("stage", K::IntList),
+                            absent("warp_specialize", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
                        absent("threads", K::ConstInt)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
 constexpr P kMinMax[] = {req("a", K::Scalar), req("b", K::Scalar)};
+constexpr P kClamp[] = {req("x", K::Scalar), req("lo", K::Scalar), req("hi", K::Scalar)};
+// TileLang's argument order: T.reinterpret(dtype, value).
+constexpr P kReinterpret[] = {req("dtype", K::DType), req("value", K::Scalar)};
 constexpr P kOne[] = {req("x", K::Scalar)};
 constexpr P kPow[] = {req("x", K::Scalar), req("y", K::Scalar)};
 constexpr P kPrint[] = {req("value", K::Scalar), absent("msg", K::String)};
@@ -67,13 +72,14 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Serial, "serial", BuiltinKind::LoopIter, kSerial},
     {Builtin::Unroll, "unroll", BuiltinKind::LoopIter, kUnroll},
     {Builtin::Parallel, "parallel", BuiltinKind::LoopIter, kParallel, 8, 1},
-    {Builtin::Pipelined, "pipelined", BuiltinKind::LoopIter, kPipelined},
+    {Builtin::Pipelined, "pipelined", BuiltinKind::LoopIter, kPipelined, 2, 1},
     {Builtin::Grid, "grid", BuiltinKind::Grid, kGrid, 3, 1},
     {Builtin::Ceildiv, "ceildiv", BuiltinKind::IntHelper, kTwoInts},
     {Builtin::Floordiv, "floordiv", BuiltinKind::IntHelper, kTwoInts},
     {Builtin::Floormod, "floormod", BuiltinKind::IntHelper, kTwoInts},
     {Builtin::Min, "min", BuiltinKind::IntHelper, kMinMax},
     {Builtin::Max, "max", BuiltinKind::IntHelper, kMinMax},
+    {Builtin::Clamp, "clamp", BuiltinKind::IntHelper, kClamp},
     {Builtin::Exp, "exp", BuiltinKind::Math, kOne},
     {Builtin::Exp2, "exp2", BuiltinKind::Math, kOne},
     {Builtin::Log, "log", BuiltinKind::Math, kOne},
@@ -90,6 +96,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::FastLog, "fast_log", BuiltinKind::Math, kOne},
     {Builtin::FastLog2, "fast_log2", BuiltinKind::Math, kOne},
     {Builtin::FastTanh, "fast_tanh", BuiltinKind::Math, kOne},
+    {Builtin::Reinterpret, "reinterpret", BuiltinKind::Bits, kReinterpret},
     {Builtin::Print, "print", BuiltinKind::Debug, kPrint},
     {Builtin::Assert, "assert", BuiltinKind::Debug, kAssert},
 };

@@ -20,16 +20,18 @@ enum class Builtin {
     // loop iterators and the launch
     Range, Serial, Unroll, Parallel, Pipelined, Grid,
     // integer helpers
-    Ceildiv, Floordiv, Floormod, Min, Max,
+    Ceildiv, Floordiv, Floormod, Min, Max, Clamp,
     // math
     Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Tanh, Sigmoid, Erf, Pow,
     FastExp, FastExp2, FastLog, FastLog2, FastTanh,
+    // bits
+    Reinterpret,
     // debugging
     Print, Assert,
     Count
 };
 
-enum class BuiltinKind { Alloc, TileOp, LoopIter, Grid, IntHelper, Math, Debug };
+enum class BuiltinKind { Alloc, TileOp, LoopIter, Grid, IntHelper, Math, Bits, Debug };
 
 // What an argument must be. Sema turns violations into diagnostics.
 enum class ParamKind {

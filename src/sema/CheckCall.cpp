@@ -83,7 +83,8 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
         break;
     case BuiltinKind::Grid:
     case BuiltinKind::IntHelper:
-    case BuiltinKind::Math: break;
+    case BuiltinKind::Math:
+    case BuiltinKind::Bits: break;
     }
     bool needsGrid = info.kind == BuiltinKind::Alloc || info.kind == BuiltinKind::TileOp ||
                      info.id == Builtin::Parallel;
@@ -141,6 +142,9 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
         // TileLang spells pipelined's `stages` as `num_stages`.
         std::string_view name = a.keyword;
         if (info.id == Builtin::Pipelined && name == "num_stages") name = "stages";
+        // ... and clamp's bounds as `min_val` / `max_val`.
+        if (info.id == Builtin::Clamp && name == "min_val") name = "lo";
+        if (info.id == Builtin::Clamp && name == "max_val") name = "hi";
         int index = isParallel ? -1 : paramIndex(info, name);
         if (index < 0) {
             std::vector<std::string> names;
@@ -260,8 +264,16 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (t.isError()) return;
         if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("an integer");
         if (!t.isScalar() || !isInteger(t.dtype)) return wrongKind("an integer");
-        // Extents, stage counts, thread counts and panel sizes must be positive; dims may not.
-        bool positive = p.name != "dim";
+        // Extents, thread counts and panel sizes must be positive; dims may not. A stage count
+        // may be 0, TileLang's "no pipelining" (as 1 is); not below.
+        bool stages = info.id == Builtin::Pipelined && p.name == "stages";
+        bool positive = p.name != "dim" && !stages;
+        if (stages && arg.constant && asInt(*arg.constant) && *asInt(*arg.constant) < 0) {
+            diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, "0 or more (0 and 1 mean no pipelining)",
+                          *asInt(*arg.constant));
+            arg.type = Type::error();
+            return;
+        }
         std::string what = info.id == Builtin::Parallel ? "an extent of 'parallel'"
                                                         : fmt::format("'{}' of '{}'", p.name, c.callee);
         if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();
@@ -364,6 +376,48 @@ std::optional<int64_t> KernelChecker::constIntArg(const Call& c, std::string_vie
     return def ? asInt(*def) : std::nullopt;
 }
 
+// clamp(x, lo, hi) = min(max(x, lo), hi) (torch's order: hi wins when lo > hi), in the promoted
+// type of the three; folds when all three are constant.
+Type KernelChecker::clampResult(Call& c) {
+    const Expr& x = *c.boundArgs[0];
+    const Expr& lo = *c.boundArgs[1];
+    const Expr& hi = *c.boundArgs[2];
+    DType result = promote(promote(x.type.dtype, lo.type.dtype), hi.type.dtype);
+    if (result == DType::Bool) result = DType::I32;
+    if (x.constant && lo.constant && hi.constant) {
+        FoldResult r = foldIntHelper(Builtin::Max, *x.constant, *lo.constant, result);
+        if (!r.error && r.value) r = foldIntHelper(Builtin::Min, *r.value, *hi.constant, result);
+        reportFoldError(r, c);
+        if (r.error) return Type::error();
+        c.constant = r.value;
+    }
+    return Type::scalar(result);
+}
+
+// reinterpret(dtype, value): the value's bits as another dtype of the same width.
+Type KernelChecker::reinterpretResult(Call& c) {
+    const Expr& dt = *c.boundArgs[0];
+    const Expr& v = *c.boundArgs[1];
+    DType to = std::get<DType>(*dt.constant), from = v.type.dtype;
+    for (auto [t, e] : {std::pair{to, &dt}, std::pair{from, &v}}) {
+        if (t == DType::Bool) {
+            diags_.report(DiagId::err_reinterpret_dtype, e->range, "bool", "it has no bit layout of its own");
+            return Type::error();
+        }
+        if (dtypeBits(t) < 8) {
+            diags_.report(DiagId::err_reinterpret_dtype, e->range, dtypeName(t),
+                          "4-bit values live packed two to a byte; reinterpret the byte (u8) that holds them");
+            return Type::error();
+        }
+    }
+    if (dtypeBits(to) != dtypeBits(from)) {
+        diags_.report(DiagId::err_reinterpret_width, c.range, dtypeName(from), dtypeBits(from), dtypeName(to),
+                      dtypeBits(to));
+        return Type::error();
+    }
+    return Type::scalar(to);
+}
+
 Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite site) {
     const auto& args = c.boundArgs;
     switch (info.kind) {
@@ -394,6 +448,7 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
         return Type::voidType();
     }
     case BuiltinKind::IntHelper: {
+        if (info.id == Builtin::Clamp) return clampResult(c);
         const Expr& a = *args[0];
         const Expr& b = *args[1];
         bool minMax = info.id == Builtin::Min || info.id == Builtin::Max;
@@ -413,6 +468,7 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
         }
         return Type::scalar(result);
     }
+    case BuiltinKind::Bits: return reinterpretResult(c);
     case BuiltinKind::Math: {
         DType result = args[0]->type.dtype;
         if (info.id == Builtin::Pow) result = promote(result, args[1]->type.dtype);

@@ -246,6 +246,7 @@ void KernelChecker::checkTensorDim(Expr& dim, const std::set<std::string>& param
 void KernelChecker::finishKernel() {
     kernel_.grid = firstGrid_;
     finishAutoShapes();
+    checkWhileConditions();
     if (gridCount_ == 0) diags_.report(DiagId::err_no_grid, kernel_.nameRange, kernel_.name);
 
     const Target* target = options_.target;

@@ -55,6 +55,7 @@ void KernelChecker::checkStmt(Stmt& stmt) {
     case StmtKind::ExprStmt: checkExprStmt(*stmt.as<ExprStmt>()); break;
     case StmtKind::For: checkFor(*stmt.as<ForStmt>()); break;
     case StmtKind::If: checkIf(*stmt.as<IfStmt>()); break;
+    case StmtKind::While: checkWhile(*stmt.as<WhileStmt>()); break;
     case StmtKind::Grid: checkGrid(*stmt.as<GridStmt>()); break;
     }
 }
@@ -79,6 +80,7 @@ void KernelChecker::checkLet(LetStmt& s) {
     Decl* decl = declare(std::move(d));
     s.decl = decl;
     deps_[decl] = std::move(deps);
+    if (t.isScalar()) noteScalarWrite(decl, *s.value, s.range);
     if (decl->kind == Decl::Kind::Let && !decl->constant && !decl->type.isError() && isCompileTime(*s.value))
         compileTimeDecls_.insert(decl);
     if (alloc && decl->type.kind == Type::Kind::Tensor) {
@@ -114,6 +116,7 @@ void KernelChecker::checkVar(VarStmt& s) {
     Decl* decl = declare(std::move(d));
     s.decl = decl;
     deps_[decl] = std::move(deps);
+    if (s.init) noteScalarWrite(decl, *s.init, s.range);
 }
 
 void KernelChecker::checkAssign(AssignStmt& s) {
@@ -138,6 +141,7 @@ void KernelChecker::checkAssign(AssignStmt& s) {
             diags_.note(d->range, fmt::format("'{}' declared here", d->name));
             return;
         }
+        noteScalarWrite(d, *s.value, s.range);
     } else if (auto* ix = target.as<Index>()) {
         t = checkValue(target);
         if (t.isError()) return;
@@ -253,6 +257,20 @@ void KernelChecker::checkIf(IfStmt& s) {
     checkBlock(*s.thenBlock);
     if (s.elseStmt) checkStmt(*s.elseStmt);
     guards_.pop_back();
+    nesting_.pop_back();
+}
+
+// `while (c) { }`: a loop of the whole block, like `serial`, so only inside the grid and not in a
+// `parallel` loop; the condition's uniformity is checked with the kernel (Uniformity.cpp).
+void KernelChecker::checkWhile(WhileStmt& s) {
+    SourceRange keyword{s.range.begin, {s.range.begin.line, s.range.begin.col + 4}};
+    checkValue(*s.cond);
+    expectBoolConvertible(*s.cond);
+    if (!inGrid_) diags_.report(DiagId::err_outside_grid, keyword, "a 'while' loop");
+    else if (!parallel_.empty()) diags_.report(DiagId::err_tile_op_in_parallel, keyword, "'while'");
+    else if (!s.cond->type.isError()) whiles_.push_back(&s);
+    nesting_.push_back("a 'while' loop");
+    checkBlock(*s.body);
     nesting_.pop_back();
 }
 

@@ -75,6 +75,7 @@ public:
     void checkExprStmt(ast::ExprStmt& s);
     void checkFor(ast::ForStmt& s);
     void checkIf(ast::IfStmt& s);
+    void checkWhile(ast::WhileStmt& s);
     void checkGrid(ast::GridStmt& s);
     void checkGlobalStore(const ast::Index& target, const ast::Decl* tensor);
 
@@ -107,12 +108,36 @@ public:
     const ast::Decl* rootDecl(const ast::Expr& e) const;  // the tensor a name or region refers to
     void noteDeclared(const ast::Expr& e);
 
+    // ---- values that differ between the threads of a block (Uniformity.cpp) ----
+    // A `while` condition must be uniform: it may not read a fragment or local element, nor a
+    // `var` assigned inside a `parallel` loop (each thread keeps its own), nor anything
+    // computed from those. Assignments can follow the loop in the text (its body), so the
+    // conditions are checked when the kernel is done.
+    struct Varying {
+        SourceRange where;
+        std::string why;  // "is assigned inside a 'parallel' loop", ...
+    };
+    std::map<const ast::Decl*, Varying> varyingSeeds_;
+    struct VarAssign {
+        const ast::Decl* var;
+        std::set<const ast::Decl*> deps;
+        SourceRange range;
+    };
+    std::vector<VarAssign> varAssigns_;
+    std::vector<const ast::WhileStmt*> whiles_;
+    // The first element of a fragment or local buffer `e` reads, if any.
+    const ast::Expr* perThreadElement(const ast::Expr& e) const;
+    void noteScalarWrite(const ast::Decl* target, const ast::Expr& value, SourceRange range);
+    void checkWhileConditions();
+
     // ---- calls (CheckCall.cpp) ----
     Type checkCall(ast::Call& c, CallSite site);
     bool bindArgs(ast::Call& c, const BuiltinInfo& info);
     void checkArg(ast::Call& c, const BuiltinInfo& info, const BuiltinParam& p, ast::Expr& arg);
     Type checkCast(ast::Call& c, DType to);
     Type builtinResult(ast::Call& c, const BuiltinInfo& info, CallSite site);
+    Type clampResult(ast::Call& c);
+    Type reinterpretResult(ast::Call& c);
     bool checkSite(ast::Call& c, const BuiltinInfo& info, CallSite site);
     const ast::Expr* boundArg(const ast::Call& c, std::string_view param) const;
     std::optional<bool> constBoolArg(const ast::Call& c, std::string_view param) const;

@@ -6,10 +6,14 @@
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
+#include "pipelined_range.h"
+#include "bits.h"
 #include "reductions.h"
+#include "while_loop.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace harness;
@@ -269,6 +273,125 @@ void refusedInputs() {
     }
 }
 
+// `while` loops of the whole block: persistent blocks walk the tiles with a `var` the body
+// advances; the elementwise kernel also counts its visits, the gemm pipelines its K loop per tile.
+void whileLoops(int N, int M2, int N2, int K2) {
+    std::string at = " N=" + std::to_string(N);
+    auto X = random<float>(size_t(N), 51, -4.0, 4.0);
+    std::vector<float> Y(size_t(N), -7.0f);
+    std::vector<double> want(X.size());
+    for (int j = 0; j < N; ++j) want[size_t(j)] = 2.0 * X[size_t(j)] + j / 64 + (j / 64 / 3) * 0.25;
+    expectStatus("while_tiles status" + at, tl_kernels::while_tiles(X.data(), Y.data(), N), 0);
+    check("while over tiles (3 persistent blocks)" + at, Y, want, 1e-6, 1e-6);
+
+    // Each block halves its tile until its largest magnitude is below 1 (blocks scaled by 1 to
+    // 16, so they take different numbers of steps); halving is exact.
+    const int blocks = (N + 127) / 128;
+    auto S = X;
+    for (int j = 0; j < N; ++j) S[size_t(j)] *= float(1 << (j / 128 % 5));
+    std::vector<float> H(size_t(N), -7.0f);
+    std::vector<int32_t> steps(size_t(blocks), -7);
+    std::vector<double> wantH(S.size()), wantSteps(steps.size());
+    for (int b = 0; b < blocks; ++b) {
+        double m = 0;
+        for (int j = b * 128; j < std::min(N, b * 128 + 128); ++j) m = std::max(m, std::fabs(double(S[size_t(j)])));
+        int s = 0;
+        for (; m >= 1.0; m *= 0.5) ++s;
+        wantSteps[size_t(b)] = s;
+        for (int j = b * 128; j < std::min(N, b * 128 + 128); ++j) wantH[size_t(j)] = std::ldexp(double(S[size_t(j)]), -s);
+    }
+    expectStatus("while_halve status" + at, tl_kernels::while_halve(S.data(), H.data(), steps.data(), N, blocks), 0);
+    check("while on a shared element the body rewrites: values" + at, H, wantH, 0, 0);
+    check("while on a shared element the body rewrites: steps" + at, steps, wantSteps, 0, 0);
+
+    at = " " + dims({M2, N2, K2});
+    auto A = random<tl::half>(size_t(M2) * K2, 52), B = random<tl::half>(size_t(K2) * N2, 53);
+    auto prod = matmul(M2, N2, K2, [&](int i, int k) { return toDouble(A[size_t(i) * K2 + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N2 + j]); });
+    std::vector<float> C(size_t(M2) * N2, -7.0f);
+    expectStatus("gemm_persistent status" + at, tl_kernels::gemm_persistent(A.data(), B.data(), C.data(), M2, K2, N2), 0);
+    check("gemm_persistent (while over output tiles, pipelined K)" + at, C, prod, 1e-4, 1e-4);
+}
+
+// pipelined(start, stop, stages = ...): split-K, each of S splits over its share of the
+// ceildiv(K, 16) k tiles (the last ones fewer or none), against partial products; stages 0 and 1;
+// stream-K, whose blocks pipeline sub-ranges of a tile's K loop inside a `while`.
+void pipelinedRanges(int M, int N, int K, int S) {
+    std::string at = " " + dims({M, N, K}) + " S=" + std::to_string(S);
+    auto A = random<tl::half>(size_t(M) * K, 61), B = random<tl::half>(size_t(K) * N, 62);
+    const int kt = (K + 15) / 16, per = (kt + S - 1) / S;
+    auto splits = [&](double perK) {
+        std::vector<double> want;
+        for (int s = 0; s < S; ++s) {
+            const int lo = s * per, hi = std::min(kt, (s + 1) * per);
+            auto w = matmul(M, N, K,
+                            [&](int i, int k) { return k / 16 >= lo && k / 16 < hi ? toDouble(A[size_t(i) * K + k]) : 0.0; },
+                            [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+            double extra = 0;
+            for (int k = lo; k < hi; ++k) extra += perK * k;
+            for (auto& v : w) v += extra;
+            want.insert(want.end(), w.begin(), w.end());
+        }
+        return want;
+    };
+    auto run = [&](const std::string& name, const std::function<int(float*)>& launch, double perK) {
+        std::vector<float> C(size_t(S) * M * N, -7.0f);
+        expectStatus(name + " status" + at, launch(C.data()), 0);
+        check(name + at, C, splits(perK), 1e-4, 1e-4);
+    };
+    run("pipelined(lo, hi, stages = 2) written out",
+        [&](float* C) { return int(tl_kernels::gemm_split_inline(A.data(), B.data(), C, M, K, N, S)); }, 0);
+    run("pipelined(k_lo, k_hi, stages = 3) from lets, reading k",
+        [&](float* C) { return int(tl_kernels::gemm_split_lets(A.data(), B.data(), C, M, K, N, S)); }, 0.5);
+    run("pipelined(lo, hi, stages = 1)",
+        [&](float* C) { return int(tl_kernels::gemm_split_s1(A.data(), B.data(), C, M, K, N, S)); }, 0);
+    auto whole = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                        [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    std::vector<float> C(size_t(M) * N, -7.0f);
+    expectStatus("gemm_s0 status" + at, tl_kernels::gemm_s0(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("pipelined(n, num_stages = 0)" + at, C, whole, 1e-4, 1e-4);
+    std::fill(C.begin(), C.end(), 0.0f);
+    expectStatus("gemm_stream_k status" + at, tl_kernels::gemm_stream_k(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("stream-K (while over (tile, k) runs, pipelined sub-ranges, atomic_add)" + at, C, whole, 1e-4, 1e-4);
+}
+
+// reinterpret and clamp: f32 bits taken apart and put back, f16 and e4m3 codes.
+void floatBits(int N) {
+    std::string at = " N=" + std::to_string(N);
+    auto X = random<float>(size_t(N), 71, -4.0, 4.0);
+    for (auto& x : X)
+        if (std::fabs(x) < 1e-3f) x = 0.5f;  // normal numbers, well inside f16's range
+    std::vector<int32_t> E(size_t(N), -7);
+    std::vector<float> Y(size_t(N), -7.0f), Z(size_t(N), -7.0f), Q(size_t(N), -7.0f);
+    std::vector<uint16_t> H(size_t(N), 7);
+    std::vector<double> wE(X.size()), wY(X.size()), wZ(X.size()), wH(X.size()), wQ(X.size());
+    for (size_t i = 0; i < size_t(N); ++i) {
+        int e = 0;
+        double m = std::frexp(double(X[i]), &e);  // |x| = m * 2^e, m in [0.5, 1)
+        wE[i] = e - 1;
+        wY[i] = 2.0 * X[i];
+        wZ[i] = std::min(std::max(std::fabs(m) * 2.0, 1.25), 1.75);
+        // The codes by memcpy: the GPU flavours' types are the toolkits' stand-ins.
+        const tl::half h(X[i]);
+        uint16_t hbits = 0;
+        std::memcpy(&hbits, &h, sizeof hbits);
+        wH[i] = hbits;
+        uint32_t bits = 0;
+        std::memcpy(&bits, &X[i], sizeof bits);
+        const uint8_t top = uint8_t(bits >> 24);
+        tl::fp8_e4m3 code;
+        std::memcpy(&code, &top, sizeof top);
+        wQ[i] = toDouble(code);
+    }
+    expectStatus("float_bits status" + at,
+                 tl_kernels::float_bits(X.data(), E.data(), Y.data(), Z.data(), H.data(), Q.data(), N), 0);
+    check("reinterpret(u32, x): the exponent field" + at, E, wE, 0, 0);
+    check("reinterpret(f32, bits + (1 << 23)) = 2x" + at, Y, wY, 0, 0);
+    check("clamp(reinterpret(f32, mantissa | 1.0's exponent), 1.25, 1.75)" + at, Z, wZ, 0, 0);
+    check("reinterpret(u16, f16(x))" + at, H, wH, 0, 0);
+    check("reinterpret(f8e4m3, top byte)" + at, Q, wQ, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -294,5 +417,15 @@ int main() {
     stagedNtGemm(72, 200, 40);  // partial tiles in both directions, 3 iterations (the last partial)
     stagedNtGemm(128, 256, 64);
     refusedInputs();
+    whileLoops(1000, 136, 72, 40);
+    whileLoops(64, 64, 64, 16);
+    // 5 k tiles over 2 splits (3 + 2, the last partial), 13 over 3 (5 + 5 + 3), 1 over 3 (the last
+    // two empty: stop below start), none.
+    pipelinedRanges(72, 88, 72, 2);
+    pipelinedRanges(136, 72, 200, 3);
+    pipelinedRanges(64, 64, 16, 3);
+    pipelinedRanges(64, 64, 0, 2);
+    floatBits(1000);
+    floatBits(128);
     return summary();
 }

@@ -257,6 +257,22 @@ TEST_CASE("parser: if, else if, else; with and without parentheses") {
     CHECK(noElse->cond->as<Binary>()->op == BinaryOp::Gt);
 }
 
+TEST_CASE("parser: while, with and without parentheses; 'while' is a keyword") {
+    Parsed p = parseBody("while (t < n) { t += 1; x = 2; }\nwhile t > 0 && u { }\n");
+    const auto& s = body(p);
+    REQUIRE(s.size() == 2);
+    const auto* w1 = s[0]->as<WhileStmt>();
+    REQUIRE(w1);
+    CHECK(w1->cond->as<Binary>()->op == BinaryOp::Lt);
+    CHECK(w1->body->stmts.size() == 2);
+    const auto* w2 = s[1]->as<WhileStmt>();
+    REQUIRE(w2);
+    CHECK(w2->cond->as<Binary>()->op == BinaryOp::And);
+    CHECK(w2->body->stmts.empty());
+    Parsed bad = parseBody("let while = 1;\n");
+    CHECK(bad.diags->hasErrors());
+}
+
 TEST_CASE("parser: grid with one to three block variables, nested blocks") {
     Parsed p = parseBody("grid(4, threads = 128) as bx { }\n"
                          "grid(a, b, threads = 256) as (bx, by) { { let y = 1; } }\n"

@@ -326,7 +326,7 @@ TEST_CASE("sema: builtin calls bind keyword and positional arguments") {
     CHECK(std::get<int64_t>(*reduce->boundArgs[2]->constant) == 1);
     CHECK(std::get<bool>(*reduce->boundArgs[3]->constant) == false);
     const Call* pipelined = findCall(k, "pipelined");
-    CHECK(std::get<int64_t>(*pipelined->boundArgs[1]->constant) == 2);  // num_stages is stages
+    CHECK(std::get<int64_t>(*pipelined->boundArgs[2]->constant) == 2);  // num_stages is stages
     const Call* parallel = findCall(k, "parallel");
     REQUIRE(parallel->boundArgs.size() == 2);
     CHECK(std::get<int64_t>(*parallel->boundArgs[1]->constant) == 32);

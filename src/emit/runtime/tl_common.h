@@ -38,6 +38,21 @@ TL_HOST_DEVICE auto floormod(A a, B b) -> decltype(a % b) {
 } // namespace tl
 // tlc:end
 
+// tlc:section bit_cast needs=host_device
+namespace tl {
+// The bits of `from` as a To of the same width (.tl's reinterpret): the copy nvcc, hipcc and g++
+// all accept for every scalar type of the output, the toolkits' __half, __nv_bfloat16 and fp8
+// types and tl_types.h's included (std::bit_cast is C++20; __builtin_memcpy needs no header).
+template <typename To, typename From>
+TL_HOST_DEVICE To bit_cast(const From& from) {
+    static_assert(sizeof(To) == sizeof(From), "bit_cast between types of different widths");
+    To to;
+    __builtin_memcpy(&to, &from, sizeof to);
+    return to;
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section launch_checks
 #include <cstdint>
 #include <initializer_list>
