@@ -24,11 +24,8 @@ void cast(int M, int N) {
             for (int j = g * G; j < std::min(N, (g + 1) * G); ++j)
                 wantQ[size_t(i) * N + j] = std::clamp(X[size_t(i) * N + j] / s, -448.0, 448.0);
         }
-    // fp8 rows are N bytes and the scales' rows 4 * groups: GPU launchers need 16-byte rows.
-    bool runs = !kGpu || (N % 16 == 0 && groups % 4 == 0);
-    if (!launched("per_token_cast_fp8" + at,
-                  int(tl_kernels::per_token_cast_fp8(X.data(), Q.data(), S.data(), M, N)), runs, S, -7.0))
-        return;
+    expectStatus("per_token_cast_fp8 status" + at, int(tl_kernels::per_token_cast_fp8(X.data(), Q.data(), S.data(), M, N)),
+                 0);
     check("per_token_cast_fp8 scales" + at, S, wantS, 1e-7, 1e-5);
     // e4m3 keeps 3 mantissa bits: rounding moves a value by at most 1/16 of it (2^-10 near 0).
     check("per_token_cast_fp8 values" + at, Q, wantQ, 1.0 / 512, 1.0 / 16 + 1e-6);
@@ -39,5 +36,5 @@ void cast(int M, int N) {
 CORPUS_TEST(per_token_cast_fp8) {
     cast(20, 512);  // a partial row block of 8
     cast(9, 1008);  // a partial group at the end of each row (1008 = 7 * 128 + 112)
-    cast(8, 200);   // 200-byte fp8 rows: refused on the GPU flavours
+    cast(8, 200);   // 200-byte fp8 rows (not a multiple of 16), 8-byte scale rows
 }
