@@ -93,6 +93,26 @@ public:
     // work over (a warp-specialised pipeline; 0 without).
     int64_t producerThreads = 0;
 
+    // Pipelined loops and the shared-memory plan (passes/PipelineStages.h). Shared buffers a
+    // pipelined loop versioned, by name: versions, the loop's stages and position, and which
+    // loop with inferred stages it is (-1: the author fixed `stages`). pipeline-loops numbers
+    // the loops whose stages it infers in the order it meets them, chooses at most
+    // stageCaps[i] for loop i (when given) and records its choice in inferredStages. When the
+    // planned pool does not fit and inferred versions are live at its peak, plan-shared-memory
+    // lists those loops in fewerStages instead of reporting, with the pool in stagesRefusedBytes,
+    // and lowerKernel lowers the kernel again with one stage less for them.
+    struct PipelinedShared {
+        int versions = 1;
+        int stages = 1;
+        SourceLoc loop;
+        int inferred = -1;
+    };
+    std::map<std::string, PipelinedShared> pipelinedShared;
+    std::vector<int> stageCaps;
+    std::vector<int> inferredStages;
+    std::vector<int> fewerStages;
+    std::map<int, int64_t> stagesRefusedBytes;  // inferred loop -> the pool with one stage more
+
     // The author left `threads` out (inferThreads chose it): nothing to contradict.
     bool threadsInferred = false;
     // The kernel's decision log (--explain); null when nobody asked (--emit=layouts, tests).

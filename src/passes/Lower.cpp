@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <ostream>
 
 namespace tlc {
@@ -76,35 +77,56 @@ const std::vector<std::string>& passNames() {
 bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
                  std::ostream& dumps) {
     inferThreads(kernel, target);
-    LowerContext ctx(target, loweredThreads(kernel, target), diags);
-    ctx.decisionLog = &kernel.decisions;
-    const auto& logged = kernel.decisions.entries();
-    ctx.threadsInferred = std::any_of(logged.begin(), logged.end(), [](const Decision& d) { return d.subject == "threads"; });
-    for (const auto& p : kernel.params) ctx.reserveName(p.name);
-    NameCollector(ctx).visit(kernel.body);
     unsigned errorsBefore = diags.errorCount();
     struct MergeRepeats {
         DiagnosticEngine& d;
         explicit MergeRepeats(DiagnosticEngine& e) : d(e) { d.setMergeRepeats(true); }
         ~MergeRepeats() { d.setMergeRepeats(false); }
     } merge(diags);
-    for (const auto& pass : pipeline()) {
-        auto start = std::chrono::steady_clock::now();
-        bool ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (options.timePasses) dumps << fmt::format("// {:<20} {:8.3f} ms  ({})\n", pass.name, ms, kernel.name);
-        bool print = options.printAfterAll ||
-                     std::find(options.printAfter.begin(), options.printAfter.end(), pass.name) != options.printAfter.end();
-        if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
+    // Stage inference chooses from the shared memory it can plan before lowering; the
+    // compiler's scratch buffers come later. When plan-shared-memory finds the pool too large
+    // with an inferred loop's versions live at its peak, the kernel is lowered again from its
+    // Tile IR with one stage less for that loop (repeated diagnostics merge).
+    const Kernel tileLevel = kernel;
+    std::vector<int> stageCaps;
+    std::map<int, int64_t> refused;
+    for (;;) {
+        LowerContext ctx(target, loweredThreads(kernel, target), diags);
+        ctx.decisionLog = &kernel.decisions;
+        ctx.stageCaps = stageCaps;
+        ctx.stagesRefusedBytes = refused;
+        const auto& logged = kernel.decisions.entries();
+        ctx.threadsInferred =
+            std::any_of(logged.begin(), logged.end(), [](const Decision& d) { return d.subject == "threads"; });
+        for (const auto& p : kernel.params) ctx.reserveName(p.name);
+        NameCollector(ctx).visit(kernel.body);
+        bool ok = true;
+        for (const auto& pass : pipeline()) {
+            auto start = std::chrono::steady_clock::now();
+            ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
+            double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            if (options.timePasses) dumps << fmt::format("// {:<20} {:8.3f} ms  ({})\n", pass.name, ms, kernel.name);
+            bool print = options.printAfterAll ||
+                         std::find(options.printAfter.begin(), options.printAfter.end(), pass.name) != options.printAfter.end();
+            if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
+            if (!ok || !ctx.fewerStages.empty()) break;
+        }
+        if (!ctx.fewerStages.empty() && diags.errorCount() == errorsBefore) {
+            stageCaps = ctx.inferredStages;
+            for (int i : ctx.fewerStages) stageCaps[size_t(i)] = ctx.inferredStages[size_t(i)] - 1;
+            refused = ctx.stagesRefusedBytes;
+            kernel = tileLevel;
+            continue;
+        }
         if (!ok) return false;
+        kernel.threads = static_cast<int>(ctx.threads + ctx.producerThreads);
+        kernel.threadIndex = ctx.threadIndex;
+        kernel.launchChecks = ctx.launchChecks;
+        kernel.tensorMaps = ctx.tensorMaps;
+        kernel.mbarriers = ctx.mbarriers;
+        kernel.producerThreads = static_cast<int>(ctx.producerThreads);
+        return true;
     }
-    kernel.threads = static_cast<int>(ctx.threads + ctx.producerThreads);
-    kernel.threadIndex = ctx.threadIndex;
-    kernel.launchChecks = ctx.launchChecks;
-    kernel.tensorMaps = ctx.tensorMaps;
-    kernel.mbarriers = ctx.mbarriers;
-    kernel.producerThreads = static_cast<int>(ctx.producerThreads);
-    return true;
 }
 
 std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {

@@ -28,6 +28,7 @@
 // and stage lists are checked everywhere.
 #include "passes/Passes.h"
 #include "passes/PipelineStages.h"
+#include "passes/SharedLiveness.h"
 
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
@@ -316,25 +317,8 @@ public:
     const std::optional<WarpSpecialized>& warpSpecialized() const { return ws_; }
 
     Pipeliner(LowerContext& ctx, const Stmt& body)
-        : ctx_(ctx), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)), topLevel_(topLevelLoops(body)) {
-        class SharedBytes : public IRVisitor {
-        public:
-            int64_t bytes = 0;
-
-        protected:
-            void visitAllocate(const Allocate* n) override {
-                std::vector<int64_t> shape;
-                if (n->buffer->scope == MemScope::Shared && constantShape(n->buffer, shape)) {
-                    int64_t e = 1;
-                    for (int64_t d : shape) e *= d;
-                    bytes += (e * dtypeBits(n->buffer->dtype) + 7) / 8;
-                }
-                IRVisitor::visitAllocate(n);
-            }
-        } sb;
-        sb.visit(body);
-        sharedBytes_ = sb.bytes;
-    }
+        : ctx_(ctx), body_(body), counts_(countAccesses(body)), annotated_(annotatedLayouts(body)),
+          topLevel_(topLevelLoops(body)) {}
 
 protected:
     Stmt mutateFor(const For* n, const Stmt& self) override {
@@ -366,8 +350,8 @@ protected:
 
 private:
     LowerContext& ctx_;
+    Stmt body_;                                // the kernel's tile-level body, for the shared-memory plan
     std::map<const BufferNode*, int> counts_;  // accesses in the whole kernel
-    int64_t sharedBytes_ = 0;                  // the author's shared memory
     std::map<const BufferNode*, Buffer> versioned_;
     std::map<const BufferNode*, ops::SharedLayoutName> annotated_;
     int depth_ = 0;  // loops around the one being pipelined
@@ -502,6 +486,7 @@ private:
 
         // Stages: the author's, or copies that can be producers at stage 0 and the rest last.
         int last = 0;
+        int inferred = -1;  // this loop's number among those whose stages are inferred
         if (!info.stage.empty()) {
             for (size_t i = 0; i < m; ++i) last = std::max(last, items[i].stage = info.stage[i]);
         } else {
@@ -517,15 +502,27 @@ private:
                     if (read) producers.push_back(i);
                 }
             if (producers.empty()) return {};
-            StageBudget budget{0, sharedBytes_, ""};
+            StageBudget budget;
+            std::map<const BufferNode*, int> versions;  // of the loops pipelined before this one
+            for (const auto& [b, nb] : versioned_)
+                if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
+            std::vector<const BufferNode*> dsts;
             for (size_t i : producers) {
                 const auto& dst = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())->dst();
                 int64_t bytes = (dst.elements() * dtypeBits(dst.buffer->dtype) + 7) / 8;
                 budget.perStage += bytes;
                 budget.buffers += fmt::format("{}{} {}", budget.buffers.empty() ? "" : ", ", dst.buffer->name, bytes);
+                dsts.push_back(dst.buffer.get());
             }
-            if (stages == 0) stages = inferStages(budget, ctx_, n->loc);
-            else if (!checkStages(stages, budget, ctx_, n->loc)) return {};
+            budget.planned = [&, versions, dsts](int s) mutable {
+                for (const BufferNode* b : dsts) versions[b] = s;
+                return plannedSharedBytes(body_, versions, true);
+            };
+            // A fixed `stages` is checked with the whole pool by plan-shared-memory.
+            if (stages == 0) {
+                stages = inferStages(budget, ctx_, n->loc);
+                inferred = int(ctx_.inferredStages.size()) - 1;
+            }
             last = stages - 1;
             for (auto& it : items) it.stage = last;
             for (size_t i : producers) items[i].stage = 0;
@@ -589,6 +586,7 @@ private:
             shape.insert(shape.end(), old->shape.begin(), old->shape.end());
             replaced[b] = makeBuffer(old->name, old->dtype, old->scope, shape);
             items[v.writer].async = v.async;
+            ctx_.pipelinedShared[old->name] = {v.versions, last + 1, n->loc, inferred};
         }
         Tma tma = chooseTma(items, vers, shared, n->loc);
         bool ws = false;

@@ -6,48 +6,46 @@ namespace tlc {
 
 namespace {
 
-int64_t bytesFor(int stages, const StageBudget& b) { return b.kernel + int64_t(stages - 1) * b.perStage; }
-
-// The most stages that fit, at least 1.
-int64_t mostStages(const StageBudget& b, int64_t limit) {
-    if (b.perStage <= 0) return 1 << 20;
-    int64_t room = limit - b.kernel;
-    return room < 0 ? 1 : 1 + room / b.perStage;
-}
-
 std::string kb(int64_t bytes) {
     return bytes % 1024 == 0 ? fmt::format("{} KB", bytes / 1024) : fmt::format("{} bytes", bytes);
+}
+
+// What the pool holds besides `stages` versions of the producers' buffers, for messages.
+std::string others(const StageBudget& b, int stages) {
+    int64_t rest = b.planned(stages) - int64_t(stages) * b.perStage;
+    return rest > 0 ? fmt::format(" with the kernel's other {} of shared memory", kb(rest)) : "";
 }
 
 } // namespace
 
 int inferStages(const StageBudget& b, LowerContext& ctx, SourceLoc loc) {
     int64_t limit = ctx.target.sharedMemPerBlock;
-    int stages = int(std::min<int64_t>(kMaxInferredStages, mostStages(b, limit)));
-    std::string others = b.kernel > b.perStage ? fmt::format(" with the kernel's other {} of shared memory", kb(b.kernel - b.perStage)) : "";
+    size_t index = ctx.inferredStages.size();
+    int most = kMaxInferredStages;
+    if (index < ctx.stageCaps.size()) most = std::min(most, std::max(ctx.stageCaps[index], 1));
+    int stages = 1;
+    for (int s = most; s > 1; --s)
+        if (b.planned(s) <= limit) {
+            stages = s;
+            break;
+        }
+    // One stage more: refused by plan-shared-memory with the compiler's scratch buffers, or
+    // by the estimate here.
+    auto refused = ctx.stagesRefusedBytes.find(int(index));
+    bool lowered = refused != ctx.stagesRefusedBytes.end() && stages + 1 > most;
+    int64_t next = lowered ? refused->second : b.planned(stages + 1);
+    std::string nextNeeds = lowered ? fmt::format("{} as planned with the compiler's scratch buffers", kb(next)) : kb(next);
     std::string reason =
         stages > 1
             ? fmt::format("{} x {} ({}){} is {}, within the {} per block of target '{}'{}", stages, kb(b.perStage),
-                          b.buffers, others, kb(bytesFor(stages, b)), kb(limit), ctx.target.name,
+                          b.buffers, others(b, stages), kb(b.planned(stages)), kb(limit), ctx.target.name,
                           stages == kMaxInferredStages ? fmt::format("; {} is the most inferred", kMaxInferredStages)
-                                                       : fmt::format("; {} stages would need {}", stages + 1,
-                                                                     kb(bytesFor(stages + 1, b))))
+                                                       : fmt::format("; {} stages would need {}", stages + 1, nextNeeds))
             : fmt::format("no pipeline: 2 stages of {} ({}){} need {}, more than the {} per block of target '{}'",
-                          kb(b.perStage), b.buffers, others, kb(bytesFor(2, b)), kb(limit), ctx.target.name);
+                          kb(b.perStage), b.buffers, others(b, 2), nextNeeds, kb(limit), ctx.target.name);
     ctx.decide("stages", std::to_string(stages), "inferred", reason, loc);
+    ctx.inferredStages.push_back(stages);
     return stages;
-}
-
-bool checkStages(int stages, const StageBudget& b, LowerContext& ctx, SourceLoc loc) {
-    int64_t limit = ctx.target.sharedMemPerBlock;
-    if (bytesFor(stages, b) <= limit) return true;
-    ctx.diags.report(DiagId::err_pipeline_stages_shared_memory, SourceRange(loc), stages, ctx.target.name,
-                     fmt::format("each stage holds {} ({} bytes), so {} stages and the kernel's other shared buffers "
-                                 "({} bytes) need {} bytes, but the target offers {} bytes per block (at most {} "
-                                 "stage{} fit)",
-                                 b.buffers, b.perStage, stages, b.kernel - b.perStage, bytesFor(stages, b), limit,
-                                 mostStages(b, limit), mostStages(b, limit) == 1 ? "" : "s"));
-    return false;
 }
 
 } // namespace tlc

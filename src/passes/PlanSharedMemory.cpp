@@ -3,14 +3,21 @@
 // buffers whose live ranges do not overlap share bytes. Where a buffer reuses bytes another
 // one used before, a barrier must separate the last use of the old from the first use of the
 // new (other threads may still read the old one); one is inserted where none is already
-// reached by every thread in between. The total must fit the target.
+// reached by every thread in between. The total must fit the target: this is the one check of
+// the kernel's shared memory (sema only refuses a buffer that alone exceeds it), and its error
+// names the buffers live where the most bytes are (stages, tiles and the compiler's scratch
+// buffers all show there), or hands a loop whose `stages` were inferred back to lowerKernel,
+// which lowers again with fewer.
 #include "passes/Passes.h"
 
 #include "passes/SharedLiveness.h"
 
+#include "ir/Visitor.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tlc {
@@ -106,6 +113,125 @@ private:
     }
 };
 
+// Where each shared buffer is declared (the author's `let`), by name.
+std::map<std::string, SourceLoc> allocationLocs(const Stmt& body) {
+    class Finder : public IRVisitor {
+    public:
+        std::map<std::string, SourceLoc> locs;
+
+    protected:
+        void visitAllocate(const Allocate* n) override {
+            if (n->buffer->scope == MemScope::Shared && n->loc.valid()) locs.emplace(n->buffer->name, n->loc);
+            IRVisitor::visitAllocate(n);
+        }
+    } f;
+    f.visit(body);
+    return f.locs;
+}
+
+std::string lineOf(SourceLoc l) { return l.valid() ? fmt::format("line {}", l.line) : std::string("the kernel"); }
+
+// The pool does not fit: report it with the buffers live at the peak, or (an inferred `stages`
+// live there) ask lowerKernel for fewer stages. `out` is the planned body.
+void reportOverflow(const Kernel& kernel, const Stmt& out, const SharedLiveness& live, const std::vector<int64_t>& bytes,
+                    const std::vector<int64_t>& aligns, int64_t total, LowerContext& ctx) {
+    const int64_t limit = ctx.target.sharedMemPerBlock;
+    SharedPeak peak = sharedPeak(live, bytes);
+    auto pipelined = [&](size_t i) -> const LowerContext::PipelinedShared* {
+        auto it = ctx.pipelinedShared.find(live.buffers[i].buffer->name);
+        return it != ctx.pipelinedShared.end() && it->second.versions > 1 ? &it->second : nullptr;
+    };
+
+    // Inferred stages live at the peak: one fewer, and lower again (nothing reported).
+    for (size_t i : peak.buffers)
+        if (const auto* p = pipelined(i); p && p->inferred >= 0 && p->stages > 1 &&
+                                          std::find(ctx.fewerStages.begin(), ctx.fewerStages.end(), p->inferred) ==
+                                              ctx.fewerStages.end()) {
+            ctx.fewerStages.push_back(p->inferred);
+            ctx.stagesRefusedBytes[p->inferred] = total;
+        }
+    if (!ctx.fewerStages.empty()) return;
+
+    // The author's `stages` live at the peak: the loop is what to change, and the message says
+    // how many stages the same plan fits.
+    const LowerContext::PipelinedShared* loop = nullptr;
+    for (size_t i : peak.buffers)
+        if (const auto* p = pipelined(i); p && (!loop || p->loop < loop->loop)) loop = p;
+    if (loop) {
+        int64_t perStage = 0;
+        std::string held;
+        for (size_t i = 0; i < live.buffers.size(); ++i)
+            if (const auto* p = pipelined(i); p && p->loop == loop->loop) {
+                int64_t one = bytes[i] / p->versions;
+                perStage += one;
+                held += fmt::format("{}{} {}", held.empty() ? "" : ", ", live.buffers[i].buffer->name, one);
+            }
+        // How many stages fit: the same plan with fewer versions, of the buffers live with the
+        // loop's (those elsewhere, an epilogue's staging tile taken only where bytes are free,
+        // are another matter, reported when they do not fit on their own).
+        auto withLoop = [&](size_t i) {
+            for (size_t j = 0; j < live.buffers.size(); ++j)
+                if (const auto* p = pipelined(j); p && p->loop == loop->loop && live.buffers[i].overlaps(live.buffers[j]))
+                    return true;
+            return false;
+        };
+        int fit = 0;
+        int64_t oneStage = 0;
+        for (int k = loop->stages - 1; k >= 1 && fit == 0; --k) {
+            std::vector<int64_t> fewer = bytes;
+            for (size_t i = 0; i < live.buffers.size(); ++i) {
+                const auto* p = pipelined(i);
+                if (p && p->loop == loop->loop) fewer[i] = bytes[i] / p->versions * std::max(1, p->versions - (loop->stages - k));
+                else if (!withLoop(i)) fewer[i] = 0;
+            }
+            int64_t t = placeBuffers(live.buffers, fewer, aligns, true).total;
+            if (k == 1) oneStage = t;
+            if (t <= limit) fit = k;
+        }
+        int64_t rest = std::max<int64_t>(0, total - int64_t(loop->stages) * perStage);
+        std::string advice =
+            fit > 0 ? fmt::format("at most {} stage{} fit{}", fit, fit == 1 ? "" : "s", fit == 1 ? "s" : "")
+                    : fmt::format("even without pipelining the loop's buffers need {} bytes: use smaller tiles", oneStage);
+        std::string need = rest > 0 ? fmt::format("{} stages and the other shared buffers live with them ({} bytes, "
+                                                  "the compiler's scratch buffers included)",
+                                                  loop->stages, rest)
+                                    : fmt::format("{} stages", loop->stages);
+        ctx.diags.report(DiagId::err_pipeline_stages_shared_memory, SourceRange(loop->loop), loop->stages,
+                         ctx.target.name,
+                         fmt::format("each stage holds {} ({} bytes), so {} need {} bytes, but the target offers {} "
+                                     "bytes per block ({})",
+                                     held, perStage, need, total, limit, advice));
+    } else {
+        std::string largest = peak.buffers.empty() ? std::string("") : live.buffers[peak.buffers[0]].buffer->name;
+        ctx.diags.report(DiagId::err_shared_memory_total, SourceRange(peak.loc.valid() ? peak.loc : kernel.loc), total,
+                         ctx.target.name, limit,
+                         fmt::format("make the buffers live here smaller (smaller tiles, a narrower dtype; the largest "
+                                     "is '{}'), or end a buffer's last use before another's first so that they share "
+                                     "bytes",
+                                     largest));
+    }
+
+    // What is live at the peak, largest first.
+    std::map<std::string, SourceLoc> declared = allocationLocs(out);
+    std::set<std::string> scratch;
+    for (const auto& b : ctx.scratchBuffers()) scratch.insert(b->name);
+    for (size_t i : peak.buffers) {
+        const SharedLife& l = live.buffers[i];
+        const std::string& name = l.buffer->name;
+        std::string what = fmt::format("{} bytes", bytes[i]);
+        if (const auto* p = pipelined(i))
+            what = fmt::format("{} bytes ({} versions of {} for the pipelined loop at {})", bytes[i], p->versions,
+                               bytes[i] / p->versions, lineOf(p->loop));
+        if (ctx.mbarriers.count(l.buffer.get()) || scratch.count(name) || !declared.count(name)) {
+            std::string role = ctx.mbarriers.count(l.buffer.get()) ? "the pipeline's barriers" : "the compiler's scratch buffer";
+            ctx.diags.note(SourceRange(l.useLoc.valid() ? l.useLoc : peak.loc),
+                           fmt::format("{} '{}', live at the peak, takes {} (first used here)", role, name, what));
+        } else {
+            ctx.diags.note(SourceRange(declared[name]), fmt::format("'{}', live at the peak, takes {}", name, what));
+        }
+    }
+}
+
 } // namespace
 
 Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
@@ -140,9 +266,7 @@ Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
         const SharedLife& l = live.buffers[i];
         kernel.sharedPlan.push_back({l.buffer, placed.offsets[i], bytes[i], aligns[i], l.first, l.last, l.firstLoc, l.lastLoc});
     }
-    if (placed.total > ctx.target.sharedMemPerBlock)
-        ctx.diags.report(DiagId::err_shared_memory_total, SourceRange(kernel.loc), placed.total, ctx.target.name,
-                         ctx.target.sharedMemPerBlock);
+    if (placed.total > ctx.target.sharedMemPerBlock) reportOverflow(kernel, out, live, bytes, aligns, placed.total, ctx);
     return out;
 }
 

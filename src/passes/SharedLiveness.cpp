@@ -111,18 +111,22 @@ public:
 
     void finish() {
         out.size = next_;
+        out.locs = locs_;
         std::vector<SharedLife> lives;
         for (const Buffer& b : allocations_) {
             auto it = uses_.find(b.get());
             if (it == uses_.end()) continue;  // never used: takes no bytes
-            SharedLife life{b, INT_MAX, -1, {}, {}};
+            SharedLife life{b, INT_MAX, -1, {}, {}, {}};
+            int firstUse = INT_MAX;
             for (auto [pos, loop] : it->second) {
+                firstUse = std::min(firstUse, pos);
                 int first = loop >= 0 ? loop : pos, last = loop >= 0 ? loopEnd_.at(loop) : pos;
                 life.first = std::min(life.first, first);
                 life.last = std::max(life.last, last);
             }
             life.firstLoc = locs_[life.first];
             life.lastLoc = locs_[loopStartOf(life.last)];
+            life.useLoc = locs_[firstUse];
             lives.push_back(life);
         }
         out.buffers = std::move(lives);
@@ -285,6 +289,38 @@ std::map<const StmtNode*, int64_t> sharedHeadroom(const Stmt& body, const LowerC
         out[node] = least;
     }
     return out;
+}
+
+SharedPeak sharedPeak(const SharedLiveness& live, const std::vector<int64_t>& bytes) {
+    SharedPeak peak;
+    // The sum of live bytes changes only where a buffer's range starts.
+    for (const auto& candidate : live.buffers) {
+        int pos = candidate.first;
+        int64_t sum = 0;
+        for (size_t i = 0; i < live.buffers.size(); ++i)
+            if (live.buffers[i].first <= pos && pos <= live.buffers[i].last) sum += bytes[i];
+        if (sum > peak.bytes || (sum == peak.bytes && peak.position >= 0 && pos < peak.position)) {
+            peak.bytes = sum;
+            peak.position = pos;
+        }
+    }
+    if (peak.position < 0) return peak;
+    if (size_t(peak.position) < live.locs.size()) peak.loc = live.locs[size_t(peak.position)];
+    for (size_t i = 0; i < live.buffers.size(); ++i)
+        if (live.buffers[i].first <= peak.position && peak.position <= live.buffers[i].last) peak.buffers.push_back(i);
+    std::stable_sort(peak.buffers.begin(), peak.buffers.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+    return peak;
+}
+
+int64_t plannedSharedBytes(const Stmt& body, const std::map<const BufferNode*, int>& versions, bool reuse) {
+    SharedLiveness live = sharedLiveness(body);
+    std::vector<int64_t> bytes, aligns;
+    for (const auto& l : live.buffers) {
+        auto it = versions.find(l.buffer.get());
+        bytes.push_back(sharedBufferBytes(l.buffer) * (it == versions.end() ? 1 : it->second));
+        aligns.push_back(std::max<int64_t>({16, dtypeBytes(l.buffer->dtype), l.buffer->alignBytes}));
+    }
+    return placeBuffers(live.buffers, bytes, aligns, reuse).total;
 }
 
 SharedLiveness sharedLiveness(const Stmt& body) {

@@ -21,6 +21,7 @@ struct SharedLife {
     ir::Buffer buffer;  // the allocation (views with its name are folded into it)
     int first = 0, last = 0;
     SourceLoc firstLoc, lastLoc;  // the statements at first and last, for --emit=shared
+    SourceLoc useLoc;             // the statement of the first use itself (inside a loop: not the loop)
     bool overlaps(const SharedLife& o) const { return first <= o.last && o.first <= last; }
 };
 
@@ -33,6 +34,7 @@ struct SharedLiveness {
     std::vector<SharedLife> buffers;  // used shared buffers, in allocation order
     std::vector<BarrierSite> barriers;
     std::map<const ir::StmtNode*, std::vector<int>> tileOps;  // tile-op statement -> its positions
+    std::vector<SourceLoc> locs;  // by position: the statement's line, or the last one named before it
     int size = 0;                                             // statements numbered
 
     // True when a barrier that every thread reaches lies strictly between positions a < b.
@@ -50,6 +52,25 @@ struct Placement {
 };
 Placement placeBuffers(const std::vector<SharedLife>& buffers, const std::vector<int64_t>& bytes,
                        const std::vector<int64_t>& aligns, bool reuse);
+
+// Where the most bytes are live at once: the first position of the largest sum of the bytes of
+// the buffers live there, those buffers (indices into `buffers`, largest first) and their sum.
+// The pool is at least that large (alignment and fragmentation may add to it); errors about the
+// pool's size name these buffers.
+struct SharedPeak {
+    int position = -1;
+    SourceLoc loc;
+    int64_t bytes = 0;
+    std::vector<size_t> buffers;
+};
+SharedPeak sharedPeak(const SharedLiveness& live, const std::vector<int64_t>& bytes);
+
+// The pool plan-shared-memory would make for a tile-level body before lowering: the same live
+// ranges and placement, each shared buffer's bytes times its versions (`versions`: the
+// producers of a pipelined loop, by allocation; 1 when absent), 16-byte alignment (swizzles
+// are chosen later). Stage inference and the recommender use it; the compiler's scratch
+// buffers are not known yet, so plan-shared-memory checks the exact pool after lowering.
+int64_t plannedSharedBytes(const ir::Stmt& body, const std::map<const ir::BufferNode*, int>& versions, bool reuse);
 
 // Bytes of a shared buffer (0 for symbolic shapes), and where it must start: 16 bytes, or what
 // its swizzle needs (Swizzle::baseAlignment).

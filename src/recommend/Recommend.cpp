@@ -8,6 +8,7 @@
 #include "irgen/IRGen.h"
 #include "parser/Parser.h"
 #include "passes/Passes.h"
+#include "passes/SharedLiveness.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
@@ -169,13 +170,12 @@ struct TileAnalysis : ir::IRVisitor {
         ir::IRVisitor::visitStore(s);
     }
 
-    int64_t sharedEstimate() const {
-        int64_t total = 0;
-        for (const auto& [buffer, bytes] : sharedBytes) {
-            auto it = sharedStages.find(buffer);
-            total += bytes * (it == sharedStages.end() ? 1 : it->second);
-        }
-        return total;
+    // The pool as plan-shared-memory would plan it (passes/SharedLiveness.h): buffers never live
+    // at once share bytes (not on the cpu), each buffer a pipelined loop writes counted once per
+    // stage. The lowered kernel's exact pool adds the compiler's scratch buffers.
+    int64_t sharedEstimate(const ir::Stmt& body, const Target& t) const {
+        std::map<const ir::BufferNode*, int> versions(sharedStages.begin(), sharedStages.end());
+        return plannedSharedBytes(body, versions, t.backend != Backend::Cpu);
     }
 };
 
@@ -401,7 +401,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
             a.visit(b.kernel->body);
             int64_t blocks = 1;
             for (const auto& g : b.kernel->gridExtents) blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
-            why = estimate(a, blocks, b.kernel->threads, a.sharedEstimate(), target, ev.estimate);
+            why = estimate(a, blocks, b.kernel->threads, a.sharedEstimate(b.kernel->body, target), target, ev.estimate);
         }
         if (!why.empty()) {
             ++r.rejected;
@@ -433,6 +433,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
         if (why.empty()) {
             TileAnalysis a;
             a.visit(b.kernel->body);
+            int64_t planned = a.sharedEstimate(b.kernel->body, target);  // of the Tile IR, before lowering
             std::ostringstream dumps;
             if (!lowerKernel(*b.kernel, target, *b.diags, PassOptions{}, dumps) || b.diags->hasErrors()) {
                 why = firstError(*b.diags);
@@ -440,8 +441,8 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
             } else {
                 CandidateEstimate e;
                 // The lowered kernel's shared memory, or what a multi-buffered pipeline of the
-                // stages needs, whichever is larger.
-                int64_t shared = std::max(b.kernel->sharedBytes, a.sharedEstimate());
+                // stages needs (targets that run the loop unpipelined), whichever is larger.
+                int64_t shared = std::max(b.kernel->sharedBytes, planned);
                 why = estimate(a, ev.estimate.blocks, b.kernel->threads, shared, target, e);
                 e.loweredSharedBytes = b.kernel->sharedBytes;
                 e.values = ev.estimate.values;

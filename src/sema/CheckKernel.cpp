@@ -249,20 +249,17 @@ void KernelChecker::finishKernel() {
     checkWhileConditions();
     if (gridCount_ == 0) diags_.report(DiagId::err_no_grid, kernel_.nameRange, kernel_.name);
 
+    // Shared memory is planned after lowering (plan-shared-memory): buffers never live at once
+    // share bytes, pipelined loops add versions, the compiler adds scratch buffers, and that
+    // plan is the one check of the total. What sema can tell early without ever refusing a
+    // kernel the plan would fit: a buffer that alone exceeds the target's limit (every buffer
+    // in use gets bytes of its own for its whole life).
     const Target* target = options_.target;
-    if (!target || sharedAllocs_.empty()) return;
-    int64_t total = 0;
-    const SharedAlloc* largest = nullptr;
+    if (!target) return;
     for (const auto& a : sharedAllocs_) {
-        if (!a.bytes) return;  // an extent waits for an `auto` parameter: checked after inference
-        total = std::min<int64_t>(total + *a.bytes, int64_t(1) << 61);  // absurd sizes saturate
-        if (!largest || *a.bytes > *largest->bytes) largest = &a;
-    }
-    if (total > target->sharedMemPerBlock) {
-        diags_.report(DiagId::err_shared_memory_exceeded, kernel_.nameRange, kernel_.name, total, target->name,
+        if (!a.bytes || !a.let->decl || !a.let->decl->used || *a.bytes <= target->sharedMemPerBlock) continue;
+        diags_.report(DiagId::err_shared_memory_exceeded, a.let->nameRange, a.let->name, *a.bytes, target->name,
                       target->sharedMemPerBlock);
-        diags_.note(largest->let->nameRange,
-                    fmt::format("the largest buffer, '{}', takes {} bytes", largest->let->name, *largest->bytes));
     }
 }
 

@@ -8,6 +8,7 @@
 #include "gemm_variants.h"
 #include "pipelined_range.h"
 #include "bits.h"
+#include "mla_decode.h"
 #include "reductions.h"
 #include "while_loop.h"
 
@@ -390,6 +391,40 @@ void floatBits(int N) {
     check("clamp(reinterpret(f32, mantissa | 1.0's exponent), 1.25, 1.75)" + at, Z, wZ, 0, 0);
     check("reinterpret(u16, f16(x))" + at, H, wH, 0, 0);
     check("reinterpret(f8e4m3, top byte)" + at, Q, wQ, 0, 0);
+// DeepSeek MLA decode (kernels/mla_decode.tl, TileLang's example_mla_decode.py without the
+// split): per batch and head, softmax over the sequence of the scores of [Q, Q_pe] against
+// [KV, K_pe] scaled by (dim + pe_dim)^-1/2, times KV.
+void mlaDecode(int Bn, int H, int S) {
+    const int D = 512, P = 64;
+    auto Q = random<tl::half>(size_t(Bn) * H * D, 61), Qpe = random<tl::half>(size_t(Bn) * H * P, 62);
+    auto KV = random<tl::half>(size_t(Bn) * S * D, 63), Kpe = random<tl::half>(size_t(Bn) * S * P, 64);
+    std::vector<tl::half> O(size_t(Bn) * H * D, tl::half(-7.0f));
+    std::vector<double> want(O.size()), score(S);
+    for (int b = 0; b < Bn; ++b)
+        for (int h = 0; h < H; ++h) {
+            const size_t q = size_t(b) * H + h;
+            double mx = -INFINITY;
+            for (int s = 0; s < S; ++s) {
+                const size_t k = size_t(b) * S + s;
+                double dot = 0;
+                for (int d = 0; d < D; ++d) dot += toDouble(Q[q * D + d]) * toDouble(KV[k * D + d]);
+                for (int d = 0; d < P; ++d) dot += toDouble(Qpe[q * P + d]) * toDouble(Kpe[k * P + d]);
+                score[s] = dot / std::sqrt(double(D + P));
+                mx = std::max(mx, score[s]);
+            }
+            double sum = 0;
+            for (int s = 0; s < S; ++s) sum += (score[s] = std::exp(score[s] - mx));
+            for (int d = 0; d < D; ++d) {
+                double o = 0;
+                for (int s = 0; s < S; ++s) o += score[s] * toDouble(KV[(size_t(b) * S + s) * D + d]);
+                want[q * D + d] = o / sum;
+            }
+        }
+    std::string at = " " + dims({Bn, H, S});
+    expectStatus("mla_decode status" + at,
+                 tl_kernels::mla_decode(Q.data(), Qpe.data(), KV.data(), Kpe.data(), O.data(), Bn, H, S), 0);
+    // The probabilities go through f16 (S_shared) before the second gemm, as in the original.
+    check("mla_decode" + at, O, want, 2e-3, 2e-2);
 }
 
 } // namespace
@@ -427,5 +462,8 @@ int main() {
     pipelinedRanges(64, 64, 0, 2);
     floatBits(1000);
     floatBits(128);
+    // 150 keys: four blocks of 32 and a partial fifth; 20 heads: a partial second block of 16.
+    mlaDecode(2, 16, 150);
+    mlaDecode(1, 20, 33);
     return summary();
 }

@@ -27,24 +27,40 @@ TEST_CASE("infer: the decision log keeps a value for a subject at a place once")
     CHECK(log.entries()[0].reason == "prologue");
 }
 
-TEST_CASE("infer: stages from the shared-memory budget, and a fixed count that does not fit") {
+TEST_CASE("infer: stages from the planned shared memory, capped after lowering") {
     const Target& sm80 = *findTarget("sm80");
     SourceFile file("t.tl", "");
     DiagnosticEngine diags(file);
     LowerContext ctx(sm80, 128, diags);
     DecisionLog log;
     ctx.decisionLog = &log;
+    // A plan where `rest` bytes are live with the versions (or elsewhere, when more).
+    auto budget = [](int64_t perStage, int64_t rest, std::string buffers) {
+        return StageBudget{perStage, std::move(buffers), [=](int s) { return s * perStage + rest; }};
+    };
     // 16 KB a stage on 163 KB: the cap, 3.
-    CHECK(inferStages({16384, 16384, "A_s 8192, B_s 8192"}, ctx, {}) == 3);
+    CHECK(inferStages(budget(16384, 0, "A_s 8192, B_s 8192"), ctx, {}) == 3);
     // 64 KB a stage: two fit (128 KB), three do not (192 KB).
-    CHECK(inferStages({65536, 65536, "A_s 65536"}, ctx, {}) == 2);
+    CHECK(inferStages(budget(65536, 0, "A_s 65536"), ctx, {}) == 2);
     // 96 KB a stage: no second one.
-    CHECK(inferStages({98304, 98304, "A_s 98304"}, ctx, {}) == 1);
-    REQUIRE(log.entries().size() == 3);
+    CHECK(inferStages(budget(98304, 0, "A_s 98304"), ctx, {}) == 1);
+    // What the plan counts is what decides: 2 x 72 KB with 20 KB more is 164 KB, one KB over.
+    CHECK(inferStages(budget(73728, 20480, "KV_s 65536, K_pe_s 8192"), ctx, {4, 9}) == 1);
+    REQUIRE(log.entries().size() == 4);
     CHECK(log.entries()[2].reason.find("no pipeline") == 0);
-    CHECK(checkStages(5, {32768, 32768, "A_s 16384, B_s 16384"}, ctx, {}));
+    CHECK(log.entries()[3].reason.find("with the kernel's other 20 KB of shared memory need 164 KB") != std::string::npos);
+    CHECK(ctx.inferredStages == std::vector<int>{3, 2, 1, 1});
     CHECK(diags.errorCount() == 0);
-    CHECK_FALSE(checkStages(6, {32768, 32768, "A_s 16384, B_s 16384"}, ctx, {}));
-    REQUIRE(diags.errorCount() == 1);
-    CHECK(diags.diagnostics()[0].message.find("(at most 5 stages fit)") != std::string::npos);
+
+    // Lowered again after plan-shared-memory found 3 stages of loop 0 too large with the
+    // compiler's scratch buffers: at most 2, and the reason gives the lowered pool.
+    LowerContext again(sm80, 128, diags);
+    DecisionLog log2;
+    again.decisionLog = &log2;
+    again.stageCaps = {2};
+    again.stagesRefusedBytes[0] = 174080;
+    CHECK(inferStages(budget(16384, 0, "A_s 8192, B_s 8192"), again, {}) == 2);
+    REQUIRE(log2.entries().size() == 1);
+    CHECK(log2.entries()[0].reason.find("3 stages would need 170 KB as planned with the compiler's scratch buffers") !=
+          std::string::npos);
 }

@@ -137,3 +137,56 @@ TEST_CASE("shared liveness: statements are numbered in preorder") {
     CHECK(live.buffers[0].last == 3);
     CHECK(live.size == 5);
 }
+
+TEST_CASE("plan-shared-memory: the peak is where the buffers live together take the most") {
+    Buffer G = makeBuffer("G", DType::F32, MemScope::Global, {intImm(4)});
+    Buffer X = shared("X", 64, 64), Y = shared("Y", 32, 64), Z = shared("Z", 16, 64);
+    // X alone, then Y and Z together (12 KB, less than X's 16 KB): the peak is X's.
+    Stmt body = allocate(X, allocate(Y, allocate(Z, seq({write(X), readInto(G, X), write(Y), write(Z), readInto(G, Y),
+                                                         readInto(G, Z)}))));
+    SharedLiveness live = sharedLiveness(body);
+    std::vector<int64_t> bytes;
+    for (const auto& l : live.buffers) bytes.push_back(sharedBufferBytes(l.buffer));
+    SharedPeak peak = sharedPeak(live, bytes);
+    CHECK(peak.bytes == 64 * 64 * 4);
+    REQUIRE(peak.buffers.size() == 1);
+    CHECK(live.buffers[peak.buffers[0]].buffer->name == "X");
+    // The same pool planned before lowering; versions multiply a buffer (Y in 3: 24 KB with Z).
+    CHECK(plannedSharedBytes(body, {}, true) == 64 * 64 * 4);
+    CHECK(plannedSharedBytes(body, {{Y.get(), 3}}, true) == 3 * 32 * 64 * 4 + 16 * 64 * 4);
+    CHECK(plannedSharedBytes(body, {}, false) == (64 + 32 + 16) * 64 * 4);
+}
+
+TEST_CASE("plan-shared-memory: a pool over the limit with inferred stages at the peak asks for fewer") {
+    Buffer G = makeBuffer("G", DType::F32, MemScope::Global, {intImm(4)});
+    // 3 versions of 80 KB on gfx942's 64 KB: even one is too much.
+    Buffer V = makeBuffer("V", DType::F32, MemScope::Shared, {intImm(3), intImm(128), intImm(160)});
+    Stmt body = allocate(V, seq({store(V, {intImm(0), intImm(0), intImm(1)}, floatImm(1.0)),
+                                 store(G, {intImm(0)}, load(V, {intImm(0), intImm(0), intImm(1)}))}),
+                         SourceLoc{3, 5});
+    for (int inferred : {0, -1}) {
+        SourceFile file("plan.tl", "");
+        DiagnosticEngine diags(file);
+        LowerContext ctx(*findTarget("gfx942"), 128, diags);
+        ctx.pipelinedShared["V"] = {3, 3, SourceLoc{7, 9}, inferred};
+        Kernel k;
+        k.name = "plan";
+        k.body = planSharedMemory(k, body, ctx);
+        if (inferred == 0) {
+            // Nothing reported: lowerKernel lowers again with at most 2 stages for loop 0.
+            CHECK(diags.errorCount() == 0);
+            CHECK(ctx.fewerStages == std::vector<int>{0});
+            CHECK(ctx.stagesRefusedBytes.at(0) == 3 * 81920);
+        } else {
+            // The author's stages: the error is at the loop, and even one version does not fit.
+            REQUIRE(diags.errorCount() == 1);
+            const Diagnostic& d = diags.diagnostics()[0];
+            CHECK(d.range.begin.line == 7);
+            CHECK(d.message.find("stages = 3 does not fit the shared memory of target 'gfx942'") == 0);
+            CHECK_MESSAGE(d.message.find("even without pipelining the loop's buffers need 81920 bytes") != std::string::npos,
+                          d.message);
+            REQUIRE(d.notes.size() == 1);
+            CHECK(d.notes[0].message == "'V', live at the peak, takes 245760 bytes (3 versions of 81920 for the pipelined loop at line 7)");
+        }
+    }
+}
