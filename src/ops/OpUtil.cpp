@@ -70,11 +70,12 @@ std::vector<std::string> indexNames(size_t rank) {
     return out;
 }
 
-Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
-                     const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
+namespace {
+// distributedLoop over T threads (T = 1: each thread runs the whole loop).
+Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extents, int64_t vec,
+                const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
     int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
     int64_t vectors = total / vec;
-    int64_t T = ctx.threads;
     int64_t iterations = (vectors + T - 1) / T;
     // With one thread, a one-dimensional loop runs over its offset variable itself.
     bool oneDim = extents.size() == 1;
@@ -104,6 +105,17 @@ Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int
     Stmt loop = forLoop(it, intImm(0), intImm(iterations), ctx.slotLoopKind(), inner_);
     VarBounds bounds = ctx.bounds();
     return simplify(loop, bounds);
+}
+} // namespace
+
+Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                     const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
+    return spreadLoop(ctx, ctx.threads, extents, vec, names, body, vars);
+}
+
+Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                   const std::vector<std::string>& names, const OffsetsBody& body) {
+    return spreadLoop(ctx, 1, extents, vec, names, body, {});
 }
 
 Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, const std::vector<std::string>& names,

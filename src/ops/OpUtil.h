@@ -36,6 +36,11 @@ ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents,
                          const std::vector<std::string>& names, const OffsetsBody& body,
                          const std::vector<ir::VarPtr>& vars = {});
 
+// The same loop run by every thread over the whole tile: for tiles a thread keeps to itself
+// (alloc_local buffers), which each thread fills and reads whole.
+ir::Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                       const std::vector<std::string>& names, const OffsetsBody& body);
+
 using SlotBody = std::function<ir::Stmt(const ir::Expr& slot, const std::vector<ir::Expr>& indices)>;
 // Visits the slots a thread holds of a fragment, `vec` consecutive slots at a time; body gets
 // the first slot and the fragment indices of its element.

@@ -25,6 +25,8 @@ every target (or --targets) and checks the output the same way. A .tl file may n
 is not meant for in a line "// compile-check: not TARGET..." (fp8 gemm on targets without fp8
 matrix instructions, which tlc rejects); for those, tlc must refuse the file with a located
 error (exit 1, `FILE:LINE:COL: error:`, no internal error, no output file), which is checked.
+A line "// corpus-variant: NAME -D x=y ..." (tests/corpus/) checks the file once more with those
+flags, as NAME.
 
 Missing tools are reported and skipped (exit 0), unless --require-all.
 
@@ -64,6 +66,15 @@ def excluded_targets(tl_file: Path):
     """The targets a .tl file's "// compile-check: not ..." line leaves out."""
     m = re.search(r"^// compile-check: not ([\w ]+)$", tl_file.read_text(), re.M)
     return set(m.group(1).split()) if m else set()
+
+
+def variants(tl_file: Path):
+    """(name, tlc flags) of a .tl file's "// corpus-variant: NAME -D x=y ..." lines: the file
+    compiled again with other compile-time parameters (tests/run/CMakeLists.txt)."""
+    out = []
+    for m in re.finditer(r"^// corpus-variant: *(\S+)(.*)$", tl_file.read_text(), re.M):
+        out.append((m.group(1), m.group(2).split()))
+    return out
 
 
 def have(tool):
@@ -338,6 +349,10 @@ def main():
                                 str(refusal / out.name)])
                     continue
                 jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", *args.tlc_flag, "-o", str(out)], None))
+                for name, flags in variants(f):
+                    out = emitted / target / (name + EXTENSION[target])
+                    jobs.append((f"tlc {f.name} {' '.join(flags)} --target={target}",
+                                 [str(args.tlc), str(f), f"--target={target}", *flags, *args.tlc_flag, "-o", str(out)], None))
             dirs.append(emitted / target)
         ck.parallel(jobs)
     for d in dirs:

@@ -126,7 +126,7 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
                                        "waits for them a stage later"
                                      : "cp.async: the target has cp_async and the pieces are 16 bytes")
                            : "");
-        body = distributedLoop(ctx, tile, vec, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
+        auto element = [&](const std::vector<Expr>& off) {
             std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
             Expr valid = inBounds(src_.buffer, s, vec);
             if (async) {
@@ -145,7 +145,12 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
             Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, valid);
             Expr writable = inBounds(dst_.buffer, d, vec);
             return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
-        });
+        };
+        // Into a local (per-thread) buffer every thread moves the whole tile: each holds its own
+        // copy. (Out of one, the threads share the moves, as for shared memory: every thread
+        // writing the whole destination would race.)
+        body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
+                         : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element);
         // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
         // own copies here, before the barrier that publishes them.
         if (async && !async_) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});

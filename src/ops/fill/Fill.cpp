@@ -34,12 +34,15 @@ Stmt FillOp::lower(LowerContext& ctx, SourceLoc loc) const {
                             [&](const Expr& slot, const std::vector<Expr>&) { return store(local, {slot}, value); });
     } else {
         std::vector<int64_t> tile = dst_.squeezedExtents();
-        body = distributedLoop(ctx, tile, 1, indexNames(tile.size()), [&](const std::vector<Expr>& off) {
+        auto element = [&](const std::vector<Expr>& off) {
             std::vector<Expr> idx = regionIndices(dst_, off);
             Stmt s = store(dst_.buffer, idx, value);
             Expr ok = inBounds(dst_.buffer, idx);
             return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s);
-        });
+        };
+        // A local buffer is each thread's own: every thread fills all of it.
+        body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, 1, indexNames(tile.size()), element)
+                                                     : distributedLoop(ctx, tile, 1, indexNames(tile.size()), element);
     }
     return seq({comment(str(), loc), body}, loc);
 }
