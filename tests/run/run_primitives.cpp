@@ -391,6 +391,8 @@ void floatBits(int N) {
     check("clamp(reinterpret(f32, mantissa | 1.0's exponent), 1.25, 1.75)" + at, Z, wZ, 0, 0);
     check("reinterpret(u16, f16(x))" + at, H, wH, 0, 0);
     check("reinterpret(f8e4m3, top byte)" + at, Q, wQ, 0, 0);
+}
+
 // DeepSeek MLA decode (kernels/mla_decode.tl, TileLang's example_mla_decode.py without the
 // split): per batch and head, softmax over the sequence of the scores of [Q, Q_pe] against
 // [KV, K_pe] scaled by (dim + pe_dim)^-1/2, times KV.
