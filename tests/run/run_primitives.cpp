@@ -1,6 +1,7 @@
 // Run layer: every tile primitive on the cpu target against double-precision references.
 #include "harness.h"
 
+#include "block_scalars.h"
 #include "copy_cast.h"
 #include "cumsum.h"
 #include "gemm_fp8_mixed.h"
@@ -269,6 +270,61 @@ void refusedInputs() {
     }
 }
 
+// Issue 12, case a: fragment elements read outside parallel loops (tests/run/kernels/block_scalars.tl).
+void blockScalars(int M) {
+    const int NB = 8, BN = 64, MB = (M + 15) / 16;
+    std::string at = " M=" + std::to_string(M);
+    {
+        auto X = random<float>(size_t(M) * NB * BN, 61);
+        auto Scale = random<float>(MB, 62);
+        auto bits = random<float>(size_t(MB) * NB, 63, 0.0, 1.0), counts = random<float>(MB, 64, 0.0, NB + 0.99);
+        std::vector<int32_t> Mask(bits.size()), Count(MB);
+        for (size_t i = 0; i < bits.size(); ++i) Mask[i] = bits[i] < 0.6f ? 1 : 0;
+        for (int b = 0; b < MB; ++b) Count[b] = std::min(NB, int(counts[b]));
+        Count[0] = NB;  // every tile of the first block
+        std::vector<float> Y(size_t(M) * BN, -7.0f);
+        std::vector<double> want(Y.size(), 0.0);
+        for (int r = 0; r < M; ++r)
+            for (int k = 0; k < Count[r / 16]; ++k)
+                if (Mask[size_t(r / 16) * NB + k])
+                    for (int c = 0; c < BN; ++c)
+                        want[size_t(r) * BN + c] +=
+                            double(X[size_t(r) * NB * BN + size_t(k) * BN + c]) * Scale[r / 16] + 2.0 * Scale[r / 16];
+        expectStatus("masked_tiles status" + at,
+                     tl_kernels::masked_tiles(X.data(), Mask.data(), Scale.data(), Count.data(), Y.data(), M, MB), 0);
+        check("per-block mask, scale and count read outside parallel loops" + at, Y, want, 1e-4, 1e-5);
+    }
+    {
+        const int N = 300;  // three column tiles of 128, the last partial
+        auto X = random<float>(size_t(M) * N, 65, -4.0, 4.0);
+        std::vector<float> Y(X.size(), -7.0f);
+        std::vector<double> want(X.size());
+        for (int r = 0; r < M; ++r) {
+            double sum = 0;
+            for (int c = 0; c < N; ++c) sum += std::exp2(double(X[size_t(r) * N + c]));
+            for (int c = 0; c < N; ++c) want[size_t(r) * N + c] = std::exp2(double(X[size_t(r) * N + c])) / sum;
+        }
+        expectStatus("online_softmax status" + at, tl_kernels::online_softmax(X.data(), Y.data(), M, N), 0);
+        check("online softmax, log-sum-exp in a [1] fragment updated outside parallel loops" + at, Y, want, 1e-5, 1e-4);
+    }
+    {
+        auto X = random<float>(size_t(M) * NB, 66, -0.6, 0.6);
+        std::vector<float> Y(M, -7.0f);
+        std::vector<double> want(M, 0.0);
+        for (int b = 0; b < MB; ++b)
+            for (int k = 0; k < NB; ++k) {
+                double mx = 0;  // rows past M are zeros in the tile
+                for (int r = b * 16; r < b * 16 + 16; ++r) mx = std::max(mx, r < M ? 2.0 * X[size_t(r) * NB + k] : 0.0);
+                if (mx > 1.0)
+                    for (int r = b * 16; r < std::min(M, b * 16 + 16); ++r) want[r] += 2.0 * X[size_t(r) * NB + k] * (k + 1);
+            }
+        // Y moves in 4-element vectors on GPUs.
+        if (!launched("active_columns" + at, tl_kernels::active_columns(X.data(), Y.data(), M), !kGpu || M % 4 == 0, Y, -7.0))
+            return;
+        check("column maxima spread over threads, read outside parallel loops" + at, Y, want, 1e-5, 1e-5);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -294,5 +350,8 @@ int main() {
     stagedNtGemm(72, 200, 40);  // partial tiles in both directions, 3 iterations (the last partial)
     stagedNtGemm(128, 256, 64);
     refusedInputs();
+    blockScalars(16);
+    blockScalars(45);  // a partial last row block
+    blockScalars(44);  // the same, with rows that GPUs can store in vectors
     return summary();
 }
