@@ -4,6 +4,7 @@
 #include "block_scalars.h"
 #include "copy_cast.h"
 #include "cumsum.h"
+#include "dequant_int4.h"
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
@@ -325,6 +326,27 @@ void blockScalars(int M) {
     }
 }
 
+// Issue 12, case b: int4 weights unpacked from bytes (tests/run/kernels/dequant_int4.tl).
+void dequantInt4(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 67);
+    auto bytes = random<float>(size_t(N) * K / 2, 68, 0.0, 255.99);
+    std::vector<uint8_t> B(bytes.size());
+    for (size_t i = 0; i < B.size(); ++i) B[i] = uint8_t(bytes[i]);
+    auto Scale = random<tl::half>(N, 69, 0.01, 0.2);
+    std::vector<float> C(size_t(M) * N, -7.0f);
+    auto weight = [&](int j, int k) {
+        int q = (B[size_t(j) * (K / 2) + k / 2] >> ((k % 2) * 4)) & 15;
+        return toDouble(tl::half(float(q - 8) * float(Scale[j])));
+    };
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return weight(j, k); });
+    if (!launched("dequant_int4" + at, tl_kernels::dequant_int4(A.data(), B.data(), Scale.data(), C.data(), M, K, N), true,
+                  C, -7.0))
+        return;
+    check("gemm of int4 weights unpacked two per byte (B_local[i, j / 2])" + at, C, want, 1e-2, 1e-2);
+}
+
 } // namespace
 
 int main() {
@@ -353,5 +375,7 @@ int main() {
     blockScalars(16);
     blockScalars(45);  // a partial last row block
     blockScalars(44);  // the same, with rows that GPUs can store in vectors
+    dequantInt4(72, 88, 160);  // partial tiles in M and N, the last K tile partial
+    dequantInt4(64, 64, 64);
     return summary();
 }
