@@ -5,6 +5,7 @@
 #include "copy_cast.h"
 #include "cumsum.h"
 #include "dequant_int4.h"
+#include "fragment_rows.h"
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 using namespace harness;
 
@@ -347,6 +349,44 @@ void dequantInt4(int M, int N, int K) {
     check("gemm of int4 weights unpacked two per byte (B_local[i, j / 2])" + at, C, want, 1e-2, 1e-2);
 }
 
+// Issue 12, case c: a row of a fragment at a serial loop's index (tests/run/kernels/fragment_rows.tl).
+void fragmentRows(int M) {
+    std::string at = " M=" + std::to_string(M);
+    {
+        const int N = 64, T = 4;
+        auto X = random<float>(size_t(M) * N, 70);
+        std::vector<float> V(size_t(M) * T, -7.0f);
+        std::vector<int32_t> I(size_t(M) * T, -7);
+        std::vector<double> wv(V.size()), wi(I.size());
+        for (int r = 0; r < M; ++r) {
+            std::vector<int> order(N);
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int a, int b) { return X[size_t(r) * N + a] > X[size_t(r) * N + b]; });
+            for (int t = 0; t < T; ++t) {
+                wv[size_t(r) * T + t] = X[size_t(r) * N + order[t]];
+                wi[size_t(r) * T + t] = order[t];
+            }
+        }
+        expectStatus("topk_rows status" + at, tl_kernels::topk_rows(X.data(), V.data(), I.data(), M), 0);
+        check("top-k values written at column k of a fragment" + at, V, wv, 0, 0);
+        check("top-k indices written at column k of a fragment" + at, I, wi, 0, 0);
+    }
+    {
+        const int N = 32;
+        auto X = random<float>(size_t(M) * N, 71);
+        std::vector<float> Y(M, -7.0f);
+        std::vector<double> want(M);
+        for (int r = 0; r < M; ++r) {
+            double acc = 0;
+            for (int k = 0; k < N; ++k) acc = acc * 0.5 + X[size_t(r) * N + k];
+            want[r] = acc;
+        }
+        expectStatus("horner_rows status" + at, tl_kernels::horner_rows(X.data(), Y.data(), M), 0);
+        check("serial loop over a fragment row inside a loop over rows" + at, Y, want, 1e-5, 1e-5);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -377,5 +417,7 @@ int main() {
     blockScalars(44);  // the same, with rows that GPUs can store in vectors
     dequantInt4(72, 88, 160);  // partial tiles in M and N, the last K tile partial
     dequantInt4(64, 64, 64);
+    fragmentRows(16);
+    fragmentRows(45);
     return summary();
 }
