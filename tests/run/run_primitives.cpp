@@ -10,6 +10,7 @@
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "reductions.h"
+#include "row_vectors.h"
 
 #include <algorithm>
 #include <cmath>
@@ -387,6 +388,45 @@ void fragmentRows(int M) {
     }
 }
 
+// Issue 12, case d: row vectors read by loops that want another layout (tests/run/kernels/row_vectors.tl).
+void rowVectors(int S) {
+    const int D = 128;
+    std::string at = " S=" + std::to_string(S);
+    {
+        auto Q = random<tl::half>(size_t(S) * D, 72), K = random<tl::half>(size_t(S) * D, 73),
+             V = random<tl::half>(size_t(S) * D, 74);
+        std::vector<tl::half> O(size_t(S) * D, tl::half(-7.0f));
+        std::vector<double> want(O.size(), 0.0);
+        for (int i = 0; i < S; ++i) {
+            std::vector<double> p(S);
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < S; ++j) {
+                double dot = 0;
+                for (int d = 0; d < D; ++d) dot += toDouble(Q[size_t(i) * D + d]) * toDouble(K[size_t(j) * D + d]);
+                p[j] = dot / std::sqrt(double(D));
+                mx = std::max(mx, p[j]);
+            }
+            for (int j = 0; j < S; ++j) sum += p[j] = std::exp(p[j] - mx);
+            for (int j = 0; j < S; ++j)
+                for (int d = 0; d < D; ++d) want[size_t(i) * D + d] += p[j] / sum * toDouble(V[size_t(j) * D + d]);
+        }
+        expectStatus("attention_rows status" + at, tl_kernels::attention_rows(Q.data(), K.data(), V.data(), O.data(), S), 0);
+        check("attention, row max and sum read by the loop over the output through shared memory" + at, O, want, 1e-2, 2e-2);
+    }
+    if (S == 100) {
+        auto X = random<float>(64 * 32, 75), W = random<float>(32 * 64, 76), v = random<float>(64, 77);
+        std::vector<float> Y(X.size(), -7.0f), Z(W.size(), -7.0f);
+        std::vector<double> wy(Y.size()), wz(Z.size());
+        for (int i = 0; i < 64; ++i)
+            for (int j = 0; j < 32; ++j) wy[size_t(i) * 32 + j] = double(X[size_t(i) * 32 + j]) + v[i];
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 64; ++j) wz[size_t(i) * 64 + j] = double(W[size_t(i) * 64 + j]) * v[j];
+        expectStatus("rows_and_columns status", tl_kernels::rows_and_columns(X.data(), W.data(), v.data(), Y.data(), Z.data()), 0);
+        check("a vector read as rows by one loop", Y, wy, 1e-6, 1e-6);
+        check("the same vector read as columns by another loop", Z, wz, 1e-6, 1e-6);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -419,5 +459,7 @@ int main() {
     dequantInt4(64, 64, 64);
     fragmentRows(16);
     fragmentRows(45);
+    rowVectors(100);  // a partial last tile of queries and keys
+    rowVectors(64);
     return summary();
 }
