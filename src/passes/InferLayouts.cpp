@@ -166,34 +166,41 @@ private:
 
     // The layouts a loop's accesses ask for, given its domain. A fragment the loop only reads
     // that is laid out for another use keeps that layout: the loop reads it through shared
-    // memory (lowerParallel decides, access by access, and logs it).
-    void assignFromLoop(const ops::ParallelNest& nest, const Fragment& domain, bool onlyUnknown = false) {
+    // memory (lowerParallel decides, access by access, and logs it). Accesses by other than
+    // bare loop variables only place fragments nothing else placed: where the fragment has a
+    // layout, lowering finds out whether the thread holds the element.
+    void assignFromLoop(const ops::ParallelNest& nest, const Fragment& domain) {
         std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
         auto accesses = ops::fragmentAccesses(nest.body);
         for (const auto& a : accesses) {
-            if (onlyUnknown && known(a.buffer)) continue;
-            std::optional<Fragment> wanted;
-            if (auto dims = ops::directDims(a, nest)) wanted = domain.project(*dims);
-            else wanted = ops::layoutForAccess(a, nest, domain);
-            if (!wanted) continue;
-            if (known(a.buffer) && !ctx_.layoutOf(a.buffer).samePlacement(*wanted)) {
+            auto dims = ops::directDims(a, nest);
+            if (!dims) continue;
+            Fragment wanted = domain.project(*dims);
+            if (known(a.buffer) && !ctx_.layoutOf(a.buffer).samePlacement(wanted)) {
                 bool writes = std::any_of(accesses.begin(), accesses.end(),
                                           [&](const ops::FragmentAccess& w) { return w.isStore && w.buffer == a.buffer; });
                 if (!writes) continue;
             }
-            assign(a.buffer, *wanted, source, nest.loc);
+            assign(a.buffer, wanted, source, nest.loc);
         }
+        for (const auto& a : accesses)
+            if (!known(a.buffer) && !ops::directDims(a, nest))
+                if (auto wanted = ops::layoutForAccess(a, nest, domain)) assign(a.buffer, *wanted, source, nest.loc);
     }
 
     // Fragments whose layout their readers decide: read with a loop variable divided, or with
     // indices of no loop variable, in some parallel loop, or read outside parallel loops.
+    // Those a loop also indexes with bare loop variables are placed by that loop instead.
     bool placedByReader(const Buffer& b) const {
         if (g_.readOutside.count(b.get())) return true;
+        bool partial = false;
         for (const auto& nest : g_.loops)
-            for (const auto& a : ops::fragmentAccesses(nest.body))
-                if (a.buffer == b && !ops::directDims(a, nest) && ops::layoutForAccess(a, nest, layout::defaultFragment(nest.extents, ctx_.threads)))
-                    return true;
-        return false;
+            for (const auto& a : ops::fragmentAccesses(nest.body)) {
+                if (a.buffer != b) continue;
+                if (ops::directDims(a, nest)) return false;
+                partial |= ops::layoutForAccess(a, nest, layout::defaultFragment(nest.extents, ctx_.threads)).has_value();
+            }
+        return partial;
     }
 
     void propagate() {
@@ -232,7 +239,7 @@ private:
             bool placesUnknown = false;
             std::optional<Fragment> domain;
             for (const auto& a : ops::fragmentAccesses(nest.body)) {
-                if (known(a.buffer) || ops::directDims(a, nest)) continue;
+                if (known(a.buffer) || ops::directDims(a, nest) || !placedByReader(a.buffer)) continue;
                 std::vector<int64_t> shape;
                 if (!constantShape(a.buffer, shape)) continue;
                 auto uses = ops::indexUses(a, nest);
@@ -248,13 +255,13 @@ private:
             }
             if (!placesUnknown) continue;
             if (!domain) domain = *ops::domainOf(nest, ctx_.layouts, ctx_.threads);
+            std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
             for (const auto& a : ops::fragmentAccesses(nest.body))
-                if (!known(a.buffer)) {
-                    std::optional<Fragment> wanted;
-                    if (auto dims = ops::directDims(a, nest)) wanted = domain->project(*dims);
-                    else wanted = ops::layoutForAccess(a, nest, *domain);
-                    if (wanted) assign(a.buffer, *wanted, fmt::format("the parallel loop at line {}", nest.loc.line), nest.loc);
-                }
+                if (auto dims = ops::directDims(a, nest); dims && !known(a.buffer))
+                    assign(a.buffer, domain->project(*dims), source, nest.loc);
+            for (const auto& a : ops::fragmentAccesses(nest.body))
+                if (!known(a.buffer) && !ops::directDims(a, nest))
+                    if (auto wanted = ops::layoutForAccess(a, nest, *domain)) assign(a.buffer, *wanted, source, nest.loc);
             return true;
         }
         // Read by every thread outside parallel loops: every thread holds it.

@@ -189,6 +189,12 @@ protected:
         std::vector<Expr> idx = mutateAll(n->indices, changed);
         if (n->buffer->scope == MemScope::Fragment) {
             if (auto slot = slotOf(n->buffer, idx, false)) return load(ctx_.localBuffer(n->buffer), {*slot});
+            if (writes(n->buffer)) {
+                if (!failed)
+                    ctx_.diags.report(DiagId::err_fragment_read_written, SourceRange(nest_.loc), n->buffer->name,
+                                      indexText(idx), loopVars());
+                failed = true;
+            }
             return load(stagedCopy(n->buffer, idx), {flatIndex(n->buffer, idx)});
         }
         Expr l = changed ? load(n->buffer, idx, n->lanes) : self;
@@ -245,6 +251,17 @@ private:
         return {e};
     }
 
+    bool writes(const Buffer& b) const {
+        for (const auto& a : fragmentAccesses(nest_.body))
+            if (a.isStore && a.buffer == b) return true;
+        return false;
+    }
+    std::string loopVars() const {
+        std::string over;
+        for (size_t d = 0; d < nest_.vars.size(); ++d) over += (d ? ", " : "") + nest_.vars[d]->name;
+        return over;
+    }
+
     static std::string indexText(const std::vector<Expr>& idx) {
         std::string where;
         for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + printExpr(idx[d]);
@@ -261,9 +278,7 @@ private:
         Expr owned = simplify(f.ownedBy(bound, ctx_.tx()), bounds_);
         if (!(asConstInt(owned) && *asConstInt(owned))) {
             if (!isStore) return std::nullopt;
-            std::string over;
-            for (size_t d = 0; d < nest_.vars.size(); ++d) over += (d ? ", " : "") + nest_.vars[d]->name;
-            if (!failed) ctx_.diags.report(DiagId::err_fragment_elsewhere, SourceRange(nest_.loc), b->name, indexText(idx), over);
+            if (!failed) ctx_.diags.report(DiagId::err_fragment_elsewhere, SourceRange(nest_.loc), b->name, indexText(idx), loopVars());
             failed = true;
         }
         return simplify(f.localOf(bound), bounds_);
@@ -320,9 +335,9 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
     loop = simplify(loop, ctx.bounds());
     if (rewriter.staged.empty()) return loop;
-    // Reads of elements other threads hold: the fragment goes through shared memory first
-    // (every iteration then reads the values from before the loop, as the cpu's order does
-    // for the neighbours it has not reached yet).
+    // Reads of elements other threads hold: the fragment goes through shared memory first.
+    // The loop does not write it (err_fragment_read_written), so every order of the
+    // iterations reads the same values.
     std::string over;
     for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
     std::vector<Stmt> steps;
