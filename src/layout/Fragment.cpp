@@ -148,17 +148,14 @@ Expr Fragment::replicaOf(const Expr& tx) const {
     return replica ? replica : intImm(0);
 }
 
-Fragment Fragment::project(const std::vector<size_t>& keep) const {
-    std::vector<int64_t> shape;
-    std::vector<std::vector<Term>> dims;
+namespace {
+// Renumbers the local counters of `dims` compactly, keeping their order; returns the slots a
+// thread then holds.
+int64_t compactLocals(std::vector<std::vector<Term>>& dims) {
     std::vector<int64_t> localStrides;
-    for (size_t d : keep) {
-        shape.push_back(shape_.at(d));
-        dims.push_back(dims_.at(d));
-        for (const Term& t : dims_[d])
+    for (const auto& terms : dims)
+        for (const Term& t : terms)
             if (!t.onThread) localStrides.push_back(t.stride);
-    }
-    // Renumber the remaining local counters compactly, keeping their order.
     std::sort(localStrides.begin(), localStrides.end());
     std::map<int64_t, int64_t> newStride;
     int64_t running = 1;
@@ -171,7 +168,58 @@ Fragment Fragment::project(const std::vector<size_t>& keep) const {
     for (auto& terms : dims)
         for (Term& t : terms)
             if (!t.onThread) t.stride = newStride[t.stride];
-    return Fragment(std::move(shape), threads_, running, std::move(dims));
+    return running;
+}
+} // namespace
+
+Fragment Fragment::project(const std::vector<size_t>& keep) const {
+    std::vector<int64_t> shape;
+    std::vector<std::vector<Term>> dims;
+    for (size_t d : keep) {
+        shape.push_back(shape_.at(d));
+        dims.push_back(dims_.at(d));
+    }
+    int64_t locals = compactLocals(dims);
+    return Fragment(std::move(shape), threads_, locals, std::move(dims));
+}
+
+Fragment Fragment::widen(const std::vector<int64_t>& shape, const std::vector<std::optional<size_t>>& from) const {
+    std::vector<std::vector<Term>> dims;
+    int64_t locals = locals_;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        if (from.at(d)) {
+            dims.push_back(dims_.at(*from[d]));
+            continue;
+        }
+        dims.push_back({{false, locals, shape[d], 1}});
+        locals *= shape[d];
+    }
+    // Slots of dimensions this fragment has but `shape` does not are dropped.
+    std::vector<std::vector<Term>> compacted = dims;
+    int64_t held = compactLocals(compacted);
+    return Fragment(shape, threads_, held, std::move(compacted));
+}
+
+std::optional<Fragment> Fragment::divided(size_t dim, int64_t c) const {
+    std::vector<std::vector<Term>> dims = dims_;
+    std::vector<Term>& terms = dims.at(dim);
+    if (c <= 0 || shape_[dim] % c != 0) return std::nullopt;
+    if (c == 1) return *this;
+    if (terms.empty() || terms.front().extent % c != 0) return std::nullopt;
+    Term low = terms.front();
+    std::vector<Term> out;
+    // The digit's values below c all give the same element: its counter starts c further up.
+    if (low.extent > c) out.push_back({low.onThread, low.stride * c, low.extent / c, 1});
+    for (size_t i = 1; i < terms.size(); ++i) {
+        Term t = terms[i];
+        t.scale /= c;
+        out.push_back(t);
+    }
+    terms = out;
+    std::vector<int64_t> shape = shape_;
+    shape[dim] /= c;
+    int64_t locals = compactLocals(dims);
+    return Fragment(std::move(shape), threads_, locals, std::move(dims));
 }
 
 Fragment Fragment::repeat(size_t dim, int64_t times, bool onThreads) const {
@@ -202,6 +250,27 @@ int64_t Fragment::vectorWidth() const {
 
 bool Fragment::sameAs(const Fragment& other) const {
     return shape_ == other.shape_ && threads_ == other.threads_ && locals_ == other.locals_ && dims_ == other.dims_;
+}
+
+bool Fragment::samePlacement(const Fragment& other) const {
+    auto squeeze = [](const Fragment& f) {
+        std::vector<int64_t> shape;
+        std::vector<std::vector<Term>> dims;
+        for (size_t d = 0; d < f.rank(); ++d)
+            if (f.shape_[d] != 1) {
+                shape.push_back(f.shape_[d]);
+                dims.push_back(f.dims_[d]);
+            }
+        return std::make_pair(shape, dims);
+    };
+    return threads_ == other.threads_ && locals_ == other.locals_ && squeeze(*this) == squeeze(other);
+}
+
+bool Fragment::isReplicated() const {
+    for (const auto& terms : dims_)
+        for (const Term& t : terms)
+            if (t.onThread) return false;
+    return true;
 }
 
 bool Fragment::isBijective() const {
@@ -278,6 +347,16 @@ Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int
         localStride *= shape[d];
     }
     return Fragment(shape, threads, localStride, std::move(dims));
+}
+
+Fragment replicatedFragment(const std::vector<int64_t>& shape, int64_t threads) {
+    std::vector<std::vector<Term>> dims(shape.size());
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+        dims[d] = {{false, stride, shape[d], 1}};
+        stride *= shape[d];
+    }
+    return Fragment(shape, threads, stride, std::move(dims));
 }
 
 } // namespace tlc::layout

@@ -53,6 +53,16 @@ public:
     // The layout of a fragment holding only dimensions `keep` (a reduction's result, or a
     // vector indexed by some of a parallel loop's variables).
     Fragment project(const std::vector<size_t>& keep) const;
+    // The layout of a fragment of `shape` read by the iterations this one describes, where
+    // dimension d of `shape` is this fragment's dimension from[d], or, when from[d] is
+    // nullopt, indexed by a value every iteration may choose (a serial loop's variable, a
+    // per-block scalar): such dimensions are held whole by every thread, in further slots.
+    Fragment widen(const std::vector<int64_t>& shape, const std::vector<std::optional<size_t>>& from) const;
+    // The layout of `x[.., i / c, ..]` read by the iterations of this fragment over dimension
+    // `dim`: the digits below c are dropped (slots or threads that then hold the same element:
+    // the slots merge, the threads become replicas). Nothing when the lowest digit of `dim`
+    // does not divide by c.
+    std::optional<Fragment> divided(size_t dim, int64_t c) const;
 
     // `times` copies of this fragment side by side along dimension `dim`: held by each thread
     // in further local slots (the copies' slots follow this fragment's), or, onThreads, by
@@ -68,6 +78,10 @@ public:
 
     // Same placement of every element (replication included).
     bool sameAs(const Fragment& other) const;
+    // The same, dimensions of extent 1 aside (a full reduction's [] result and a [1] buffer).
+    bool samePlacement(const Fragment& other) const;
+    // Every thread holds every element.
+    bool isReplicated() const;
     // True when each element is held exactly once per replica and no slot is wasted.
     bool isBijective() const;
 
@@ -87,5 +101,9 @@ private:
 // spread over all threads in vectors; inference gives vectors that belong to tiles their
 // tile's rows instead.
 Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector = 4);
+
+// Every thread holds the whole fragment (row-major in its slots): for small fragments read
+// outside parallel loops (a mask, a per-block scalar), where every thread needs every element.
+Fragment replicatedFragment(const std::vector<int64_t>& shape, int64_t threads);
 
 } // namespace tlc::layout

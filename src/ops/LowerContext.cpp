@@ -65,6 +65,16 @@ Buffer LowerContext::scratch(const std::string& name, DType dtype, const std::ve
     return b;
 }
 
+Buffer LowerContext::exchangeBuffer(const Buffer& fragment) {
+    auto it = exchange_.find(fragment.get());
+    if (it != exchange_.end()) return it->second;
+    std::vector<int64_t> shape;
+    constantShape(fragment, shape);
+    int64_t elements = 1;
+    for (int64_t e : shape) elements *= e;
+    return exchange_[fragment.get()] = scratch(fragment->name + "_xchg", fragment->dtype, {elements});
+}
+
 void LowerContext::replaceScratch(const Buffer& from, const Buffer& to) {
     for (auto& b : scratch_)
         if (b == from) b = to;

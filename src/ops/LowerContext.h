@@ -60,6 +60,9 @@ public:
     // top of the kernel by the lowering pass.
     ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
+    // The shared copy of a fragment for reads of elements other threads hold (one per
+    // fragment, its elements row-major; see ops::stageToShared).
+    ir::Buffer exchangeBuffer(const ir::Buffer& fragment);
     // Bytes of scratch the op being lowered may take without raising the block's shared-memory
     // peak: what the buffers live around it leave free (lower-tile-ops sets it for each op;
     // plan-shared-memory then lets the scratch reuse those bytes).
@@ -134,6 +137,7 @@ public:
 
 private:
     std::map<const ir::BufferNode*, ir::Buffer> locals_;
+    std::map<const ir::BufferNode*, ir::Buffer> exchange_;
     std::vector<ir::Buffer> scratch_;
     std::set<std::string> names_;
 };

@@ -3,9 +3,15 @@
 //   reduce        dst = src with the reduced dimension projected away
 //   copy          fragment to fragment: the same layout
 //   parallel      every fragment indexed by bare loop variables is the loop's domain layout
-//                 projected onto those variables
+//                 projected onto those variables; dimensions indexed by no loop variable (a
+//                 serial loop's `k`, a constant) are held whole by each thread, and `x[j / c]`
+//                 merges c neighbouring elements of the domain (layout follows the reader)
 // Propagation runs to a fixed point; a fragment nothing constrains gets the default layout of
-// its shape and propagation resumes. Contradictions are reported naming both sources.
+// its shape and propagation resumes, except fragments only a reader can place: those read
+// with such indices wait for their loop, and those read outside parallel loops (by every
+// thread) are replicated. A parallel loop that only reads a fragment laid out for another
+// use reads it through shared memory (lowerParallel); other contradictions are reported
+// naming both sources.
 #include "passes/Passes.h"
 
 #include "ir/Visitor.h"
@@ -47,6 +53,7 @@ struct Graph {
     std::vector<ops::ParallelNest> loops;
     std::vector<std::pair<const ops::AnnotateLayoutOp*, SourceLoc>> annotations;
     std::vector<const ops::CopyOp*> sharedCopies;  // copies with a shared side, for the layout cost
+    std::set<const BufferNode*> readOutside;       // fragments accessed outside parallel loops
 };
 
 class GraphBuilder : public IRVisitor {
@@ -76,6 +83,14 @@ protected:
             if (c->src().buffer->scope == MemScope::Shared || c->dst().buffer->scope == MemScope::Shared)
                 g.sharedCopies.push_back(c);
         }
+    }
+    void visitLoad(const Load* n) override {
+        if (n->buffer->scope == MemScope::Fragment) g.readOutside.insert(n->buffer.get());
+        IRVisitor::visitLoad(n);
+    }
+    void visitStore(const Store* n) override {
+        if (n->buffer->scope == MemScope::Fragment) g.readOutside.insert(n->buffer.get());
+        IRVisitor::visitStore(n);
     }
     void visitFor(const For* n) override {
         if (n->forKind == ForKind::Parallel) {
@@ -107,7 +122,12 @@ public:
         while (true) {
             propagate();
             if (failed_) return false;
+            size_t before = ctx_.layouts.size();
             Buffer pending = nextUnassigned();
+            // What a loop's default domain placed propagates before readers place anything.
+            if (!pending && ctx_.layouts.size() != before) continue;
+            if (!pending && placeByReaders()) continue;
+            if (!pending) pending = firstUnknown();
             if (!pending) break;
             assign(pending, layout::defaultFragment(shapeOf(pending), ctx_.threads), "its default layout");
         }
@@ -137,11 +157,50 @@ private:
             why_[b.get()] = source;
             return;
         }
-        if (it->second.sameAs(f)) return;
+        if (it->second.sameAs(f) || it->second.samePlacement(f)) return;
         if (!failed_)
             ctx_.diags.report(DiagId::err_layout_conflict, SourceRange(loc), b->name,
                               fmt::format("'{}' gives {} but '{}' needs {}", why_[b.get()], it->second.str(), source, f.str()));
         failed_ = true;
+    }
+
+    // The layouts a loop's accesses ask for, given its domain. A fragment the loop only reads
+    // that is laid out for another use keeps that layout: the loop reads it through shared
+    // memory (lowerParallel decides, access by access, and logs it). Accesses by other than
+    // bare loop variables only place fragments nothing else placed: where the fragment has a
+    // layout, lowering finds out whether the thread holds the element.
+    void assignFromLoop(const ops::ParallelNest& nest, const Fragment& domain) {
+        std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
+        auto accesses = ops::fragmentAccesses(nest.body);
+        for (const auto& a : accesses) {
+            auto dims = ops::directDims(a, nest);
+            if (!dims) continue;
+            Fragment wanted = domain.project(*dims);
+            if (known(a.buffer) && !ctx_.layoutOf(a.buffer).samePlacement(wanted)) {
+                bool writes = std::any_of(accesses.begin(), accesses.end(),
+                                          [&](const ops::FragmentAccess& w) { return w.isStore && w.buffer == a.buffer; });
+                if (!writes) continue;
+            }
+            assign(a.buffer, wanted, source, nest.loc);
+        }
+        for (const auto& a : accesses)
+            if (!known(a.buffer) && !ops::directDims(a, nest))
+                if (auto wanted = ops::layoutForAccess(a, nest, domain)) assign(a.buffer, *wanted, source, nest.loc);
+    }
+
+    // Fragments whose layout their readers decide: read with a loop variable divided, or with
+    // indices of no loop variable, in some parallel loop, or read outside parallel loops.
+    // Those a loop also indexes with bare loop variables are placed by that loop instead.
+    bool placedByReader(const Buffer& b) const {
+        if (g_.readOutside.count(b.get())) return true;
+        bool partial = false;
+        for (const auto& nest : g_.loops)
+            for (const auto& a : ops::fragmentAccesses(nest.body)) {
+                if (a.buffer != b) continue;
+                if (ops::directDims(a, nest)) return false;
+                partial |= ops::layoutForAccess(a, nest, layout::defaultFragment(nest.extents, ctx_.threads)).has_value();
+            }
+        return partial;
     }
 
     void propagate() {
@@ -163,12 +222,57 @@ private:
                 }
                 if (!anyKnown) continue;
                 Fragment domain = *ops::domainOf(nest, ctx_.layouts, ctx_.threads);
-                std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
-                for (const auto& a : ops::fragmentAccesses(nest.body))
-                    if (auto dims = ops::directDims(a, nest)) assign(a.buffer, domain.project(*dims), source, nest.loc);
+                assignFromLoop(nest, domain);
             }
             changed = ctx_.layouts.size() != before;
         }
+    }
+
+    // After the tiles: fragments their readers place (placedByReader). One step at a time, so
+    // that propagation follows each; false when there is none.
+    bool placeByReaders() {
+        // Loops whose readers place fragments: their domain is the loop's default, or, when a
+        // tile is read by every loop variable in order (x[i, k] in a loop over i, k serial),
+        // the rows of that tile's default layout, so that a row is read by the threads that
+        // would hold it.
+        for (const auto& nest : g_.loops) {
+            bool placesUnknown = false;
+            std::optional<Fragment> domain;
+            for (const auto& a : ops::fragmentAccesses(nest.body)) {
+                if (known(a.buffer) || ops::directDims(a, nest) || !placedByReader(a.buffer)) continue;
+                std::vector<int64_t> shape;
+                if (!constantShape(a.buffer, shape)) continue;
+                auto uses = ops::indexUses(a, nest);
+                std::vector<size_t> loopDims;
+                for (size_t d = 0; d < uses.size(); ++d)
+                    if (uses[d].kind == ops::IndexUse::Kind::Loop && uses[d].divisor == 1 && uses[d].dim == loopDims.size())
+                        loopDims.push_back(d);
+                placesUnknown |= ops::layoutForAccess(a, nest, layout::defaultFragment(nest.extents, ctx_.threads)).has_value();
+                if (!domain && loopDims.size() == nest.vars.size() && shape.size() > loopDims.size()) {
+                    Fragment rows = layout::defaultFragment(shape, ctx_.threads).project(loopDims);
+                    if (rows.shape() == nest.extents) domain = rows;
+                }
+            }
+            if (!placesUnknown) continue;
+            if (!domain) domain = *ops::domainOf(nest, ctx_.layouts, ctx_.threads);
+            std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
+            for (const auto& a : ops::fragmentAccesses(nest.body))
+                if (auto dims = ops::directDims(a, nest); dims && !known(a.buffer))
+                    assign(a.buffer, domain->project(*dims), source, nest.loc);
+            for (const auto& a : ops::fragmentAccesses(nest.body))
+                if (!known(a.buffer) && !ops::directDims(a, nest))
+                    if (auto wanted = ops::layoutForAccess(a, nest, *domain)) assign(a.buffer, *wanted, source, nest.loc);
+            return true;
+        }
+        // Read by every thread outside parallel loops: every thread holds it.
+        for (const auto& b : g_.fragments)
+            if (!known(b) && g_.readOutside.count(b.get())) {
+                std::vector<int64_t> shape;
+                if (!constantShape(b, shape)) continue;
+                assign(b, layout::replicatedFragment(shape, ctx_.threads), "its reads outside parallel loops");
+                return true;
+            }
+        return false;
     }
 
     // The next fragment to give a default layout. Tiles (rank >= 2) first, largest first, so
@@ -178,7 +282,8 @@ private:
     Buffer nextUnassigned() {
         Buffer best;
         for (const auto& b : g_.fragments)
-            if (!known(b) && b->shape.size() >= 2 && (!best || b->shape.size() > best->shape.size())) best = b;
+            if (!known(b) && b->shape.size() >= 2 && (!best || b->shape.size() > best->shape.size()) && !placedByReader(b))
+                best = b;
         if (best) return best;
         for (const auto& nest : g_.loops) {
             if (nest.vars.size() < 2) continue;
@@ -192,6 +297,10 @@ private:
                     assign(a.buffer, domain.project(*dims), fmt::format("the parallel loop at line {}", nest.loc.line), nest.loc);
             return nextUnassigned();
         }
+        return {};
+    }
+
+    Buffer firstUnknown() const {
         for (const auto& b : g_.fragments)
             if (!known(b)) return b;
         return {};

@@ -1,8 +1,11 @@
 // Run layer: every tile primitive on the cpu target against double-precision references.
 #include "harness.h"
 
+#include "block_scalars.h"
 #include "copy_cast.h"
 #include "cumsum.h"
+#include "dequant_int4.h"
+#include "fragment_rows.h"
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
@@ -11,11 +14,13 @@
 #include "mla_decode.h"
 #include "reductions.h"
 #include "while_loop.h"
+#include "row_vectors.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <numeric>
 
 using namespace harness;
 
@@ -429,6 +434,159 @@ void mlaDecode(int Bn, int H, int S) {
     check("mla_decode" + at, O, want, 2e-3, 2e-2);
 }
 
+// Issue 12, case a: fragment elements read outside parallel loops (tests/run/kernels/block_scalars.tl).
+void blockScalars(int M) {
+    const int NB = 8, BN = 64, MB = (M + 15) / 16;
+    std::string at = " M=" + std::to_string(M);
+    {
+        auto X = random<float>(size_t(M) * NB * BN, 61);
+        auto Scale = random<float>(MB, 62);
+        auto bits = random<float>(size_t(MB) * NB, 63, 0.0, 1.0), counts = random<float>(MB, 64, 0.0, NB + 0.99);
+        std::vector<int32_t> Mask(bits.size()), Count(MB);
+        for (size_t i = 0; i < bits.size(); ++i) Mask[i] = bits[i] < 0.6f ? 1 : 0;
+        for (int b = 0; b < MB; ++b) Count[b] = std::min(NB, int(counts[b]));
+        Count[0] = NB;  // every tile of the first block
+        std::vector<float> Y(size_t(M) * BN, -7.0f);
+        std::vector<double> want(Y.size(), 0.0);
+        for (int r = 0; r < M; ++r)
+            for (int k = 0; k < Count[r / 16]; ++k)
+                if (Mask[size_t(r / 16) * NB + k])
+                    for (int c = 0; c < BN; ++c)
+                        want[size_t(r) * BN + c] +=
+                            double(X[size_t(r) * NB * BN + size_t(k) * BN + c]) * Scale[r / 16] + 2.0 * Scale[r / 16];
+        expectStatus("masked_tiles status" + at,
+                     tl_kernels::masked_tiles(X.data(), Mask.data(), Scale.data(), Count.data(), Y.data(), M, MB), 0);
+        check("per-block mask, scale and count read outside parallel loops" + at, Y, want, 1e-4, 1e-5);
+    }
+    {
+        const int N = 300;  // three column tiles of 128, the last partial
+        auto X = random<float>(size_t(M) * N, 65, -4.0, 4.0);
+        std::vector<float> Y(X.size(), -7.0f);
+        std::vector<double> want(X.size());
+        for (int r = 0; r < M; ++r) {
+            double sum = 0;
+            for (int c = 0; c < N; ++c) sum += std::exp2(double(X[size_t(r) * N + c]));
+            for (int c = 0; c < N; ++c) want[size_t(r) * N + c] = std::exp2(double(X[size_t(r) * N + c])) / sum;
+        }
+        expectStatus("online_softmax status" + at, tl_kernels::online_softmax(X.data(), Y.data(), M, N), 0);
+        check("online softmax, log-sum-exp in a [1] fragment updated outside parallel loops" + at, Y, want, 1e-5, 1e-4);
+    }
+    {
+        auto X = random<float>(size_t(M) * NB, 66, -0.6, 0.6);
+        std::vector<float> Y(M, -7.0f);
+        std::vector<double> want(M, 0.0);
+        for (int b = 0; b < MB; ++b)
+            for (int k = 0; k < NB; ++k) {
+                double mx = 0;  // rows past M are zeros in the tile
+                for (int r = b * 16; r < b * 16 + 16; ++r) mx = std::max(mx, r < M ? 2.0 * X[size_t(r) * NB + k] : 0.0);
+                if (mx > 1.0)
+                    for (int r = b * 16; r < std::min(M, b * 16 + 16); ++r) want[r] += 2.0 * X[size_t(r) * NB + k] * (k + 1);
+            }
+        // Y moves in 4-element vectors on GPUs.
+        if (!launched("active_columns" + at, tl_kernels::active_columns(X.data(), Y.data(), M), !kGpu || M % 4 == 0, Y, -7.0))
+            return;
+        check("column maxima spread over threads, read outside parallel loops" + at, Y, want, 1e-5, 1e-5);
+    }
+}
+
+// Issue 12, case b: int4 weights unpacked from bytes (tests/run/kernels/dequant_int4.tl).
+void dequantInt4(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 67);
+    auto bytes = random<float>(size_t(N) * K / 2, 68, 0.0, 255.99);
+    std::vector<uint8_t> B(bytes.size());
+    for (size_t i = 0; i < B.size(); ++i) B[i] = uint8_t(bytes[i]);
+    auto Scale = random<tl::half>(N, 69, 0.01, 0.2);
+    std::vector<float> C(size_t(M) * N, -7.0f);
+    auto weight = [&](int j, int k) {
+        int q = (B[size_t(j) * (K / 2) + k / 2] >> ((k % 2) * 4)) & 15;
+        return toDouble(tl::half(float(q - 8) * float(Scale[j])));
+    };
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return weight(j, k); });
+    if (!launched("dequant_int4" + at, tl_kernels::dequant_int4(A.data(), B.data(), Scale.data(), C.data(), M, K, N), true,
+                  C, -7.0))
+        return;
+    check("gemm of int4 weights unpacked two per byte (B_local[i, j / 2])" + at, C, want, 1e-2, 1e-2);
+}
+
+// Issue 12, case c: a row of a fragment at a serial loop's index (tests/run/kernels/fragment_rows.tl).
+void fragmentRows(int M) {
+    std::string at = " M=" + std::to_string(M);
+    {
+        const int N = 64, T = 4;
+        auto X = random<float>(size_t(M) * N, 70);
+        std::vector<float> V(size_t(M) * T, -7.0f);
+        std::vector<int32_t> I(size_t(M) * T, -7);
+        std::vector<double> wv(V.size()), wi(I.size());
+        for (int r = 0; r < M; ++r) {
+            std::vector<int> order(N);
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int a, int b) { return X[size_t(r) * N + a] > X[size_t(r) * N + b]; });
+            for (int t = 0; t < T; ++t) {
+                wv[size_t(r) * T + t] = X[size_t(r) * N + order[t]];
+                wi[size_t(r) * T + t] = order[t];
+            }
+        }
+        expectStatus("topk_rows status" + at, tl_kernels::topk_rows(X.data(), V.data(), I.data(), M), 0);
+        check("top-k values written at column k of a fragment" + at, V, wv, 0, 0);
+        check("top-k indices written at column k of a fragment" + at, I, wi, 0, 0);
+    }
+    {
+        const int N = 32;
+        auto X = random<float>(size_t(M) * N, 71);
+        std::vector<float> Y(M, -7.0f);
+        std::vector<double> want(M);
+        for (int r = 0; r < M; ++r) {
+            double acc = 0;
+            for (int k = 0; k < N; ++k) acc = acc * 0.5 + X[size_t(r) * N + k];
+            want[r] = acc;
+        }
+        expectStatus("horner_rows status" + at, tl_kernels::horner_rows(X.data(), Y.data(), M), 0);
+        check("serial loop over a fragment row inside a loop over rows" + at, Y, want, 1e-5, 1e-5);
+    }
+}
+
+// Issue 12, case d: row vectors read by loops that want another layout (tests/run/kernels/row_vectors.tl).
+void rowVectors(int S) {
+    const int D = 128;
+    std::string at = " S=" + std::to_string(S);
+    {
+        auto Q = random<tl::half>(size_t(S) * D, 72), K = random<tl::half>(size_t(S) * D, 73),
+             V = random<tl::half>(size_t(S) * D, 74);
+        std::vector<tl::half> O(size_t(S) * D, tl::half(-7.0f));
+        std::vector<double> want(O.size(), 0.0);
+        for (int i = 0; i < S; ++i) {
+            std::vector<double> p(S);
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < S; ++j) {
+                double dot = 0;
+                for (int d = 0; d < D; ++d) dot += toDouble(Q[size_t(i) * D + d]) * toDouble(K[size_t(j) * D + d]);
+                p[j] = dot / std::sqrt(double(D));
+                mx = std::max(mx, p[j]);
+            }
+            for (int j = 0; j < S; ++j) sum += p[j] = std::exp(p[j] - mx);
+            for (int j = 0; j < S; ++j)
+                for (int d = 0; d < D; ++d) want[size_t(i) * D + d] += p[j] / sum * toDouble(V[size_t(j) * D + d]);
+        }
+        expectStatus("attention_rows status" + at, tl_kernels::attention_rows(Q.data(), K.data(), V.data(), O.data(), S), 0);
+        check("attention, row max and sum read by the loop over the output through shared memory" + at, O, want, 1e-2, 2e-2);
+    }
+    if (S == 100) {
+        auto X = random<float>(64 * 32, 75), W = random<float>(32 * 64, 76), v = random<float>(64, 77);
+        std::vector<float> Y(X.size(), -7.0f), Z(W.size(), -7.0f);
+        std::vector<double> wy(Y.size()), wz(Z.size());
+        for (int i = 0; i < 64; ++i)
+            for (int j = 0; j < 32; ++j) wy[size_t(i) * 32 + j] = double(X[size_t(i) * 32 + j]) + v[i];
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 64; ++j) wz[size_t(i) * 64 + j] = double(W[size_t(i) * 64 + j]) * v[j];
+        expectStatus("rows_and_columns status", tl_kernels::rows_and_columns(X.data(), W.data(), v.data(), Y.data(), Z.data()), 0);
+        check("a vector read as rows by one loop", Y, wy, 1e-6, 1e-6);
+        check("the same vector read as columns by another loop", Z, wz, 1e-6, 1e-6);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -467,5 +625,14 @@ int main() {
     // 150 keys: four blocks of 32 and a partial fifth; 20 heads: a partial second block of 16.
     mlaDecode(2, 16, 150);
     mlaDecode(1, 20, 33);
+    blockScalars(16);
+    blockScalars(45);  // a partial last row block
+    blockScalars(44);  // the same, with rows that GPUs can store in vectors
+    dequantInt4(72, 88, 160);  // partial tiles in M and N, the last K tile partial
+    dequantInt4(64, 64, 64);
+    fragmentRows(16);
+    fragmentRows(45);
+    rowVectors(100);  // a partial last tile of queries and keys
+    rowVectors(64);
     return summary();
 }

@@ -223,3 +223,66 @@ TEST_CASE("repeating a fragment keeps it a fragment") {
     CHECK(wide.replicas() == 4);
     CHECK(wide.isBijective());
 }
+
+namespace {
+// The elements each thread holds, as a set per thread.
+std::vector<std::set<std::vector<int64_t>>> heldBy(const Fragment& f) {
+    std::vector<std::set<std::vector<int64_t>>> out(static_cast<size_t>(f.threads()));
+    for (int64_t t = 0; t < f.threads(); ++t)
+        for (int64_t s = 0; s < f.locals(); ++s) out[static_cast<size_t>(t)].insert(f.elementAt(t, s));
+    return out;
+}
+} // namespace
+
+TEST_CASE("a replicated fragment is held whole by every thread") {
+    Fragment r = layout::replicatedFragment({2, 8}, 128);
+    CHECK(r.isReplicated());
+    CHECK(r.isBijective());
+    CHECK(r.replicas() == 128);
+    CHECK(r.locals() == 16);
+    CHECK_FALSE(layout::defaultFragment({2, 8}, 128).isReplicated());
+    // A full reduction's result ([], no dimension) and a [1] buffer place the same way.
+    CHECK(layout::replicatedFragment({1}, 64).samePlacement(layout::defaultFragment({16}, 64).project({})));
+}
+
+TEST_CASE("widening gives each thread the rows it runs, whole along the free dimension") {
+    for (int64_t threads : {32, 128}) {
+        Fragment domain = layout::defaultFragment({16, 64}, threads);
+        // vals[i, k] read by a loop over (i, j) with k free: the rows of the domain, 4 columns each.
+        Fragment w = domain.widen({16, 4}, {0, std::nullopt});
+        CAPTURE(w.str());
+        CHECK(w.isBijective());
+        auto want = heldBy(domain), got = heldBy(w);
+        for (int64_t t = 0; t < threads; ++t) {
+            std::set<std::vector<int64_t>> rows;
+            for (const auto& e : want[static_cast<size_t>(t)])
+                for (int64_t k = 0; k < 4; ++k) rows.insert({e[0], k});
+            CHECK(got[static_cast<size_t>(t)] == rows);
+        }
+        // All dimensions free: every thread holds everything.
+        CHECK(domain.widen({3}, {std::nullopt}).samePlacement(layout::replicatedFragment({3}, threads)));
+    }
+}
+
+TEST_CASE("dividing a dimension merges the neighbours a thread holds") {
+    for (int64_t threads : {64, 128}) {
+        Fragment domain = layout::defaultFragment({64, 64}, threads);
+        auto half = domain.divided(1, 2);
+        REQUIRE(half.has_value());
+        CAPTURE(half->str());
+        CHECK(half->shape() == std::vector<int64_t>{64, 32});
+        CHECK(half->isBijective());
+        auto want = heldBy(domain), got = heldBy(*half);
+        for (int64_t t = 0; t < threads; ++t) {
+            std::set<std::vector<int64_t>> bytes;
+            for (const auto& e : want[static_cast<size_t>(t)]) bytes.insert({e[0], e[1] / 2});
+            CHECK(got[static_cast<size_t>(t)] == bytes);
+        }
+    }
+    // A lowest digit that does not divide: no layout (the reader goes through shared memory).
+    Fragment cols({16}, 16, 1, {{{true, 1, 16, 1}}});
+    CHECK(cols.divided(0, 2).has_value());  // thread digits divide: pairs of threads become replicas
+    CHECK(cols.divided(0, 2)->replicas() == 2);
+    Fragment odd({12}, 4, 3, {{{false, 1, 3, 1}, {true, 1, 4, 3}}});
+    CHECK_FALSE(odd.divided(0, 2).has_value());
+}

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace tlc::ops {
 
@@ -68,6 +69,90 @@ std::optional<std::vector<size_t>> directDims(const FragmentAccess& a, const Par
     return dims;
 }
 
+namespace {
+// Variables whose value depends on the iteration: the loop's own and lets of them in the body.
+class DependentVars : public IRVisitor {
+public:
+    std::set<const Var*> vars;
+    bool mentions(const Expr& e) {
+        found_ = false;
+        probing_ = true;
+        visit(e);
+        probing_ = false;
+        return found_;
+    }
+
+protected:
+    void visitVar(const Var* n) override { found_ |= probing_ && vars.count(n); }
+    void visitLoad(const Load* n) override {
+        // A per-thread variable (`var s`) may hold anything the iteration computed.
+        found_ |= probing_ && n->buffer->scope == MemScope::Local;
+        IRVisitor::visitLoad(n);
+    }
+    void visitLetStmt(const LetStmt* n) override {
+        if (!probing_ && mentions(n->value)) vars.insert(n->var.get());
+        IRVisitor::visitLetStmt(n);
+    }
+
+private:
+    bool found_ = false, probing_ = false;
+};
+} // namespace
+
+std::vector<IndexUse> indexUses(const FragmentAccess& a, const ParallelNest& nest) {
+    DependentVars dep;
+    for (const auto& v : nest.vars) dep.vars.insert(v.get());
+    dep.visit(nest.body);
+    auto loopDim = [&](const Expr& e) -> std::optional<size_t> {
+        const Var* v = e.as<Var>();
+        for (size_t d = 0; v && d < nest.vars.size(); ++d)
+            if (nest.vars[d].get() == v) return d;
+        return std::nullopt;
+    };
+    std::vector<IndexUse> uses;
+    for (const auto& idx : a.indices) {
+        IndexUse u;
+        if (auto d = loopDim(idx)) {
+            u = {IndexUse::Kind::Loop, *d, 1};
+        } else if (const auto* b = idx.as<Binary>(); b && b->op == BinaryOp::Div && loopDim(b->a) && asConstInt(b->b) &&
+                                                    *asConstInt(b->b) > 0) {
+            u = {IndexUse::Kind::Loop, *loopDim(b->a), *asConstInt(b->b)};
+        } else if (!dep.mentions(idx)) {
+            u.kind = IndexUse::Kind::Free;
+        }
+        uses.push_back(u);
+    }
+    return uses;
+}
+
+std::optional<layout::Fragment> layoutForAccess(const FragmentAccess& a, const ParallelNest& nest,
+                                                const layout::Fragment& domain) {
+    std::vector<int64_t> shape;
+    if (!constantShape(a.buffer, shape)) return std::nullopt;
+    std::vector<IndexUse> uses = indexUses(a, nest);
+    std::vector<std::optional<size_t>> from;
+    std::optional<size_t> last;
+    layout::Fragment f = domain;
+    for (size_t d = 0; d < uses.size(); ++d) {
+        const IndexUse& u = uses[d];
+        if (u.kind == IndexUse::Kind::Other) return std::nullopt;
+        if (u.kind == IndexUse::Kind::Free) {
+            from.push_back(std::nullopt);
+            continue;
+        }
+        if (last && u.dim <= *last) return std::nullopt;
+        last = u.dim;
+        if (u.divisor != 1) {
+            auto div = f.divided(u.dim, u.divisor);
+            if (!div) return std::nullopt;
+            f = *div;
+        }
+        if (f.shape()[u.dim] != shape[d]) return std::nullopt;
+        from.push_back(u.dim);
+    }
+    return f.widen(shape, from);
+}
+
 std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
                                          const std::map<const BufferNode*, layout::Fragment>& layouts, int64_t threads) {
     auto accesses = fragmentAccesses(nest.body);
@@ -102,7 +187,16 @@ protected:
     Expr mutateLoad(const Load* n, const Expr& self) override {
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
-        if (n->buffer->scope == MemScope::Fragment) return load(ctx_.localBuffer(n->buffer), {slotOf(n->buffer, idx)});
+        if (n->buffer->scope == MemScope::Fragment) {
+            if (auto slot = slotOf(n->buffer, idx, false)) return load(ctx_.localBuffer(n->buffer), {*slot});
+            if (writes(n->buffer)) {
+                if (!failed)
+                    ctx_.diags.report(DiagId::err_fragment_read_written, SourceRange(nest_.loc), n->buffer->name,
+                                      indexText(idx), loopVars());
+                failed = true;
+            }
+            return load(stagedCopy(n->buffer, idx), {flatIndex(n->buffer, idx)});
+        }
         Expr l = changed ? load(n->buffer, idx, n->lanes) : self;
         if (n->buffer->scope != MemScope::Global) return l;
         // Bounds the enclosing store already checks need no second test.
@@ -118,7 +212,7 @@ protected:
         std::vector<Expr> idx = mutateAll(n->indices, changed);
         Expr v = n->buffer->scope == MemScope::Global ? Expr() : mutate(n->value);
         if (n->buffer->scope == MemScope::Fragment)
-            return store(ctx_.localBuffer(n->buffer), {slotOf(n->buffer, idx)}, v, n->loc, n->storeKind);
+            return store(ctx_.localBuffer(n->buffer), {*slotOf(n->buffer, idx, true)}, v, n->loc, n->storeKind);
         if (n->buffer->scope != MemScope::Global) return store(n->buffer, idx, v, n->loc, n->storeKind);
         Expr inside = inBounds(n->buffer, idx);
         size_t known = facts_.size();
@@ -129,6 +223,15 @@ protected:
         Expr ok = simplify(logicalAnd(writer_, inside), bounds_);
         return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
     }
+
+public:
+    // Fragments this loop reads elements of that other threads hold: each one's copy in shared
+    // memory, in the order first read, with the first such access (for --explain).
+    struct Staged {
+        Buffer fragment, shared;
+        std::string access;
+    };
+    std::vector<Staged> staged;
 
 private:
     LowerContext& ctx_;
@@ -148,20 +251,44 @@ private:
         return {e};
     }
 
-    Expr slotOf(const Buffer& b, const std::vector<Expr>& idx) {
+    bool writes(const Buffer& b) const {
+        for (const auto& a : fragmentAccesses(nest_.body))
+            if (a.isStore && a.buffer == b) return true;
+        return false;
+    }
+    std::string loopVars() const {
+        std::string over;
+        for (size_t d = 0; d < nest_.vars.size(); ++d) over += (d ? ", " : "") + nest_.vars[d]->name;
+        return over;
+    }
+
+    static std::string indexText(const std::vector<Expr>& idx) {
+        std::string where;
+        for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + printExpr(idx[d]);
+        return where;
+    }
+
+    // The register slot of b[idx] in the thread running the iteration; nullopt for a read of an
+    // element another thread may hold (the caller reads the staged copy). A write there is an
+    // error: its owner would never see it.
+    std::optional<Expr> slotOf(const Buffer& b, const std::vector<Expr>& idx, bool isStore) {
         const auto& f = ctx_.layoutOf(b);
         std::vector<Expr> bound;
         for (const auto& i : idx) bound.push_back(substitute(i, binding_));
         Expr owned = simplify(f.ownedBy(bound, ctx_.tx()), bounds_);
         if (!(asConstInt(owned) && *asConstInt(owned))) {
-            std::string where;
-            for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + printExpr(idx[d]);
-            std::string over;
-            for (size_t d = 0; d < nest_.vars.size(); ++d) over += (d ? ", " : "") + nest_.vars[d]->name;
-            if (!failed) ctx_.diags.report(DiagId::err_fragment_elsewhere, SourceRange(nest_.loc), b->name, where, over);
+            if (!isStore) return std::nullopt;
+            if (!failed) ctx_.diags.report(DiagId::err_fragment_elsewhere, SourceRange(nest_.loc), b->name, indexText(idx), loopVars());
             failed = true;
         }
         return simplify(f.localOf(bound), bounds_);
+    }
+
+    Buffer stagedCopy(const Buffer& b, const std::vector<Expr>& idx) {
+        for (const auto& s : staged)
+            if (s.fragment == b) return s.shared;
+        staged.push_back({b, ctx_.exchangeBuffer(b), b->name + "[" + indexText(idx) + "]"});
+        return staged.back().shared;
     }
 };
 
@@ -206,7 +333,48 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     if (!(asConstInt(inRange) && *asConstInt(inRange))) body = ifThenElse(inRange, body, {}, nest.loc);
     for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
     Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
-    return simplify(loop, ctx.bounds());
+    loop = simplify(loop, ctx.bounds());
+    if (rewriter.staged.empty()) return loop;
+    // Reads of elements other threads hold: the fragment goes through shared memory first.
+    // The loop does not write it (err_fragment_read_written), so every order of the
+    // iterations reads the same values.
+    std::string over;
+    for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
+    std::vector<Stmt> steps;
+    for (const auto& s : rewriter.staged) {
+        const layout::Fragment& F = ctx.layoutOf(s.fragment);
+        ctx.decide(fmt::format("reads of {} in the parallel loop over {}", s.fragment->name, over),
+                   fmt::format("through shared memory ({}[{}])", s.shared->name, printExpr(s.shared->shape[0])), "lowering",
+                   fmt::format("'{}' may be held by another thread than the one running the iteration (the loop runs as "
+                               "{} {} is {}): each thread stores the elements it holds, and after a barrier the loop reads "
+                               "them from there",
+                               s.access, D.str(), s.fragment->name, F.str()),
+                   nest.loc);
+        steps.push_back(stageToShared(ctx, s.fragment, s.shared, nest.loc));
+    }
+    steps.push_back(loop);
+    return seq(steps, nest.loc);
+}
+
+Expr flatIndex(const Buffer& b, const std::vector<Expr>& idx) {
+    Expr flat;
+    for (size_t d = 0; d < idx.size(); ++d) flat = flat ? flat * b->shape[d] + idx[d] : idx[d];
+    return flat ? flat : intImm(0);
+}
+
+Stmt stageToShared(LowerContext& ctx, const Buffer& fragment, const Buffer& shared, SourceLoc loc) {
+    const layout::Fragment& F = ctx.layoutOf(fragment);
+    Buffer local = ctx.localBuffer(fragment);
+    Expr writer = F.replicas() > 1 ? binary(BinaryOp::Eq, F.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
+    Stmt fill = fragmentLoop(ctx, F, 1, indexNames(F.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+        std::vector<Expr> full = idx;
+        // A full reduction's result is laid out without the buffer's unit dimensions.
+        while (full.size() < fragment->shape.size()) full.insert(full.begin(), intImm(0));
+        Stmt st = store(shared, {flatIndex(fragment, full)}, load(local, {slot}));
+        Expr cond = simplify(writer, ctx.bounds());
+        return asConstInt(cond) && *asConstInt(cond) ? st : ifThenElse(cond, st);
+    });
+    return seq({barrier(loc), fill, barrier(loc)}, loc);
 }
 
 } // namespace tlc::ops

@@ -35,6 +35,25 @@ std::vector<FragmentAccess> fragmentAccesses(const ir::Stmt& body);
 // over (i, j) gives {0}); nullopt for any other index expression.
 std::optional<std::vector<size_t>> directDims(const FragmentAccess& a, const ParallelNest& nest);
 
+// How one index of a fragment access inside a parallel loop depends on the iteration:
+//   Loop   a loop variable, `var` or `var / divisor` (divisor a positive constant)
+//   Free   no loop variable at all (a serial loop's variable, a per-block value): every
+//          iteration may read any element along this dimension
+//   Other  anything else (`j + 1`, `i * 2`, a let of a loop variable): the element may be held
+//          by another thread
+struct IndexUse {
+    enum class Kind { Loop, Free, Other } kind = Kind::Other;
+    size_t dim = 0;
+    int64_t divisor = 1;
+};
+std::vector<IndexUse> indexUses(const FragmentAccess& a, const ParallelNest& nest);
+
+// The layout a fragment must have for this access to read registers of the thread that runs
+// the iteration, given the loop's domain layout; nullopt when no layout can (an Other index,
+// loop dimensions out of order, a divisor that does not split the domain's lowest digit).
+std::optional<layout::Fragment> layoutForAccess(const FragmentAccess& a, const ParallelNest& nest,
+                                                const layout::Fragment& domain);
+
 // The layout the loop's iterations follow: that of a fragment indexed by all the loop
 // variables, else the default layout of the loop's shape when it touches fragments at all.
 std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
@@ -42,5 +61,11 @@ std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
                                          int64_t threads);
 
 ir::Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest);
+
+// Row-major offset of `idx` in a buffer of constant shape.
+ir::Expr flatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
+// Every element of `fragment` into `shared` (its elements row-major) by the threads that hold
+// them, between barriers: for reads of elements another thread holds.
+ir::Stmt stageToShared(LowerContext& ctx, const ir::Buffer& fragment, const ir::Buffer& shared, SourceLoc loc);
 
 } // namespace tlc::ops
