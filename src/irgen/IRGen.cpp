@@ -137,6 +137,9 @@ private:
     std::map<const A::Decl*, Expr> values_;
     std::map<const A::Decl*, Buffer> buffers_;
     std::vector<VarPtr> sizeVars_;
+    // Lets' values in order: a view's shape is written without them (each let replaced by its
+    // value, latest first), so that the launcher can compute it.
+    std::vector<std::pair<VarPtr, Expr>> letDefs_;
     std::vector<Expr> gridExtents_;
     std::vector<VarPtr> rawBlocks_;
     int64_t swizzlePanel_ = 0;
@@ -289,6 +292,11 @@ private:
         unsupported(c, "'" + c.callee + "'", "it is not a value");
     }
 
+    Expr withoutLets(Expr e) {
+        for (auto it = letDefs_.rbegin(); it != letDefs_.rend(); ++it) e = substitute(e, {*it});
+        return e;
+    }
+
     // ---- buffers and regions ---------------------------------------------------------------
 
     Buffer bufferOf(const A::Expr& e) {
@@ -367,6 +375,17 @@ private:
                 buffers_[decl] = b;
                 return allocate(b, stmts(list, rest), loc);
             }
+            if (id == Builtin::View) {
+                // No storage and no code: a buffer with the view's shape over the tensor's.
+                Buffer base = bufferOf(*c->boundArgs[0]);
+                std::vector<Expr> shape;
+                for (const auto& el : c->boundArgs[1]->as<A::List>()->elements)
+                    shape.push_back(simplify(withoutLets(intValue(*el))));
+                auto node = std::make_shared<BufferNode>(*makeBuffer(let.name, base->dtype, MemScope::Global, shape));
+                node->viewOf = base->viewOf ? base->viewOf : base;
+                buffers_[decl] = node;
+                return std::nullopt;
+            }
             if (id == Builtin::AllocVar) {
                 DType t = decl->type.dtype;
                 Buffer b = makeBuffer(let.name, t, MemScope::Local, {});
@@ -379,6 +398,7 @@ private:
         VarPtr v = makeVar(let.name, mathType(decl->type.dtype));
         Expr val = asMath(value(*let.value));
         values_[decl] = Expr(v);
+        letDefs_.push_back({v, val});
         return letStmt(v, val, stmts(list, rest), loc);
     }
 

@@ -118,6 +118,9 @@ public:
     std::optional<bool> constBoolArg(const ast::Call& c, std::string_view param) const;
     std::optional<int64_t> constIntArg(const ast::Call& c, std::string_view param) const;
 
+    // ---- view(tensor, [extents]) (CheckView.cpp) ----
+    Type checkView(ast::Call& c);
+
     // ---- tile operations (CheckTileOps.cpp) ----
     void checkTileOp(ast::Call& c, Builtin id);
     void checkCopyLike(ast::Call& c, ast::Expr& src, ast::Expr& dst);
