@@ -9,6 +9,7 @@
 #include "ops/cumsum/Cumsum.h"
 #include "ops/fill/Fill.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/im2col/Im2Col.h"
 #include "ops/reduce/Reduce.h"
 #include "sema/Builtins.h"
 
@@ -587,6 +588,12 @@ private:
             const A::Expr& src = *arg(1);
             if (src.type.isTile()) return tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc);
             return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
+        }
+        case Builtin::Im2col: {
+            ops::Im2ColParams p{intArg(arg(4), 1), intArg(arg(5), 1), intArg(arg(6), 1), intArg(arg(7), 0)};
+            return tileOp(std::make_shared<ops::Im2ColOp>(bufferOf(*arg(0)), region(*arg(1)), intValue(*arg(2)),
+                                                          intValue(*arg(3)), p),
+                          loc);
         }
         case Builtin::UseSwizzle:
             if (boolArg(arg(1), true)) swizzlePanel_ = intArg(arg(0), 10);

@@ -18,7 +18,7 @@ enum class Builtin {
     View,
     // tile operations
     Copy, Gemm, Clear, Fill, ReduceMax, ReduceMin, ReduceSum, ReduceAbsSum, ReduceAbsMax, Cumsum,
-    AtomicAdd, UseSwizzle, AnnotateLayout,
+    AtomicAdd, UseSwizzle, AnnotateLayout, Im2col,
     // loop iterators and the launch
     Range, Serial, Unroll, Parallel, Pipelined, Grid,
     // integer helpers

@@ -285,7 +285,7 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (t.kind == Type::Kind::DTypeValue) return dtypeAsValue("an integer");
         if (!t.isScalar() || !isInteger(t.dtype)) return wrongKind("an integer");
         // Extents, stage counts, thread counts and panel sizes must be positive; dims may not.
-        bool positive = p.name != "dim";
+        bool positive = p.name != "dim" && p.name != "pad";
         std::string what = info.id == Builtin::Parallel ? "an extent of 'parallel'"
                                                         : fmt::format("'{}' of '{}'", p.name, c.callee);
         if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();

@@ -64,6 +64,7 @@ void KernelChecker::checkTileOp(Call& c, Builtin id) {
     case Builtin::Cumsum: checkCumsum(c); break;
     case Builtin::AtomicAdd: checkAtomicAdd(c); break;
     case Builtin::AnnotateLayout: checkAnnotateLayout(c); break;
+    case Builtin::Im2col: checkIm2col(c); break;
     default: break;  // use_swizzle: its arguments say everything
     }
 }
@@ -287,6 +288,26 @@ void KernelChecker::checkAnnotateLayout(Call& c) {
     int64_t elemBytes = dtypeBytes(buffer.type.dtype);
     if (auto misfit = ops::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
         diags_.report(DiagId::err_layout_annotation_misfit, c.boundArgs[1]->range, name->name, describe(buffer), *misfit);
+}
+
+// im2col(img, col, ...): img a whole NHWC global tensor, col a 2-D shared tile.
+void KernelChecker::checkIm2col(Call& c) {
+    Expr& img = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& col = const_cast<Expr&>(*c.boundArgs[1]);
+    if (img.type.kind != Type::Kind::Tensor || img.type.scope != MemScope::Global || img.type.rank() != 4) {
+        diags_.report(DiagId::err_arg_kind, img.range, "img", c.callee, "a whole global tensor [N, H, W, C]",
+                      img.type.kind == Type::Kind::Tensor ? fmt::format("{} of rank {}", describe(img), img.type.rank())
+                                                          : describe(img));
+        noteDeclared(img);
+        return;
+    }
+    auto shape = knownShape(col, c.callee);
+    if (!shape || !requireScope(col, "the destination", c.callee, {MemScope::Shared}, "a shared buffer")) return;
+    if (withoutUnitDims(*shape).size() != 2) {
+        diags_.report(DiagId::err_arg_kind, col.range, "col", c.callee, "a 2-D tile [block_M, block_K]",
+                      fmt::format("{} ({})", shapeString(*shape), describe(col)));
+        noteDeclared(col);
+    }
 }
 
 } // namespace tlc::sema

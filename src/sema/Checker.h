@@ -132,6 +132,7 @@ public:
     void checkAtomicAdd(ast::Call& c);
     void checkFillClear(ast::Call& c);
     void checkAnnotateLayout(ast::Call& c);
+    void checkIm2col(ast::Call& c);
     // The extents of an operand, or nullopt (reported) for an all-point region with nothing
     // to take its extents from.
     std::optional<Shape> knownShape(ast::Expr& operand, std::string_view opName);
