@@ -332,6 +332,17 @@ private:
         return r;
     }
 
+    static void fitOverlap(Region& whole, const Region& part) {
+        if (whole.rank() == part.rank()) {
+            whole.extents = part.extents;
+            return;
+        }
+        std::vector<int64_t> extents = part.squeezedExtents();
+        size_t k = 0;
+        for (auto& e : whole.extents)
+            if (e != 1 && k < extents.size()) e = extents[k++];
+    }
+
     // ---- statements ------------------------------------------------------------------------
 
     Stmt stmts(const std::vector<const A::Stmt*>& list, size_t from) {
@@ -524,7 +535,16 @@ private:
         Builtin id = static_cast<Builtin>(c->builtin);
         auto arg = [&](size_t i) -> const A::Expr* { return i < c->boundArgs.size() ? c->boundArgs[i] : nullptr; };
         switch (id) {
-        case Builtin::Copy: return tileOp(std::make_shared<ops::CopyOp>(region(*arg(0)), region(*arg(1))), loc);
+        case Builtin::Copy: {
+            Region s = region(*arg(0)), d = region(*arg(1));
+            // A region smaller than the whole buffer it meets (sema's overlap rule): the buffer's
+            // leading corner of the region's extents.
+            if (s.squeezedExtents() != d.squeezedExtents()) {
+                bool srcWhole = arg(0)->type.kind == Type::Kind::Tensor;
+                fitOverlap(srcWhole ? s : d, srcWhole ? d : s);
+            }
+            return tileOp(std::make_shared<ops::CopyOp>(s, d), loc);
+        }
         case Builtin::Gemm: {
             ops::GemmPolicy policy = ops::GemmPolicy::Auto;  // left out: inference picks (and says why)
             if (const auto* p = arg(5) ? arg(5)->as<A::Name>() : nullptr)

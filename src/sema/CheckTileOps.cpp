@@ -117,11 +117,45 @@ void KernelChecker::checkCopyLike(Call& c, Expr& src, Expr& dst) {
     if (dstPoints) return resolveRegionFrom(dst, s.shape, c, src);
     if (sameUpToUnitDims(s.shape, d.shape)) return;
     if (autoShapeConflict(c, src, dst)) return;
+    if (c.builtin == int(Builtin::Copy) && overlapCopy(c, src, dst)) return;
     diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
                   fmt::format("{} ({})", shapeString(s.shape), describe(src)),
                   fmt::format("{} ({})", shapeString(d.shape), describe(dst)));
     noteDeclared(src);
     noteDeclared(dst);
+}
+
+// TileLang copies the overlap of a region and a larger buffer: the region's extents (explicit,
+// from slices) each at most the buffer's, dimension by dimension (when the ranks differ, the
+// dimensions other than 1 in order); the copy moves the region to or from the buffer's leading
+// corner and leaves the rest of the buffer untouched. The buffer is a whole shared buffer or
+// fragment (not both sides fragments: their layouts must then be one).
+bool KernelChecker::overlapCopy(Call& c, Expr& src, Expr& dst) {
+    bool srcWhole = src.type.kind == Type::Kind::Tensor, dstWhole = dst.type.kind == Type::Kind::Tensor;
+    if (srcWhole == dstWhole) return false;
+    Expr& whole = srcWhole ? src : dst;
+    Expr& part = srcWhole ? dst : src;
+    if (part.type.extentsFromOtherOperand) return false;
+    if (whole.type.scope != MemScope::Shared && whole.type.scope != MemScope::Fragment) return false;
+    if (whole.type.scope == MemScope::Fragment && part.type.scope == MemScope::Fragment) return false;
+    Shape b = whole.type.shape, r = part.type.shape;
+    if (b.size() != r.size()) {
+        b = withoutUnitDims(b);
+        r = withoutUnitDims(r);
+        if (b.size() != r.size()) return false;
+    }
+    for (size_t d = 0; d < r.size(); ++d) {
+        if (r[d] == b[d]) continue;
+        if (!r[d].isConstant() || !b[d].isConstant()) return false;  // symbolic: the mismatch error
+        if (*r[d].value > *b[d].value) {
+            diags_.report(DiagId::err_copy_region_larger, part.range, brief(part),
+                          fmt::format("{} {}", describe(whole), shapeString(whole.type.shape)), d, *r[d].value,
+                          *b[d].value);
+            noteDeclared(whole);
+            return true;
+        }
+    }
+    return true;
 }
 
 bool KernelChecker::requireScope(Expr& operand, std::string_view role, std::string_view opName,

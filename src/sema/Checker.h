@@ -124,6 +124,9 @@ public:
     // ---- tile operations (CheckTileOps.cpp) ----
     void checkTileOp(ast::Call& c, Builtin id);
     void checkCopyLike(ast::Call& c, ast::Expr& src, ast::Expr& dst);
+    // copy(region, buffer) / copy(buffer, region) with a region that fits in the buffer: the
+    // overlap is copied. True when the rule applies (reported when the region is larger).
+    bool overlapCopy(ast::Call& c, ast::Expr& src, ast::Expr& dst);
     void checkGemm(ast::Call& c);
     void checkReduce(ast::Call& c, Builtin id);
     void checkCumsum(ast::Call& c);
