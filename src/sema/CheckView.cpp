@@ -32,7 +32,11 @@ std::optional<Poly> addPoly(const Poly& a, const Poly& b, int64_t sign) {
     return out;
 }
 
+// Polynomials larger than this are not compared (lets that square each other would blow up).
+constexpr size_t kMaxTerms = 256;
+
 std::optional<Poly> mulPoly(const Poly& a, const Poly& b) {
+    if (a.size() * b.size() > kMaxTerms * kMaxTerms) return std::nullopt;
     Poly out;
     for (const auto& [ma, ca] : a)
         for (const auto& [mb, cb] : b) {
@@ -44,6 +48,7 @@ std::optional<Poly> mulPoly(const Poly& a, const Poly& b) {
             if (sum == 0) out.erase(m);
             else out[m] = sum;
         }
+    if (out.size() > kMaxTerms) return std::nullopt;
     return out;
 }
 
@@ -56,13 +61,17 @@ namespace {
 struct PolyBuilder {
     const KernelChecker& checker;
     int depth = 0;
+    int budget = 4096;  // expressions visited, lets expanded each time they are named
 
     std::optional<Poly> of(const Expr& e) {
         if (e.constant) {
             if (auto v = asInt(*e.constant)) return constantPoly(*v);
             return std::nullopt;
         }
-        if (++depth > 64) return std::nullopt;  // lets nest; a bound keeps this linear enough
+        if (++depth > 64 || --budget < 0) {  // lets nest and repeat: bounded work
+            --depth;
+            return std::nullopt;
+        }
         std::optional<Poly> out = build(e);
         --depth;
         return out;
@@ -163,8 +172,8 @@ Type KernelChecker::checkView(Call& c) {
 
     Shape shape;
     for (const auto& el : elements) shape.push_back(extentOf(*el));
-    // Equal element counts, as polynomials over the sizes; where either side has no polynomial
-    // form (an overflow), nothing is claimed.
+    // Equal element counts, as polynomials over the sizes. Counts that cannot be compared (an
+    // overflow, or expressions too large to expand) are not provably equal either: an error.
     PolyBuilder builder{*this};
     std::optional<Poly> viewCount = constantPoly(1), tensorCount = constantPoly(1);
     for (const auto& el : elements) {
@@ -190,7 +199,7 @@ Type KernelChecker::checkView(Call& c) {
                 tensorCount = p && tensorCount ? mulPoly(*tensorCount, *p) : std::nullopt;
             }
     }
-    if (viewCount && tensorCount && *viewCount != *tensorCount) {
+    if (!viewCount || !tensorCount || *viewCount != *tensorCount) {
         diags_.report(DiagId::err_view_element_count, dims.range, productText(shape), root ? root->name : brief(tensor),
                       productText(t.shape));
         if (root) diags_.note(root->range, fmt::format("'{}' declared here", root->name));
