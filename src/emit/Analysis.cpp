@@ -172,6 +172,10 @@ KernelInfo analyzeKernel(const Kernel& kernel, bool debug) {
             if (p.buffer) known.insert(p.buffer.get());
         for (const BufferNode* b : buffers.used) {
             if (known.count(b) || aliases.count(b)) continue;
+            if (b->viewOf) {  // view(A, [...]): A's storage
+                aliases[b] = b->viewOf.get();
+                continue;
+            }
             for (const BufferNode* a : buffers.allocated)
                 if (a->name == b->name && a->scope == b->scope && a->dtype == b->dtype) {
                     aliases[b] = a;

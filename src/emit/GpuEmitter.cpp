@@ -64,14 +64,17 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
         for (const auto& p : k.params)
             if (p.kind == KernelParam::Kind::Tensor && p.name == m.tensor) tensor = &p;
         const size_t rank = m.box.size();
-        if (!tensor || tensor->buffer->shape.size() != rank || rank > 5)
+        // The map's sizes and strides are its source's: the parameter, or a view of it.
+        const Buffer& b = m.source && m.source->viewOf ? m.source : tensor ? tensor->buffer : m.source;
+        if (!tensor || !b || b->shape.size() != rank || rank > 5)
             throw EmitError("emit: a tensor map of an unknown tensor or of another rank, '" + m.tensor + "'");
         need(runtimeFile(), "tma_host");
-        const Buffer& b = tensor->buffer;
+        const std::string base = bufferName(tensor->buffer.get());
         std::string name = names_.declare(m.map.get(), m.map->name);
         std::string swizzle = m.swizzleBytes ? fmt::format("CU_TENSOR_MAP_SWIZZLE_{}B", m.swizzleBytes)
                                              : std::string("CU_TENSOR_MAP_SWIZZLE_NONE");
-        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {}{}", name, m.tensor, fmt::join(m.box, " x "),
+        std::string described = b->viewOf ? fmt::format("{} (viewed as {})", m.tensor, b->name) : m.tensor;
+        line(fmt::format("CUtensorMap {}{{}};  // {} in TMA boxes of {}{}", name, described, fmt::join(m.box, " x "),
                          m.swizzleBytes ? fmt::format(", {}-byte swizzle", m.swizzleBytes) : ""));
         // An empty tensor has no map (the driver refuses one), and the kernel loads nothing from it.
         Expr nonEmpty;
@@ -90,8 +93,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
         const int64_t bytes = dtypeBytes(b->dtype);
         if (rank == 2) {
             // Element type, rows, columns, row stride in bytes; box rows, box columns, swizzle.
-            line(fmt::format("const {} {} = tl::make_tensor_map_2d(&{}, {},", errorType(), status, name,
-                             bufferName(b.get())));
+            line(fmt::format("const {} {} = tl::make_tensor_map_2d(&{}, {},", errorType(), status, name, base));
             line(fmt::format("    {}, {}, {}, uint64_t({}) * {},", tensorMapType(b->dtype), expr(b->shape[0]),
                              expr(b->shape[1]), expr(b->strides[0]), bytes));
             line(fmt::format("    {}, {}, {});", m.box[0], m.box[1], swizzle));
@@ -102,8 +104,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
                 sizes.push_back(fmt::format("uint64_t({})", expr(b->shape[d])));
                 if (d + 1 < rank) strides.push_back(fmt::format("uint64_t({}) * {}", expr(b->strides[d]), bytes));
             }
-            line(fmt::format("const {} {} = tl::make_tensor_map<{}>(&{}, {},", errorType(), status, rank, name,
-                             bufferName(b.get())));
+            line(fmt::format("const {} {} = tl::make_tensor_map<{}>(&{}, {},", errorType(), status, rank, name, base));
             line(fmt::format("    {},", tensorMapType(b->dtype)));
             line(fmt::format("    {{{}}},", join(sizes, ", ")));
             line(fmt::format("    {{{}}},", join(strides, ", ")));

@@ -63,6 +63,9 @@ struct BufferNode {
     // Shared buffers: the alignment their start needs beyond 16 bytes (a swizzled wgmma
     // operand's pattern repeats every 8 x its span: 1024 bytes for 128B); 0 for the default.
     int64_t alignBytes = 0;
+    // A reshaped view of a contiguous global tensor (`view(A, [...])`): the tensor parameter whose
+    // storage it reads and writes, with this buffer's shape and row-major strides; null otherwise.
+    std::shared_ptr<const BufferNode> viewOf;
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 

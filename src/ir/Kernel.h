@@ -29,6 +29,9 @@ struct TensorMap {
     std::string tensor;        // the tensor parameter it describes
     std::vector<int64_t> box;  // one extent per dimension of the tensor
     int swizzleBytes = 0;
+    // The buffer the map describes: the parameter's own, or a view of it (BufferNode::viewOf)
+    // with another shape; its sizes and strides are the map's, the parameter's pointer its base.
+    Buffer source;
 };
 
 // How pipeline-loops moved a global-to-shared copy and why (LowerContext::copyDecisions, for

@@ -9,6 +9,7 @@
 #include "ops/cumsum/Cumsum.h"
 #include "ops/fill/Fill.h"
 #include "ops/gemm/Gemm.h"
+#include "ops/im2col/Im2Col.h"
 #include "ops/reduce/Reduce.h"
 #include "sema/Builtins.h"
 
@@ -137,6 +138,9 @@ private:
     std::map<const A::Decl*, Expr> values_;
     std::map<const A::Decl*, Buffer> buffers_;
     std::vector<VarPtr> sizeVars_;
+    // Lets' values in order: a view's shape is written without them (each let replaced by its
+    // value, latest first), so that the launcher can compute it.
+    std::vector<std::pair<VarPtr, Expr>> letDefs_;
     std::vector<Expr> gridExtents_;
     std::vector<VarPtr> rawBlocks_;
     int64_t swizzlePanel_ = 0;
@@ -294,6 +298,11 @@ private:
         unsupported(c, "'" + c.callee + "'", "it is not a value");
     }
 
+    Expr withoutLets(Expr e) {
+        for (auto it = letDefs_.rbegin(); it != letDefs_.rend(); ++it) e = substitute(e, {*it});
+        return e;
+    }
+
     // ---- buffers and regions ---------------------------------------------------------------
 
     Buffer bufferOf(const A::Expr& e) {
@@ -326,6 +335,17 @@ private:
         if (r.extents.size() != r.starts.size())
             unsupported(e, "this region", fmt::format("its {} extents do not match its rank {}", r.extents.size(), r.starts.size()));
         return r;
+    }
+
+    static void fitOverlap(Region& whole, const Region& part) {
+        if (whole.rank() == part.rank()) {
+            whole.extents = part.extents;
+            return;
+        }
+        std::vector<int64_t> extents = part.squeezedExtents();
+        size_t k = 0;
+        for (auto& e : whole.extents)
+            if (e != 1 && k < extents.size()) e = extents[k++];
     }
 
     // ---- statements ------------------------------------------------------------------------
@@ -372,6 +392,17 @@ private:
                 buffers_[decl] = b;
                 return allocate(b, stmts(list, rest), loc);
             }
+            if (id == Builtin::View) {
+                // No storage and no code: a buffer with the view's shape over the tensor's.
+                Buffer base = bufferOf(*c->boundArgs[0]);
+                std::vector<Expr> shape;
+                for (const auto& el : c->boundArgs[1]->as<A::List>()->elements)
+                    shape.push_back(simplify(withoutLets(intValue(*el))));
+                auto node = std::make_shared<BufferNode>(*makeBuffer(let.name, base->dtype, MemScope::Global, shape));
+                node->viewOf = base->viewOf ? base->viewOf : base;
+                buffers_[decl] = node;
+                return std::nullopt;
+            }
             if (id == Builtin::AllocVar) {
                 DType t = decl->type.dtype;
                 Buffer b = makeBuffer(let.name, t, MemScope::Local, {});
@@ -384,6 +415,7 @@ private:
         VarPtr v = makeVar(let.name, mathType(decl->type.dtype));
         Expr val = asMath(value(*let.value));
         values_[decl] = Expr(v);
+        letDefs_.push_back({v, val});
         return letStmt(v, val, stmts(list, rest), loc);
     }
 
@@ -548,7 +580,16 @@ private:
         Builtin id = static_cast<Builtin>(c->builtin);
         auto arg = [&](size_t i) -> const A::Expr* { return i < c->boundArgs.size() ? c->boundArgs[i] : nullptr; };
         switch (id) {
-        case Builtin::Copy: return tileOp(std::make_shared<ops::CopyOp>(region(*arg(0)), region(*arg(1))), loc);
+        case Builtin::Copy: {
+            Region s = region(*arg(0)), d = region(*arg(1));
+            // A region smaller than the whole buffer it meets (sema's overlap rule): the buffer's
+            // leading corner of the region's extents.
+            if (s.squeezedExtents() != d.squeezedExtents()) {
+                bool srcWhole = arg(0)->type.kind == Type::Kind::Tensor;
+                fitOverlap(srcWhole ? s : d, srcWhole ? d : s);
+            }
+            return tileOp(std::make_shared<ops::CopyOp>(s, d), loc);
+        }
         case Builtin::Gemm: {
             ops::GemmPolicy policy = ops::GemmPolicy::Auto;  // left out: inference picks (and says why)
             if (const auto* p = arg(5) ? arg(5)->as<A::Name>() : nullptr)
@@ -612,6 +653,12 @@ private:
             const A::Expr& src = *arg(1);
             if (src.type.isTile()) return tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc);
             return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
+        }
+        case Builtin::Im2col: {
+            ops::Im2ColParams p{intArg(arg(4), 1), intArg(arg(5), 1), intArg(arg(6), 1), intArg(arg(7), 0)};
+            return tileOp(std::make_shared<ops::Im2ColOp>(bufferOf(*arg(0)), region(*arg(1)), intValue(*arg(2)),
+                                                          intValue(*arg(3)), p),
+                          loc);
         }
         case Builtin::UseSwizzle:
             if (boolArg(arg(1), true)) swizzlePanel_ = intArg(arg(0), 10);

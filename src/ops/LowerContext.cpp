@@ -96,7 +96,9 @@ void LowerContext::requireLaunch(Expr condition, std::string message) {
     launchChecks.push_back({condition, "", 0, std::move(message)});
 }
 
-void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
+void LowerContext::requireAlignment(const Buffer& buffer, int bytes) {
+    // A view starts where its tensor does.
+    const Buffer& tensor = buffer->viewOf ? buffer->viewOf : buffer;
     for (auto& check : launchChecks) {
         if (!check.condition && check.tensor == tensor->name) {
             check.alignBytes = std::max(check.alignBytes, bytes);
@@ -108,11 +110,15 @@ void LowerContext::requireAlignment(const Buffer& tensor, int bytes) {
 }
 
 const Buffer& LowerContext::tensorMap(const Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes) {
-    for (const auto& m : tensorMaps)
-        if (m.tensor == tensor->name && m.box == box && m.swizzleBytes == swizzleBytes) return m.map;
+    // A view has a map of its own (its shape is the map's); the parameter's pointer is its base.
+    const std::string& param = tensor->viewOf ? tensor->viewOf->name : tensor->name;
+    for (const auto& m : tensorMaps) {
+        bool same = tensor->viewOf || m.source->viewOf ? m.source == tensor : m.tensor == param;
+        if (same && m.box == box && m.swizzleBytes == swizzleBytes) return m.map;
+    }
     Buffer map = makeBuffer(freshName(tensor->name + "_map"), DType::U8, MemScope::Global, {});
     reserveName(map->name);
-    tensorMaps.push_back({map, tensor->name, box, swizzleBytes});
+    tensorMaps.push_back({map, param, box, swizzleBytes, tensor});
     return tensorMaps.back().map;
 }
 

@@ -15,6 +15,11 @@ constexpr P opt(std::string_view n, K k, ConstValue v) { return {n, k, v, true};
 constexpr P absent(std::string_view n, K k) { return {n, k, std::nullopt, true}; }
 
 constexpr P kAlloc[] = {req("shape", K::Shape), req("dtype", K::DType)};
+constexpr P kView[] = {req("tensor", K::Tile), req("shape", K::Dims)};
+// TileLang's T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad).
+constexpr P kIm2col[] = {req("img", K::Tile),          req("col", K::Tile),          req("nhw_step", K::Int),
+                         req("c_step", K::Int),        req("kernel", K::ConstInt),   req("stride", K::ConstInt),
+                         req("dilation", K::ConstInt), req("pad", K::ConstInt)};
 constexpr P kAllocVar[] = {req("dtype", K::DType), absent("init", K::Scalar)};
 constexpr P kCopy[] = {req("src", K::Tile), req("dst", K::Tile)};
 constexpr P kGemm[] = {req("A", K::Tile), req("B", K::Tile), req("C", K::Tile),
@@ -55,6 +60,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocFragment, "alloc_fragment", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocLocal, "alloc_local", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocVar, "alloc_var", BuiltinKind::Alloc, kAllocVar},
+    {Builtin::View, "view", BuiltinKind::Alloc, kView},
     {Builtin::Copy, "copy", BuiltinKind::TileOp, kCopy},
     {Builtin::Gemm, "gemm", BuiltinKind::TileOp, kGemm},
     {Builtin::Clear, "clear", BuiltinKind::TileOp, kClear},
@@ -68,6 +74,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AtomicAdd, "atomic_add", BuiltinKind::TileOp, kAtomicAdd},
     {Builtin::UseSwizzle, "use_swizzle", BuiltinKind::TileOp, kUseSwizzle},
     {Builtin::AnnotateLayout, "annotate_layout", BuiltinKind::TileOp, kAnnotateLayout},
+    {Builtin::Im2col, "im2col", BuiltinKind::TileOp, kIm2col},
     {Builtin::Range, "range", BuiltinKind::LoopIter, kRange, 3, 1},
     {Builtin::Serial, "serial", BuiltinKind::LoopIter, kSerial},
     {Builtin::Unroll, "unroll", BuiltinKind::LoopIter, kUnroll},

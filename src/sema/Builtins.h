@@ -14,9 +14,11 @@ namespace tlc {
 enum class Builtin {
     // allocation
     AllocShared, AllocFragment, AllocLocal, AllocVar,
+    // a reshaped view of a contiguous global tensor (a `let` initialiser, like the allocations)
+    View,
     // tile operations
     Copy, Gemm, Clear, Fill, ReduceMax, ReduceMin, ReduceSum, ReduceAbsSum, ReduceAbsMax, Cumsum,
-    AtomicAdd, UseSwizzle, AnnotateLayout,
+    AtomicAdd, UseSwizzle, AnnotateLayout, Im2col,
     // loop iterators and the launch
     Range, Serial, Unroll, Parallel, Pipelined, Grid,
     // integer helpers
@@ -39,6 +41,7 @@ enum class ParamKind {
     TileOrScalar,// a tile, or a scalar value (atomic_add's source)
     Buffer,      // a whole on-chip buffer (alloc_*)
     Shape,       // [a, b, ...] of compile-time integers
+    Dims,        // [a, b, ...] of integer expressions known at launch (view's shape)
     DType,       // f16, bf16, ...
     ConstInt,    // an integer that folds at compile time
     ConstBool,

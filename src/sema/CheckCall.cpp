@@ -86,8 +86,9 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
     case BuiltinKind::Math:
     case BuiltinKind::Bits: break;
     }
-    bool needsGrid = info.kind == BuiltinKind::Alloc || info.kind == BuiltinKind::TileOp ||
-                     info.id == Builtin::Parallel;
+    // A view is an alias the launcher knows too: it may be declared before the grid.
+    bool needsGrid = (info.kind == BuiltinKind::Alloc && info.id != Builtin::View) ||
+                     info.kind == BuiltinKind::TileOp || info.id == Builtin::Parallel;
     if (needsGrid && !inGrid_) {
         diags_.report(DiagId::err_outside_grid, c.calleeRange,
                       info.id == Builtin::Parallel ? std::string("a 'parallel' loop") : quoted);
@@ -247,6 +248,29 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         arg.type = ok ? Type::shapeType(std::move(extents)) : Type::error();
         return;
     }
+    case ParamKind::Dims: {
+        // A view's extents: integer expressions the launcher can compute (checkView says which).
+        auto* list = arg.as<List>();
+        if (!list || list->elements.empty()) {
+            if (!list && checkValue(arg).isError()) return;
+            wrongKind("a shape such as [M * K, N]");
+            return;
+        }
+        arg.type = checkList(*list);
+        bool ok = true;
+        for (auto& el : list->elements) {
+            if (el->type.isError() || !expectInteger(*el, "a size")) {
+                ok = false;
+                continue;
+            }
+            if (el->constant && *asInt(*el->constant) <= 0) {
+                diags_.report(DiagId::err_nonpositive_extent, el->range, "a view extent", toString(*el->constant));
+                ok = false;
+            }
+        }
+        if (!ok) arg.type = Type::error();
+        return;
+    }
     case ParamKind::DType: {
         if (auto* n = arg.as<Name>(); n && !scope_.lookup(n->name) && !parseDType(n->name)) {
             resolveDTypeName(n->name, n->range);  // reports "unknown dtype" with a suggestion
@@ -267,7 +291,7 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         // Extents, thread counts and panel sizes must be positive; dims may not. A stage count
         // may be 0, TileLang's "no pipelining" (as 1 is); not below.
         bool stages = info.id == Builtin::Pipelined && p.name == "stages";
-        bool positive = p.name != "dim" && !stages;
+        bool positive = p.name != "dim" && p.name != "pad" && !stages;
         if (stages && arg.constant && asInt(*arg.constant) && *asInt(*arg.constant) < 0) {
             diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, "0 or more (0 and 1 mean no pipelining)",
                           *asInt(*arg.constant));
@@ -422,6 +446,7 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
     const auto& args = c.boundArgs;
     switch (info.kind) {
     case BuiltinKind::Alloc: {
+        if (info.id == Builtin::View) return checkView(c);
         DType dtype = std::get<DType>(*boundArg(c, "dtype")->constant);
         if (info.id == Builtin::AllocVar) return Type::scalar(dtype);
         MemScope scope = info.id == Builtin::AllocShared   ? MemScope::Shared

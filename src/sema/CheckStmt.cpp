@@ -83,7 +83,7 @@ void KernelChecker::checkLet(LetStmt& s) {
     if (t.isScalar()) noteScalarWrite(decl, *s.value, s.range);
     if (decl->kind == Decl::Kind::Let && !decl->constant && !decl->type.isError() && isCompileTime(*s.value))
         compileTimeDecls_.insert(decl);
-    if (alloc && decl->type.kind == Type::Kind::Tensor) {
+    if (alloc && alloc->id != Builtin::View && decl->type.kind == Type::Kind::Tensor) {
         buffers_.insert(decl);
         if (alloc->id == Builtin::AllocShared) sharedAllocs_.push_back({&s, bufferBytes(decl->type)});
         const auto* call = s.value->as<Call>();

@@ -73,6 +73,7 @@ void KernelChecker::checkTileOp(Call& c, Builtin id) {
     case Builtin::Cumsum: checkCumsum(c); break;
     case Builtin::AtomicAdd: checkAtomicAdd(c); break;
     case Builtin::AnnotateLayout: checkAnnotateLayout(c); break;
+    case Builtin::Im2col: checkIm2col(c); break;
     default: break;  // use_swizzle: its arguments say everything
     }
 }
@@ -125,11 +126,45 @@ void KernelChecker::checkCopyLike(Call& c, Expr& src, Expr& dst) {
     if (dstPoints) return resolveRegionFrom(dst, s.shape, c, src);
     if (sameUpToUnitDims(s.shape, d.shape)) return;
     if (autoShapeConflict(c, src, dst)) return;
+    if (c.builtin == int(Builtin::Copy) && overlapCopy(c, src, dst)) return;
     diags_.report(DiagId::err_tile_shape_mismatch, c.calleeRange, c.callee,
                   fmt::format("{} ({})", shapeString(s.shape), describe(src)),
                   fmt::format("{} ({})", shapeString(d.shape), describe(dst)));
     noteDeclared(src);
     noteDeclared(dst);
+}
+
+// TileLang copies the overlap of a region and a larger buffer: the region's extents (explicit,
+// from slices) each at most the buffer's, dimension by dimension (when the ranks differ, the
+// dimensions other than 1 in order); the copy moves the region to or from the buffer's leading
+// corner and leaves the rest of the buffer untouched. The buffer is a whole shared buffer or
+// fragment (not both sides fragments: their layouts must then be one).
+bool KernelChecker::overlapCopy(Call& c, Expr& src, Expr& dst) {
+    bool srcWhole = src.type.kind == Type::Kind::Tensor, dstWhole = dst.type.kind == Type::Kind::Tensor;
+    if (srcWhole == dstWhole) return false;
+    Expr& whole = srcWhole ? src : dst;
+    Expr& part = srcWhole ? dst : src;
+    if (part.type.extentsFromOtherOperand) return false;
+    if (whole.type.scope != MemScope::Shared && whole.type.scope != MemScope::Fragment) return false;
+    if (whole.type.scope == MemScope::Fragment && part.type.scope == MemScope::Fragment) return false;
+    Shape b = whole.type.shape, r = part.type.shape;
+    if (b.size() != r.size()) {
+        b = withoutUnitDims(b);
+        r = withoutUnitDims(r);
+        if (b.size() != r.size()) return false;
+    }
+    for (size_t d = 0; d < r.size(); ++d) {
+        if (r[d] == b[d]) continue;
+        if (!r[d].isConstant() || !b[d].isConstant()) return false;  // symbolic: the mismatch error
+        if (*r[d].value > *b[d].value) {
+            diags_.report(DiagId::err_copy_region_larger, part.range, brief(part),
+                          fmt::format("{} {}", describe(whole), shapeString(whole.type.shape)), d, *r[d].value,
+                          *b[d].value);
+            noteDeclared(whole);
+            return true;
+        }
+    }
+    return true;
 }
 
 bool KernelChecker::requireScope(Expr& operand, std::string_view role, std::string_view opName,
@@ -297,6 +332,26 @@ void KernelChecker::checkAnnotateLayout(Call& c) {
     int64_t elemBytes = dtypeBytes(buffer.type.dtype);
     if (auto misfit = ops::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
         diags_.report(DiagId::err_layout_annotation_misfit, c.boundArgs[1]->range, name->name, describe(buffer), *misfit);
+}
+
+// im2col(img, col, ...): img a whole NHWC global tensor, col a 2-D shared tile.
+void KernelChecker::checkIm2col(Call& c) {
+    Expr& img = const_cast<Expr&>(*c.boundArgs[0]);
+    Expr& col = const_cast<Expr&>(*c.boundArgs[1]);
+    if (img.type.kind != Type::Kind::Tensor || img.type.scope != MemScope::Global || img.type.rank() != 4) {
+        diags_.report(DiagId::err_arg_kind, img.range, "img", c.callee, "a whole global tensor [N, H, W, C]",
+                      img.type.kind == Type::Kind::Tensor ? fmt::format("{} of rank {}", describe(img), img.type.rank())
+                                                          : describe(img));
+        noteDeclared(img);
+        return;
+    }
+    auto shape = knownShape(col, c.callee);
+    if (!shape || !requireScope(col, "the destination", c.callee, {MemScope::Shared}, "a shared buffer")) return;
+    if (withoutUnitDims(*shape).size() != 2) {
+        diags_.report(DiagId::err_arg_kind, col.range, "col", c.callee, "a 2-D tile [block_M, block_K]",
+                      fmt::format("{} ({})", shapeString(*shape), describe(col)));
+        noteDeclared(col);
+    }
 }
 
 } // namespace tlc::sema

@@ -143,9 +143,15 @@ public:
     std::optional<bool> constBoolArg(const ast::Call& c, std::string_view param) const;
     std::optional<int64_t> constIntArg(const ast::Call& c, std::string_view param) const;
 
+    // ---- view(tensor, [extents]) (CheckView.cpp) ----
+    Type checkView(ast::Call& c);
+
     // ---- tile operations (CheckTileOps.cpp) ----
     void checkTileOp(ast::Call& c, Builtin id);
     void checkCopyLike(ast::Call& c, ast::Expr& src, ast::Expr& dst);
+    // copy(region, buffer) / copy(buffer, region) with a region that fits in the buffer: the
+    // overlap is copied. True when the rule applies (reported when the region is larger).
+    bool overlapCopy(ast::Call& c, ast::Expr& src, ast::Expr& dst);
     void checkGemm(ast::Call& c);
     void checkReduce(ast::Call& c, Builtin id);
     void checkCumsum(ast::Call& c);
@@ -154,6 +160,7 @@ public:
     void checkAtomicAdd(ast::Call& c);
     void checkFillClear(ast::Call& c);
     void checkAnnotateLayout(ast::Call& c);
+    void checkIm2col(ast::Call& c);
     // The extents of an operand, or nullopt (reported) for an all-point region with nothing
     // to take its extents from.
     std::optional<Shape> knownShape(ast::Expr& operand, std::string_view opName);

@@ -12,6 +12,7 @@
 #include "pipelined_range.h"
 #include "bits.h"
 #include "mla_decode.h"
+#include "overlap_copy.h"
 #include "reductions.h"
 #include "while_loop.h"
 #include "row_vectors.h"
@@ -587,6 +588,31 @@ void rowVectors(int S) {
     }
 }
 
+// copy between a region and a larger buffer: the region's overlap with the buffer's leading
+// corner moves, the rest of the buffer (and of the tensor) keeps its values.
+void overlapCopies(int M, int N) {
+    const int NS = 40, BN = 64;
+    auto A = random<float>(size_t(M) * N, 61);
+    std::vector<float> B(A.size(), -7.0f), C(A.size(), -7.0f), D(A.size(), -7.0f), E(A.size(), -7.0f);
+    std::vector<double> wb(A.size()), wc(A.size()), wd(A.size()), we(A.size());
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            size_t at = size_t(i) * N + j;
+            double a = A[at];
+            wb[at] = j < NS ? 2 * a : -7.0;
+            wc[at] = j < NS ? a : j < BN ? 5.0 : -7.0;
+            wd[at] = j < NS ? a : -7.0;
+            we[at] = j < NS ? 2 * a : j < BN ? -2.0 : -7.0;
+        }
+    std::string at = " " + dims({M, N});
+    expectStatus("overlap_copy status" + at,
+                 int(tl_kernels::overlap_copy(A.data(), B.data(), C.data(), D.data(), E.data(), M, N)), 0);
+    check("overlap_copy fragment part -> global" + at, B, wb, 0, 0);
+    check("overlap_copy global -> fragment part" + at, C, wc, 0, 0);
+    check("overlap_copy shared part -> global" + at, D, wd, 0, 0);
+    check("overlap_copy global -> shared part" + at, E, we, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -634,5 +660,7 @@ int main() {
     fragmentRows(45);
     rowVectors(100);  // a partial last tile of queries and keys
     rowVectors(64);
+    overlapCopies(100, 64);  // a partial row tile
+    overlapCopies(64, 72);   // columns past the tile stay untouched
     return summary();
 }

@@ -88,6 +88,11 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         Buffer local = ctx.localBuffer(frag.buffer);
         // A converting move vectorises on the memory side's type (see moveElements).
         int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
+        // Part of the fragment (a copy of the overlap with a smaller region): the slots outside
+        // the region are skipped, whole vectors at a time.
+        const bool partial = !frag.coversWholeBuffer();
+        while (partial && vec > 1 && (frag.extents.back() % vec != 0 || knownMultiple(frag.starts.back()) % vec != 0))
+            vec /= 2;
         explainMoves(ctx, loc, *this, vec, mem.buffer->dtype,
                      fmt::format("each thread holds {} consecutive elements of a row in the fragment's layout, "
                                  "and the memory side allows {}",
@@ -96,17 +101,22 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
             // Fragment indices are the tile offsets over its own non-unit dimensions.
             std::vector<Expr> tileOffsets;
-            for (size_t d : tileDims(frag)) tileOffsets.push_back(idx[d]);
+            for (size_t d : tileDims(frag)) tileOffsets.push_back(partial ? idx[d] - frag.starts[d] : idx[d]);
             std::vector<Expr> memIdx = regionIndices(mem, tileOffsets);
             Expr valid = inBounds(mem.buffer, memIdx, vec);
+            Expr inside = boolImm(true);
+            for (size_t d = 0; partial && d < idx.size(); ++d)
+                inside = logicalAnd(inside, logicalAnd(idx[d] >= frag.starts[d], idx[d] < frag.starts[d] + frag.extents[d]));
+            inside = simplify(inside, ctx.bounds());
+            auto onlyInside = [&](Stmt s) { return asConstInt(inside) && *asConstInt(inside) ? s : ifThenElse(inside, s); };
             if (srcFrag) {
                 Stmt move = moveElements(mem.buffer, memIdx, local, {slot}, vec);
                 // Replicas hold the same values: one of them writes.
                 Expr writer = f.replicas() > 1 ? binary(BinaryOp::Eq, f.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
-                Expr cond = simplify(logicalAnd(writer, valid), ctx.bounds());
+                Expr cond = simplify(logicalAnd(logicalAnd(writer, inside), valid), ctx.bounds());
                 return asConstInt(cond) && *asConstInt(cond) ? move : ifThenElse(cond, move);
             }
-            return moveElements(local, {slot}, mem.buffer, memIdx, vec, valid);
+            return onlyInside(moveElements(local, {slot}, mem.buffer, memIdx, vec, valid));
         });
     } else {
         // Memory to memory: the tile's elements spread over the threads.
