@@ -15,6 +15,7 @@ constexpr P opt(std::string_view n, K k, ConstValue v) { return {n, k, v, true};
 constexpr P absent(std::string_view n, K k) { return {n, k, std::nullopt, true}; }
 
 constexpr P kAlloc[] = {req("shape", K::Shape), req("dtype", K::DType)};
+constexpr P kAllocGlobal[] = {req("shape", K::GlobalShape), req("dtype", K::DType)};
 constexpr P kAllocVar[] = {req("dtype", K::DType), absent("init", K::Scalar)};
 constexpr P kCopy[] = {req("src", K::Tile), req("dst", K::Tile)};
 constexpr P kGemm[] = {req("A", K::Tile), req("B", K::Tile), req("C", K::Tile),
@@ -50,6 +51,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocFragment, "alloc_fragment", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocLocal, "alloc_local", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocVar, "alloc_var", BuiltinKind::Alloc, kAllocVar},
+    {Builtin::AllocGlobal, "alloc_global", BuiltinKind::Alloc, kAllocGlobal},
     {Builtin::Copy, "copy", BuiltinKind::TileOp, kCopy},
     {Builtin::Gemm, "gemm", BuiltinKind::TileOp, kGemm},
     {Builtin::Clear, "clear", BuiltinKind::TileOp, kClear},

@@ -13,7 +13,7 @@ namespace tlc {
 
 enum class Builtin {
     // allocation
-    AllocShared, AllocFragment, AllocLocal, AllocVar,
+    AllocShared, AllocFragment, AllocLocal, AllocVar, AllocGlobal,
     // tile operations
     Copy, Gemm, Clear, Fill, ReduceMax, ReduceMin, ReduceSum, ReduceAbsSum, ReduceAbsMax, Cumsum,
     AtomicAdd, UseSwizzle, AnnotateLayout,
@@ -37,6 +37,7 @@ enum class ParamKind {
     TileOrScalar,// a tile, or a scalar value (atomic_add's source)
     Buffer,      // a whole on-chip buffer (alloc_*)
     Shape,       // [a, b, ...] of compile-time integers
+    GlobalShape, // [a, b, ...] of integers over sizes and compile-time parameters (alloc_global)
     DType,       // f16, bf16, ...
     ConstInt,    // an integer that folds at compile time
     ConstBool,

@@ -250,14 +250,19 @@ void KernelChecker::finishKernel() {
 
     const Target* target = options_.target;
     if (!target || sharedAllocs_.empty()) return;
-    int64_t total = 0;
-    const SharedAlloc* largest = nullptr;
-    for (const auto& a : sharedAllocs_) {
-        if (!a.bytes) return;  // an extent waits for an `auto` parameter: checked after inference
-        total = std::min<int64_t>(total + *a.bytes, int64_t(1) << 61);  // absurd sizes saturate
-        if (!largest || *a.bytes > *largest->bytes) largest = &a;
-    }
-    if (total > target->sharedMemPerBlock) {
+    // Each grid is its own launch with its own shared memory.
+    for (int grid = 1; grid <= gridCount_; ++grid) {
+        int64_t total = 0;
+        const SharedAlloc* largest = nullptr;
+        bool known = true;
+        for (const auto& a : sharedAllocs_) {
+            if (a.grid != grid) continue;
+            if (!a.bytes) known = false;  // an extent waits for an `auto` parameter: checked after inference
+            if (!known) break;
+            total = std::min<int64_t>(total + *a.bytes, int64_t(1) << 61);  // absurd sizes saturate
+            if (!largest || *a.bytes > *largest->bytes) largest = &a;
+        }
+        if (!known || !largest || total <= target->sharedMemPerBlock) continue;
         diags_.report(DiagId::err_shared_memory_exceeded, kernel_.nameRange, kernel_.name, total, target->name,
                       target->sharedMemPerBlock);
         diags_.note(largest->let->nameRange,

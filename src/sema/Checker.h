@@ -174,7 +174,7 @@ public:
     std::map<const ast::Decl*, std::set<const ast::Decl*>> deps_;  // let/var -> the names its value used
     std::set<const ast::Decl*> compileTimeDecls_;                   // lets over `auto` parameters
     std::set<const ast::Decl*> buffers_;                             // lets bound to alloc_*
-    struct SharedAlloc { const ast::LetStmt* let; std::optional<int64_t> bytes; };
+    struct SharedAlloc { const ast::LetStmt* let; std::optional<int64_t> bytes; int grid = 0; };  // grid: 1, 2, ...
     std::vector<SharedAlloc> sharedAllocs_;
     // While checking tensor dimensions: parameter names, which may not be used as sizes.
     const std::set<std::string>* dimParamNames_ = nullptr;
