@@ -105,7 +105,7 @@ void CEmitter::emitGroupDeclaration(const std::vector<const Kernel*>& parts, Cod
     std::string ws = fmt::format(
         "workspace: at least {}({}) bytes, {}-byte aligned, owned by the caller; it holds the global scratch{}",
         g.workspaceSize, join(sizes, ", "), kWorkspaceAlign,
-        scratch.empty() ? std::string(" (none: it may be null only then)")
+        scratch.empty() ? std::string(" (none: it may be null)")
                         : fmt::format(" ({}; each at a multiple of {} bytes)", join(scratch, ", "), kScratchAlign));
     for (const auto& l : wrapComment("//   ", "//     ", ws)) doc.push_back(l);
     std::string runs = fmt::format("runs {} grid{} in order{}:", parts.size(), parts.size() == 1 ? "" : "s",
