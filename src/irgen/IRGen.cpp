@@ -44,7 +44,6 @@ public:
         Kernel k;
         k.name = ast_.name;
         const size_t parts = std::max<size_t>(ast_.grids.size(), 1);
-        if (parts > 1) k.name += "_grid" + std::to_string(part_ + 1);
         k.sourceName = file_.name();
         k.loc = ast_.range.begin;
         for (const auto& tp : ast_.templateParams) {
@@ -107,6 +106,7 @@ public:
             if (const auto* c = let->value->as<A::Call>(); c && c->builtin == int(Builtin::AllocGlobal)) scratch = true;
         }
         if (parts > 1 || scratch) {
+            k.name = ast_.name + "_grid" + std::to_string(part_ + 1);  // the group's launcher takes ast_.name
             k.group = ast_.name;
             k.part = int(part_);
             k.parts = int(parts);
