@@ -343,12 +343,9 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             kernels.push_back(std::move(*kernel));
             }
             // A group whose parts did not all lower has no launcher: drop the rest of it.
-            std::erase_if(kernels, [&](const ir::Kernel& kk) {
-                if (kk.group != k->name) return false;
-                int n = 0;
-                for (const auto& o : kernels) n += o.group == k->name ? 1 : 0;
-                return n != kk.parts;
-            });
+            int lowered = 0;
+            for (const auto& o : kernels) lowered += o.group == k->name ? 1 : 0;
+            std::erase_if(kernels, [&](const ir::Kernel& kk) { return kk.group == k->name && lowered != kk.parts; });
         }
     });
     if (kernelMissing) {

@@ -163,12 +163,12 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
     line("{");
     out.indent();
     if (!negative.empty()) line(fmt::format("if ({}) return 0;  // sizes must not be negative", join(negative, " || ")));
-    names_.declareExact(nullptr, "bytes");
-    line("size_t bytes = 0;");
+    std::string bytes = names_.declare(nullptr, "bytes");
+    line(fmt::format("size_t {} = 0;", bytes));
     for (const KernelParam* p : scratch)
-        line(fmt::format("bytes += ({} + {}) / {} * {};  // {}: {}", workspaceSizeExpr(parts, p->buffer), kScratchAlign - 1,
-                         kScratchAlign, kScratchAlign, p->name, shapeText(p->buffer)));
-    line("return bytes;");
+        line(fmt::format("{} += ({} + {}) / {} * {};  // {}: {}", bytes, workspaceSizeExpr(parts, p->buffer),
+                         kScratchAlign - 1, kScratchAlign, kScratchAlign, p->name, shapeText(p->buffer)));
+    line(fmt::format("return {};", bytes));
     out.dedent();
     line("}");
     out.blank();

@@ -261,7 +261,10 @@ void KernelChecker::checkGrid(GridStmt& g) {
     if (!nesting_.empty()) diags_.report(DiagId::err_grid_not_top_level, launch.calleeRange, nesting_.back());
     // Several grids run one after another (each a launch on the same stream), sharing the
     // kernel's parameters, host lets and global scratch.
+    // Each grid becomes a kernel function and a launch of its own (and IR building walks the
+    // host statements before each): a bound keeps hostile inputs from growing that quadratically.
     if (++gridCount_ == 1) firstGrid_ = &g;
+    if (gridCount_ == kMaxGrids + 1) diags_.report(DiagId::err_too_many_grids, launch.calleeRange, kernel_.name, kMaxGrids);
     kernel_.grids.push_back(&g);
     checkCall(launch, CallSite::Launch);
     size_t dims = 0;

@@ -168,6 +168,7 @@ public:
     std::vector<std::vector<const ast::Decl*>> parallel_; // variables of the enclosing parallel loops
     std::vector<std::set<const ast::Decl*>> guards_;       // what enclosing `if` conditions read
     int gridCount_ = 0;
+    static constexpr int kMaxGrids = 64;  // grids per kernel
     const ast::GridStmt* firstGrid_ = nullptr;
 
     // Facts about declarations that the AST does not hold.
