@@ -316,7 +316,8 @@ struct Kernel {
     // compile-time parameters) in order of first appearance in the parameter list; these
     // become launcher arguments. A size specialised with -D is a constant, not listed here.
     std::vector<const Decl*> sizeParams;
-    const GridStmt* grid = nullptr;  // the kernel's one launch
+    const GridStmt* grid = nullptr;        // the kernel's first launch
+    std::vector<const GridStmt*> grids;  // every launch, in order (they run in this order)
 
     // Owned by the kernel so that Decl pointers stay valid as long as the AST does.
     std::vector<std::unique_ptr<Decl>> decls;

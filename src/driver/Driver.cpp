@@ -154,6 +154,21 @@ const Target* resolveTarget(const DriverOptions& options, std::ostream& err, int
     return t;
 }
 
+// "several grids" or "global scratch" when the kernel has them (the recommender ranks kernels of
+// one grid: its model and the variant dispatcher know one launch), else "". Read from the
+// syntax: the kernel is not checked yet.
+std::string severalGridsOrScratch(const ast::Kernel& k) {
+    int grids = 0;
+    bool scratch = false;
+    for (const auto& s : k.body->stmts) {
+        grids += s->kind == ast::StmtKind::Grid ? 1 : 0;
+        if (const auto* let = s->as<ast::LetStmt>())
+            if (const auto* c = let->value->as<ast::Call>(); c && c->callee == "alloc_global") scratch = true;
+    }
+    if (grids > 1) return fmt::format("{} grids", grids);
+    return scratch ? "global scratch (alloc_global)" : "";
+}
+
 // Fills the `auto` parameters of every kernel (not given with -D) with the recommender's best
 // candidate for the target and logs each value with the model's estimate (--explain; the
 // emitted code's comments list the values too). Where no candidate compiles, leaves them
@@ -166,6 +181,10 @@ std::map<std::string, DecisionLog> fillAutoParams(ast::File& file, const SourceF
         bool any = false;
         for (const auto& tp : k->templateParams) any = any || (tp.isAuto && !defines.count(tp.name));
         if (!any) continue;
+        if (std::string what = severalGridsOrScratch(*k); !what.empty()) {
+            diags.report(DiagId::err_auto_multi_grid, k->nameRange, k->name, what);
+            continue;
+        }
         RecommendOptions ro;
         ro.target = &target;
         ro.defines = defines;
@@ -278,6 +297,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                 bool any = false;
                 for (const auto& tp : k->templateParams) any = any || (tp.isAuto && !semaOptions.defines.count(tp.name));
                 VariantSet set;
+                if (any && !severalGridsOrScratch(*k).empty()) {
+                    diags.report(DiagId::err_auto_multi_grid, k->nameRange, k->name, severalGridsOrScratch(*k));
+                    varied.push_back(k->name);  // nothing more to say about it
+                    continue;
+                }
                 if (any && compileVariants(source, k->name, options.emitVariants, *target, semaOptions.defines, diags,
                                            passOptions, dumps, kernels, explained, set)) {
                     variantSets.push_back(std::move(set));
@@ -299,8 +323,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         }
         if (!target || options.syntaxOnly) return;
         for (const auto& k : file->kernels) {
-            std::optional<ir::Kernel> kernel = buildKernelIR(*k, source, diags);
-            if (!kernel) continue;
+            for (ir::Kernel& part : buildKernelIRs(*k, source, diags)) {
+            std::optional<ir::Kernel> kernel = std::move(part);
             kernel->decisions = autoLogs[k->name];
             inferThreads(*kernel, *target);
             if (options.emit == "tile-ir") {
@@ -317,6 +341,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             if (options.emit == "thread-ir") result += ir::printKernel(*kernel);
             if (options.emit == "shared") result += describeSharedPlan(*kernel);
             kernels.push_back(std::move(*kernel));
+            }
+            // A group whose parts did not all lower has no launcher: drop the rest of it.
+            int lowered = 0;
+            for (const auto& o : kernels) lowered += o.group == k->name ? 1 : 0;
+            std::erase_if(kernels, [&](const ir::Kernel& kk) { return kk.group == k->name && lowered != kk.parts; });
         }
     });
     if (kernelMissing) {

@@ -236,12 +236,22 @@ void CEmitter::prepare(const std::vector<Kernel>& kernels) {
         fileLevelNames_.insert(fileLevelNames_.end(), {d.launch, d.count, d.names, d.pick, d.variant, d.cLaunch});
         dispatcherNames_[v.name] = d;
     }
+    // Groups next: their launcher takes the source kernel's own name too.
+    for (const auto& k : kernels) {
+        if (k.group.empty() || groupNames_.count(k.group)) continue;
+        GroupNames g{file.declare(nullptr, k.group), file.declare(nullptr, k.group + "_workspace_size"),
+                     file.declare(nullptr, options_.cPrefix + k.group),
+                     file.declare(nullptr, options_.cPrefix + k.group + "_workspace_size"), {}};
+        fileLevelNames_.insert(fileLevelNames_.end(), {g.launch, g.workspaceSize, g.cLaunch, g.cWorkspaceSize});
+        groupNames_[k.group] = std::move(g);
+    }
     for (const auto& k : kernels) {
         LauncherSignature sig;
         sig.name = file.declare(nullptr, k.name);
         sig.kernelName = file.declare(nullptr, k.name + kernelSuffix());
-        sig.cName = file.declare(nullptr, options_.cPrefix + k.name);
-        fileLevelNames_.insert(fileLevelNames_.end(), {sig.name, sig.kernelName, sig.cName});
+        if (k.group.empty()) sig.cName = file.declare(nullptr, options_.cPrefix + k.name);
+        fileLevelNames_.insert(fileLevelNames_.end(), {sig.name, sig.kernelName});
+        if (!sig.cName.empty()) fileLevelNames_.push_back(sig.cName);
         signatures_[&k] = std::move(sig);
     }
     for (const auto& k : kernels) {
@@ -266,6 +276,20 @@ void CEmitter::prepare(const std::vector<Kernel>& kernels) {
                 break;
             }
             sig.params.push_back(std::move(lp));
+        }
+        // The group's launcher: the first part's parameters without scratch; a tensor any part
+        // writes is not const.
+        if (!k.group.empty()) {
+            GroupNames& g = groupNames_[k.group];
+            if (k.part == 0)
+                for (const auto& lp : sig.params)
+                    if (!lp.param->scratch) g.params.push_back(lp);
+            for (const auto& lp : sig.params)
+                for (auto& gp : g.params)
+                    if (gp.name == lp.name && lp.type.rfind("const ", 0) != 0 && lp.param->kind == KernelParam::Kind::Tensor) {
+                        gp.type = lp.type;
+                        gp.cType = lp.cType;
+                    }
         }
     }
 }

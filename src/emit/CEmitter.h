@@ -58,6 +58,15 @@ public:
     void emitDispatcherCTwinDeclaration(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
     void emitDispatcherCTwinDefinition(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
 
+    // A source kernel of several grids or with global scratch (ir::Kernel::group): its parts
+    // are consecutive in emit()'s list; emitKernel() gives each its kernel function and a
+    // static launcher (with a check-only mode), these the launcher that takes the workspace and
+    // runs the parts in order, and NAME_workspace_size (Group.cpp).
+    void emitGroupDeclaration(const std::vector<const ir::Kernel*>& parts, CodeWriter& out);
+    void emitGroup(const std::vector<const ir::Kernel*>& parts, CodeWriter& out);
+    void emitGroupCTwinDeclaration(const std::vector<const ir::Kernel*>& parts, CodeWriter& out);
+    void emitGroupCTwinDefinition(const std::vector<const ir::Kernel*>& parts, CodeWriter& out);
+
     // Toolkit and standard headers, and runtime sections, that the header needs for the
     // launcher types of these kernels / that the source needs for what was emitted so far.
     virtual std::vector<std::string> headerIncludes(const std::set<DType>& paramTypes) const = 0;
@@ -89,6 +98,9 @@ protected:
     virtual std::string printfName() const = 0;
     virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h
     virtual std::string restrictQualifier() const { return "__restrict__"; }
+    // In a part's launcher, when it is only checking: what launching would check besides
+    // emitLaunchChecks (the GPU backends build the tensor maps, which check TMA's rules).
+    virtual void emitPartChecks(const ir::Kernel&) {}
 
     // ---- shared machinery -----------------------------------------------------------------
     std::string expr(const ir::Expr& e) { return print(e, 0); }
@@ -152,6 +164,15 @@ protected:
     uint32_t pendingLine_ = 0;  // a location to write before the next line
     void flushLocation();
     std::map<const ir::Kernel*, LauncherSignature> signatures_;
+    struct GroupNames {
+        std::string launch, workspaceSize;    // flash_decoding, flash_decoding_workspace_size
+        std::string cLaunch, cWorkspaceSize;  // tl_flash_decoding, tl_flash_decoding_workspace_size
+        std::vector<LauncherParam> params;     // the launcher's (no scratch), tensors written by any part non-const
+    };
+    std::map<std::string, GroupNames> groupNames_;  // by Kernel::group
+    std::string launchDescription(const ir::Kernel& k) const;  // "grid (...) of 128-thread blocks, ..."
+    std::vector<std::string> checkDescriptions(const ir::Kernel& k) const;
+    std::string workspaceSizeExpr(const std::vector<const ir::Kernel*>& parts, const ir::Buffer& b);
     struct DispatcherNames {
         std::string launch, count, names, pick, variant;  // gemm, gemm_variant_count, ...
         std::string cLaunch;                               // tl_gemm

@@ -97,23 +97,52 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     const std::string outName = outputFileName(options, target);
     const bool header = !options.headerName.empty();
 
+    // The parts of a group (a kernel of several grids or with global scratch) are consecutive:
+    // the group's launcher and workspace_size come with its first part (declarations) or after
+    // its last (definitions); the parts' own launchers are static.
+    auto partsOf = [&](size_t i) {
+        std::vector<const ir::Kernel*> parts;
+        for (size_t j = i; j < kernels.size() && kernels[j].group == kernels[i].group && kernels[j].part == int(j - i); ++j)
+            parts.push_back(&kernels[j]);
+        if (int(parts.size()) != kernels[i].parts) throw EmitError("emit: the grids of '" + kernels[i].group + "' are not all there");
+        return parts;
+    };
+    bool groups = false;
+    for (const auto& k : kernels) groups = groups || !k.group.empty();
+
     // Launcher declarations (the header's contents, or the top of the source without one).
     CodeWriter decls;
-    for (const auto& k : kernels) emitter->emitLauncherDeclaration(k, decls);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const ir::Kernel& k = kernels[i];
+        if (k.group.empty()) emitter->emitLauncherDeclaration(k, decls);
+        else if (k.part == 0) emitter->emitGroupDeclaration(partsOf(i), decls);
+    }
     for (const auto& v : options.variants) emitter->emitDispatcherDeclaration(v, kernels, decls);
     CodeWriter cDecls;
     cDecls.line(target.backend == Backend::Cpu
                     ? "// For C and FFI callers: tensors as void pointers; the stream is unused on the CPU."
                     : "// For C and FFI callers: tensors as void pointers, the stream as void*, the status as int.");
-    for (const auto& k : kernels) emitter->emitCTwinDeclaration(k, cDecls);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const ir::Kernel& k = kernels[i];
+        if (k.group.empty()) emitter->emitCTwinDeclaration(k, cDecls);
+        else if (k.part == 0) emitter->emitGroupCTwinDeclaration(partsOf(i), cDecls);
+    }
     for (const auto& v : options.variants) emitter->emitDispatcherCTwinDeclaration(v, kernels, cDecls);
 
     // The kernels and launcher definitions, and the extern "C" twins.
     CodeWriter body;
-    for (const auto& k : kernels) emitter->emitKernel(k, body);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        emitter->emitKernel(kernels[i], body);
+        const ir::Kernel& k = kernels[i];
+        if (!k.group.empty() && k.part + 1 == k.parts) emitter->emitGroup(partsOf(i - size_t(k.part)), body);
+    }
     for (const auto& v : options.variants) emitter->emitDispatcher(v, kernels, body);
     CodeWriter twins;
-    for (const auto& k : kernels) emitter->emitCTwinDefinition(k, twins);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const ir::Kernel& k = kernels[i];
+        if (k.group.empty()) emitter->emitCTwinDefinition(k, twins);
+        else if (k.part == 0) emitter->emitGroupCTwinDefinition(partsOf(i), twins);
+    }
     for (const auto& v : options.variants) emitter->emitDispatcherCTwinDefinition(v, kernels, twins);
 
     std::set<DType> paramTypes;
@@ -136,6 +165,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
         h.blank();
         for (const auto& l : emitter->headerPrologue()) h.directive(l);
         for (const auto& inc : emitter->headerIncludes(paramTypes)) h.directive("#include " + inc);
+        if (groups) h.directive("#include <cstddef>");  // size_t of NAME_workspace_size
         h.blank();
         if (!headerNeeds.empty()) {
             h.raw(headerNeeds.render());
@@ -159,6 +189,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     std::vector<std::string> includes = emitter->sourceIncludes();
     if (!header)
         for (const auto& inc : emitter->headerIncludes(paramTypes)) includes.push_back(inc);
+    if (!header && groups) includes.push_back("<cstddef>");
     std::set<std::string> seen;
     for (const auto& inc : includes)
         if (seen.insert(inc).second) s.directive("#include " + inc);

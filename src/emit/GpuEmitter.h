@@ -38,6 +38,7 @@ protected:
     std::string printfName() const override { return "printf"; }
 
     void emitTensorMaps(const ir::Kernel& k);            // in the launcher, before the launch
+    void emitPartChecks(const ir::Kernel& k) override { emitTensorMaps(k); }
 
     const std::vector<ir::SharedSlot>* plan_ = nullptr;  // of the kernel being emitted
     int64_t sharedBytes_ = 0;  // its shared-memory pool (dynamic shared memory, set at launch)

@@ -131,14 +131,32 @@ void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
     startFunction();
     std::vector<std::string> params;
     for (const auto& p : sig.params) params.push_back(p.type + " " + names_.declare(paramOwner(*p.param), p.name));
+    const bool part = !k.group.empty();
+    if (part) {
+        // One grid of a group: the group's launcher calls it twice, checking every grid before
+        // launching any.
+        names_.declareExact(nullptr, "check_only");
+        params.push_back("bool check_only");
+    }
     if (!streamType().empty()) {
         names_.declareExact(nullptr, "stream");
         params.push_back(streamType() + " stream");
     }
-    for (const auto& l : wrapCall(errorType() + " " + sig.name + "(", params, ")", 0, true)) line(l);
+    for (const auto& l : wrapCall((part ? "static " : "") + errorType() + " " + sig.name + "(", params, ")", 0, true))
+        line(l);
     line("{");
     out.indent();
     emitLaunchChecks(k);
+    if (part) {
+        if (k.tensorMaps.empty()) {
+            line(fmt::format("if (check_only) return {};", successValue()));
+        } else {
+            openBrace("if (check_only)");
+            emitPartChecks(k);
+            line(fmt::format("return {};", successValue()));
+            closeBrace();
+        }
+    }
     emitLaunch(k, sig);
     out.dedent();
     line("}");
@@ -302,6 +320,25 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
         }
         for (const auto& l : wrapComment("//   ", "//     ", text)) doc.push_back(l);
     }
+    std::string launch = launchDescription(k);
+    for (const auto& l : wrapComment("//   ", "//     ", launch)) doc.push_back(l);
+
+    std::vector<std::string> checks = checkDescriptions(k);
+    std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
+                                      invalidValue(), join(checks, "; "), successValue());
+    if (target_.backend != Backend::Cpu) returns += " Tensors must not overlap (__restrict__).";
+    else returns += " Tensors must not overlap.";
+    for (const auto& l : wrapComment("//   ", "//   ", returns)) doc.push_back(commentText(l));
+
+    for (const auto& l : doc) out.line(commentText(l));
+    std::vector<std::string> params;
+    for (const auto& p : sig.params) params.push_back(p.type + " " + p.name);
+    if (!streamType().empty()) params.push_back(streamType() + " stream = nullptr");
+    for (const auto& l : wrapCall(errorType() + " " + sig.name + "(", params, ");", 0, true)) out.line(l);
+    out.blank();
+}
+
+std::string CEmitter::launchDescription(const Kernel& k) const {
     std::vector<std::string> grid;
     for (const auto& g : k.gridExtents) grid.push_back(printExpr(g));
     int64_t shared = k.sharedBytes;
@@ -315,8 +352,10 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
                              shared ? fmt::format(", {} bytes of shared memory{}", shared,
                                                   shared > 48 * 1024 ? " (dynamic)" : "")
                                     : "");
-    for (const auto& l : wrapComment("//   ", "//     ", launch)) doc.push_back(l);
+    return launch;
+}
 
+std::vector<std::string> CEmitter::checkDescriptions(const Kernel& k) const {
     std::vector<std::string> checks;
     bool sizes = false;
     for (const auto& p : k.params) sizes = sizes || p.kind == KernelParam::Kind::Size;
@@ -332,18 +371,7 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
         checks.push_back(m.box.size() == 2
                              ? fmt::format("{} is 16-byte aligned with rows a multiple of 16 bytes apart (TMA)", m.tensor)
                              : fmt::format("{} is 16-byte aligned with strides multiples of 16 bytes (TMA)", m.tensor));
-    std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
-                                      invalidValue(), join(checks, "; "), successValue());
-    if (target_.backend != Backend::Cpu) returns += " Tensors must not overlap (__restrict__).";
-    else returns += " Tensors must not overlap.";
-    for (const auto& l : wrapComment("//   ", "//   ", returns)) doc.push_back(commentText(l));
-
-    for (const auto& l : doc) out.line(commentText(l));
-    std::vector<std::string> params;
-    for (const auto& p : sig.params) params.push_back(p.type + " " + p.name);
-    if (!streamType().empty()) params.push_back(streamType() + " stream = nullptr");
-    for (const auto& l : wrapCall(errorType() + " " + sig.name + "(", params, ");", 0, true)) out.line(l);
-    out.blank();
+    return checks;
 }
 
 void CEmitter::emitCTwinDeclaration(const Kernel& k, CodeWriter& out) {

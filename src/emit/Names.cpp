@@ -33,7 +33,7 @@ constexpr std::array kReserved = {
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
     "uintptr_t", "INFINITY", "NAN", "NULL", "EOF", "errno", "NDEBUG",
     // namespaces and the emitter's own names
-    "std", "tl", "tl_smem", "stream",
+    "std", "tl", "tl_smem", "stream", "workspace", "check_only",
 };
 
 bool reservedForm(std::string_view s) {

@@ -60,6 +60,9 @@ struct KernelParam {
     DType dtype;
     Buffer buffer;  // Tensor: the global buffer
     VarPtr var;     // Scalar and Size: the variable
+    // Tensor: global scratch (alloc_global). Not a launcher parameter: the launcher of the
+    // kernel's grids points it into the caller's workspace (Kernel::group).
+    bool scratch = false;
 };
 
 struct Kernel {
@@ -72,6 +75,13 @@ struct Kernel {
     std::vector<VarPtr> blockVars;    // as many as named in `as (...)`
     int threads = 1;                  // 0 until inferred when the author left `threads` out
     Stmt body;                        // what one block runs
+
+    // A source kernel with several grids, or with global scratch, becomes one Kernel per grid
+    // (its parts, consecutive in the driver's list, each lowered on its own) and one launcher
+    // named `group` that takes a workspace and launches the parts in order on the stream.
+    // Empty for a plain one-grid kernel, which keeps its own launcher.
+    std::string group;
+    int part = 0, parts = 1;          // this grid's index, and how many the source kernel has
 
     // Set by lowering.
     VarPtr threadIndex;               // the thread index within the block

@@ -39,11 +39,12 @@ Expr asMath(const Expr& e) { return cast(mathType(e.dtype()), e); }
 
 class KernelBuilder {
 public:
-    KernelBuilder(const A::Kernel& k, const SourceFile& file) : ast_(k), file_(file) {}
+    KernelBuilder(const A::Kernel& k, const SourceFile& file, size_t part) : ast_(k), file_(file), part_(part) {}
 
     Kernel build() {
         Kernel k;
         k.name = ast_.name;
+        const size_t parts = std::max<size_t>(ast_.grids.size(), 1);
         k.sourceName = file_.name();
         k.loc = ast_.range.begin;
         for (const auto& tp : ast_.templateParams) {
@@ -75,18 +76,42 @@ public:
         }
         for (const auto& v : sizeVars_) k.params.push_back({KernelParam::Kind::Size, v->name, DType::I32, nullptr, v});
 
-        const A::GridStmt* grid = ast_.grid;
+        const A::GridStmt* grid = part_ < ast_.grids.size() ? ast_.grids[part_] : ast_.grid;
         if (!grid) throw Unsupported{ast_.nameRange, "a kernel without grid(...)", "nothing would run"};
-        // Statements before the grid are scalar lets; they are evaluated inside the kernel too.
+        // Statements before the grid (other grids left out) are scalar lets and global scratch;
+        // the lets are evaluated inside the kernel too.
         std::vector<const A::Stmt*> prefix;
         for (const auto& s : ast_.body->stmts) {
             if (s.get() == grid) break;
-            prefix.push_back(s.get());
+            if (s->kind != A::StmtKind::Grid) prefix.push_back(s.get());
         }
-        // The launcher computes the grid: lets before the grid are inlined into its extents.
-        for (const A::Stmt* s : prefix)
-            if (const auto* let = s->as<A::LetStmt>(); let && !let->decl->constant && let->decl->type.isScalar())
-                values_[let->decl] = asMath(value(*let->value));
+        // The launcher computes the grid: lets before the grid are inlined into its extents,
+        // and into the extents of global scratch (the workspace layout is over sizes).
+        bool scratch = false;
+        for (const A::Stmt* s : prefix) {
+            const auto* let = s->as<A::LetStmt>();
+            if (!let) continue;
+            if (const auto* c = let->value->as<A::Call>(); c && c->builtin == int(Builtin::AllocGlobal)) {
+                k.params.push_back(scratchParam(*let, *c));
+                scratch = true;
+                continue;
+            }
+            if (!let->decl->constant && let->decl->type.isScalar()) values_[let->decl] = asMath(value(*let->value));
+        }
+        // Scratch declared after this grid belongs to the later grids, but the workspace layout
+        // is the kernel's: every part knows every scratch buffer (the launcher passes each part
+        // the ones it declares).
+        for (const auto& s : ast_.body->stmts) {
+            const auto* let = s->as<A::LetStmt>();
+            if (!let || std::find(prefix.begin(), prefix.end(), s.get()) != prefix.end()) continue;
+            if (const auto* c = let->value->as<A::Call>(); c && c->builtin == int(Builtin::AllocGlobal)) scratch = true;
+        }
+        if (parts > 1 || scratch) {
+            k.name = ast_.name + "_grid" + std::to_string(part_ + 1);  // the group's launcher takes ast_.name
+            k.group = ast_.name;
+            k.part = int(part_);
+            k.parts = int(parts);
+        }
         const A::Call& launch = *grid->launch;
         for (size_t i = 0; i < 3; ++i)
             if (launch.boundArgs.size() > i && launch.boundArgs[i]) k.gridExtents.push_back(simplify(value(*launch.boundArgs[i])));
@@ -135,6 +160,23 @@ public:
 private:
     const A::Kernel& ast_;
     const SourceFile& file_;
+    size_t part_ = 0;
+
+    // `let name = alloc_global([extents], dtype);`: a row-major global tensor over the sizes,
+    // a parameter of the grid's kernel that the launcher points into the workspace.
+    KernelParam scratchParam(const A::LetStmt& let, const A::Call& c) {
+        const auto* list = c.boundArgs[0]->as<A::List>();
+        std::vector<Expr> shape;
+        for (const auto& el : list->elements) shape.push_back(simplify(intValue(*el)));
+        KernelParam kp;
+        kp.kind = KernelParam::Kind::Tensor;
+        kp.name = let.name;
+        kp.dtype = let.decl->type.dtype;
+        kp.buffer = makeBuffer(let.name, kp.dtype, MemScope::Global, shape, rowMajorStrides(shape));
+        kp.scratch = true;
+        buffers_[let.decl] = kp.buffer;
+        return kp;
+    }
     std::map<const A::Decl*, Expr> values_;
     std::map<const A::Decl*, Buffer> buffers_;
     std::vector<VarPtr> sizeVars_;
@@ -403,6 +445,7 @@ private:
                 buffers_[decl] = node;
                 return std::nullopt;
             }
+            if (id == Builtin::AllocGlobal) return std::nullopt;  // a parameter (scratchParam)
             if (id == Builtin::AllocVar) {
                 DType t = decl->type.dtype;
                 Buffer b = makeBuffer(let.name, t, MemScope::Local, {});
@@ -682,13 +725,27 @@ private:
 } // namespace
 
 std::optional<Kernel> buildKernelIR(const A::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags) {
+    std::vector<Kernel> parts = buildKernelIRs(kernel, file, diags);
+    if (parts.empty()) return std::nullopt;
+    if (parts.size() != 1 || !parts.front().group.empty()) {
+        diags.report(DiagId::err_auto_multi_grid, kernel.nameRange, kernel.name,
+                     parts.size() > 1 ? fmt::format("{} grids", parts.size()) : std::string("global scratch (alloc_global)"));
+        return std::nullopt;
+    }
+    return std::move(parts.front());
+}
+
+std::vector<Kernel> buildKernelIRs(const A::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags) {
+    std::vector<Kernel> parts;
     try {
-        return KernelBuilder(kernel, file).build();
+        for (size_t i = 0; i < std::max<size_t>(kernel.grids.size(), 1); ++i)
+            parts.push_back(KernelBuilder(kernel, file, i).build());
     } catch (const Unsupported& u) {
         if (u.what == "auto") diags.report(DiagId::err_auto_unresolved, u.where, u.why);
         else diags.report(DiagId::err_not_lowerable, u.where, u.what, u.why);
-        return std::nullopt;
+        return {};
     }
+    return parts;
 }
 
 } // namespace tlc

@@ -9,11 +9,17 @@
 #include "support/Diagnostics.h"
 
 #include <optional>
+#include <vector>
 
 namespace tlc {
 
 // Returns nullopt after reporting when the kernel uses something IR building cannot express
 // (sema accepts only what this handles, so that is a compiler bug surfaced as a diagnostic).
+// A kernel of one grid without global scratch (the recommender's and --emit-variants' case).
 std::optional<ir::Kernel> buildKernelIR(const ast::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags);
+
+// Every kernel: one ir::Kernel per grid, in order (Kernel::group ties them together when there
+// are several or when the kernel has global scratch).
+std::vector<ir::Kernel> buildKernelIRs(const ast::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags);
 
 } // namespace tlc

@@ -20,6 +20,7 @@ constexpr P kView[] = {req("tensor", K::Tile), req("shape", K::Dims)};
 constexpr P kIm2col[] = {req("img", K::Tile),          req("col", K::Tile),          req("nhw_step", K::Int),
                          req("c_step", K::Int),        req("kernel", K::ConstInt),   req("stride", K::ConstInt),
                          req("dilation", K::ConstInt), req("pad", K::ConstInt)};
+constexpr P kAllocGlobal[] = {req("shape", K::GlobalShape), req("dtype", K::DType)};
 constexpr P kAllocVar[] = {req("dtype", K::DType), absent("init", K::Scalar)};
 constexpr P kCopy[] = {req("src", K::Tile), req("dst", K::Tile)};
 constexpr P kGemm[] = {req("A", K::Tile), req("B", K::Tile), req("C", K::Tile),
@@ -61,6 +62,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocLocal, "alloc_local", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocVar, "alloc_var", BuiltinKind::Alloc, kAllocVar},
     {Builtin::View, "view", BuiltinKind::Alloc, kView},
+    {Builtin::AllocGlobal, "alloc_global", BuiltinKind::Alloc, kAllocGlobal},
     {Builtin::Copy, "copy", BuiltinKind::TileOp, kCopy},
     {Builtin::Gemm, "gemm", BuiltinKind::TileOp, kGemm},
     {Builtin::Clear, "clear", BuiltinKind::TileOp, kClear},

@@ -13,7 +13,7 @@ namespace tlc {
 
 enum class Builtin {
     // allocation
-    AllocShared, AllocFragment, AllocLocal, AllocVar,
+    AllocShared, AllocFragment, AllocLocal, AllocVar, AllocGlobal,
     // a reshaped view of a contiguous global tensor (a `let` initialiser, like the allocations)
     View,
     // tile operations
@@ -42,6 +42,7 @@ enum class ParamKind {
     Buffer,      // a whole on-chip buffer (alloc_*)
     Shape,       // [a, b, ...] of compile-time integers
     Dims,        // [a, b, ...] of integer expressions known at launch (view's shape)
+    GlobalShape, // [a, b, ...] of integers over sizes and compile-time parameters (alloc_global)
     DType,       // f16, bf16, ...
     ConstInt,    // an integer that folds at compile time
     ConstBool,

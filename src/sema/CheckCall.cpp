@@ -86,6 +86,16 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
     case BuiltinKind::Math:
     case BuiltinKind::Bits: break;
     }
+    // Global scratch belongs to the whole kernel (every grid may use it, the launcher lays it
+    // out in the caller's workspace): a statement of the kernel body, outside the grids.
+    if (info.id == Builtin::AllocGlobal) {
+        if (inGrid_ || !nesting_.empty()) {
+            diags_.report(DiagId::err_alloc_global_placement, c.calleeRange,
+                          !parallel_.empty() ? std::string("a 'parallel' loop") : nesting_.back());
+            return false;
+        }
+        return true;
+    }
     // A view is an alias the launcher knows too: it may be declared before the grid.
     bool needsGrid = (info.kind == BuiltinKind::Alloc && info.id != Builtin::View) ||
                      info.kind == BuiltinKind::TileOp || info.id == Builtin::Parallel;
@@ -213,6 +223,51 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (t.isError()) return;
         if (t.kind == Type::Kind::Tensor && t.scope != MemScope::Global && arg.kind == ExprKind::Name) return;
         wrongKind("an on-chip buffer");
+        return;
+    }
+    case ParamKind::GlobalShape: {
+        auto* list = arg.as<List>();
+        if (!list) {
+            Type t = checkValue(arg);
+            if (!t.isError()) wrongKind("a shape such as [batch, heads, 64]");
+            return;
+        }
+        arg.type = checkList(*list);
+        bool ok = !list->elements.empty();
+        if (!ok) wrongKind("a shape such as [batch, heads, 64]");
+        Shape extents;
+        for (auto& el : list->elements) {
+            if (el->type.isError()) {
+                ok = false;
+                continue;
+            }
+            if (!expectInteger(*el, "a size")) {
+                ok = false;
+                continue;
+            }
+            // The header's NAME_workspace_size(sizes...) computes the bytes from the sizes
+            // alone: an extent may use sizes, compile-time parameters and lets of those.
+            std::set<const Decl*> deps;
+            collectDeps(*el, deps);
+            const Decl* bad = nullptr;
+            for (const Decl* d : deps)
+                if (d->kind != Decl::Kind::SymbolicSize && d->kind != Decl::Kind::TemplateParam &&
+                    d->kind != Decl::Kind::Let && !bad)
+                    bad = d;
+            if (bad) {
+                diags_.report(DiagId::err_alloc_global_extent, el->range, bad->name);
+                ok = false;
+                continue;
+            }
+            if (el->constant && *asInt(*el->constant) <= 0) {
+                diags_.report(DiagId::err_nonpositive_extent, el->range, "a global scratch extent",
+                              toString(*el->constant));
+                ok = false;
+                continue;
+            }
+            extents.push_back(extentOf(*el));
+        }
+        arg.type = ok ? Type::shapeType(std::move(extents)) : Type::error();
         return;
     }
     case ParamKind::Shape:
@@ -449,7 +504,8 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
         if (info.id == Builtin::View) return checkView(c);
         DType dtype = std::get<DType>(*boundArg(c, "dtype")->constant);
         if (info.id == Builtin::AllocVar) return Type::scalar(dtype);
-        MemScope scope = info.id == Builtin::AllocShared   ? MemScope::Shared
+        MemScope scope = info.id == Builtin::AllocGlobal   ? MemScope::Global
+                         : info.id == Builtin::AllocShared   ? MemScope::Shared
                          : info.id == Builtin::AllocFragment ? MemScope::Fragment
                                                              : MemScope::Local;
         return Type::tensor(scope, dtype, boundArg(c, "shape")->type.shape);

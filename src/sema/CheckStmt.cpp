@@ -85,7 +85,7 @@ void KernelChecker::checkLet(LetStmt& s) {
         compileTimeDecls_.insert(decl);
     if (alloc && alloc->id != Builtin::View && decl->type.kind == Type::Kind::Tensor) {
         buffers_.insert(decl);
-        if (alloc->id == Builtin::AllocShared) sharedAllocs_.push_back({&s, bufferBytes(decl->type)});
+        if (alloc->id == Builtin::AllocShared) sharedAllocs_.push_back({&s, bufferBytes(decl->type), gridCount_});
         const auto* call = s.value->as<Call>();
         if (!call->boundArgs.empty() && call->boundArgs[0] && isAutoShapeArg(*call->boundArgs[0])) {
             declareAutoShape(decl, s);
@@ -277,12 +277,13 @@ void KernelChecker::checkWhile(WhileStmt& s) {
 void KernelChecker::checkGrid(GridStmt& g) {
     Call& launch = *g.launch;
     if (!nesting_.empty()) diags_.report(DiagId::err_grid_not_top_level, launch.calleeRange, nesting_.back());
-    if (++gridCount_ > 1) {
-        diags_.report(DiagId::err_multiple_grids, launch.calleeRange, kernel_.name);
-        diags_.note(firstGrid_->launch->calleeRange, "the first grid is here");
-    } else {
-        firstGrid_ = &g;
-    }
+    // Several grids run one after another (each a launch on the same stream), sharing the
+    // kernel's parameters, host lets and global scratch.
+    // Each grid becomes a kernel function and a launch of its own (and IR building walks the
+    // host statements before each): a bound keeps hostile inputs from growing that quadratically.
+    if (++gridCount_ == 1) firstGrid_ = &g;
+    if (gridCount_ == kMaxGrids + 1) diags_.report(DiagId::err_too_many_grids, launch.calleeRange, kernel_.name, kMaxGrids);
+    kernel_.grids.push_back(&g);
     checkCall(launch, CallSite::Launch);
     size_t dims = 0;
     for (const auto& a : launch.args) dims += a.keyword.empty() ? 1 : 0;

@@ -200,13 +200,14 @@ public:
     std::vector<std::vector<const ast::Decl*>> parallel_; // variables of the enclosing parallel loops
     std::vector<std::set<const ast::Decl*>> guards_;       // what enclosing `if` conditions read
     int gridCount_ = 0;
+    static constexpr int kMaxGrids = 64;  // grids per kernel
     const ast::GridStmt* firstGrid_ = nullptr;
 
     // Facts about declarations that the AST does not hold.
     std::map<const ast::Decl*, std::set<const ast::Decl*>> deps_;  // let/var -> the names its value used
     std::set<const ast::Decl*> compileTimeDecls_;                   // lets over `auto` parameters
     std::set<const ast::Decl*> buffers_;                             // lets bound to alloc_*
-    struct SharedAlloc { const ast::LetStmt* let; std::optional<int64_t> bytes; };
+    struct SharedAlloc { const ast::LetStmt* let; std::optional<int64_t> bytes; int grid = 0; };  // grid: 1, 2, ...
     std::vector<SharedAlloc> sharedAllocs_;
     // While checking tensor dimensions: parameter names, which may not be used as sizes.
     const std::set<std::string>* dimParamNames_ = nullptr;

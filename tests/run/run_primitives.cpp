@@ -13,6 +13,7 @@
 #include "bits.h"
 #include "mla_decode.h"
 #include "overlap_copy.h"
+#include "multi_grid.h"
 #include "reductions.h"
 #include "while_loop.h"
 #include "row_vectors.h"
@@ -256,6 +257,31 @@ void stagedNtGemm(int M, int N, int K) {
 // 16-byte grid, and rows 24 bytes apart (K = 12). On sm90 the A and B tiles of gemm_s3 are TMA
 // loads, so it is the launcher's tensor maps (tl::make_tensor_map_2d) that refuse them; on
 // sm80 the cp.async alignment checks. The cpu target takes both.
+// Two grids through global scratch (multi_grid.tl): the workspace from the header's size
+// function; a misaligned bias, which only the second grid's checks refuse on the GPU, launches
+// neither grid (the workspace and C stay as they were).
+void multiGrid(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 61), B = random<tl::half>(size_t(K) * N, 62);
+    auto bias = random<float>(size_t(N) + 4, 63);
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = want[size_t(i) * N + j] * 0.5 + bias[j];
+    const size_t bytes = tl_kernels::gemm_then_bias_workspace_size(M, K, N);
+    expectStatus("gemm_then_bias workspace_size" + at, int(bytes), int((size_t(M) * N * 4 + 255) / 256 * 256));
+    std::vector<float> workspace(bytes / 4 + 4, -3.0f);  // 16-byte aligned (operator new)
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    int status = int(tl_kernels::gemm_then_bias(A.data(), B.data(), bias.data() + 1, C.data(), M, K, N, workspace.data()));
+    launched("gemm_then_bias misaligned bias" + at, status, !kGpu, C, -7.0);
+    if (kGpu) check("gemm_then_bias misaligned bias: workspace untouched" + at, workspace,
+                    std::vector<double>(workspace.size(), -3.0), 0, 0);
+    C.assign(C.size(), tl::half(-7.0f));
+    status = int(tl_kernels::gemm_then_bias(A.data(), B.data(), bias.data(), C.data(), M, K, N, workspace.data()));
+    expectStatus("gemm_then_bias status" + at, status, 0);
+    check("gemm_then_bias" + at, C, want, 1e-2, 2e-3);
+}
+
 void refusedInputs() {
     const int M = 64, N = 64;
     for (int K : {16, 12}) {
@@ -662,5 +688,7 @@ int main() {
     rowVectors(64);
     overlapCopies(100, 64);  // a partial row tile
     overlapCopies(64, 72);   // columns past the tile stay untouched
+    multiGrid(150, 136, 200);  // partial tiles in M, N and K; 7 k-tiles of 32
+    multiGrid(64, 64, 32);
     return summary();
 }
