@@ -61,8 +61,8 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocFragment, "alloc_fragment", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocLocal, "alloc_local", BuiltinKind::Alloc, kAlloc},
     {Builtin::AllocVar, "alloc_var", BuiltinKind::Alloc, kAllocVar},
-    {Builtin::View, "view", BuiltinKind::Alloc, kView},
     {Builtin::AllocGlobal, "alloc_global", BuiltinKind::Alloc, kAllocGlobal},
+    {Builtin::View, "view", BuiltinKind::Alloc, kView},
     {Builtin::Copy, "copy", BuiltinKind::TileOp, kCopy},
     {Builtin::Gemm, "gemm", BuiltinKind::TileOp, kGemm},
     {Builtin::Clear, "clear", BuiltinKind::TileOp, kClear},
@@ -110,6 +110,14 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Assert, "assert", BuiltinKind::Debug, kAssert},
 };
 static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
+// builtinInfo indexes the table by id: a row out of the enum's order would answer for another
+// builtin (two branches adding builtins side by side merge into exactly that).
+constexpr bool inEnumOrder() {
+    for (size_t i = 0; i < std::size(kBuiltins); ++i)
+        if (size_t(kBuiltins[i].id) != i) return false;
+    return true;
+}
+static_assert(inEnumOrder(), "kBuiltins lists the builtins in the order of enum Builtin");
 
 constexpr std::string_view kPolicies[] = {"square", "full_row", "full_col"};
 constexpr std::string_view kLayouts[] = {"row_major", "col_major", "padded", "swizzle_32B", "swizzle_64B",
