@@ -7,6 +7,7 @@
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "reductions.h"
+#include "split_k.h"
 
 #include <algorithm>
 #include <cmath>
@@ -269,6 +270,30 @@ void refusedInputs() {
     }
 }
 
+// Split-K (tests/run/kernels/split_k.tl): `let`s between the grid and the pipelined loop give
+// each z-block its run of k-tiles (on sm90 the warp-specialised producer needs them too, and
+// some runs are empty); the partial products go to slices of C, each against its own double
+// reference.
+void splitKGemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    const int splits = 3, bk = 16;
+    auto A = random<tl::half>(size_t(M) * K, 51), B = random<tl::half>(size_t(K) * N, 52);
+    auto range = [&](int lo, int hi) {
+        return matmul(M, N, std::max(0, hi - lo), [&](int i, int k) { return toDouble(A[size_t(i) * K + lo + k]); },
+                      [&](int k, int j) { return toDouble(B[size_t(lo + k) * N + j]); });
+    };
+    const int tiles = (K + bk - 1) / bk, perSplit = (tiles + splits - 1) / splits;
+    std::vector<double> parts;
+    for (int z = 0; z < splits; ++z) {
+        auto p = range(std::min(K, z * perSplit * bk), std::min(K, (z + 1) * perSplit * bk));
+        parts.insert(parts.end(), p.begin(), p.end());
+    }
+    std::vector<float> C(splits * size_t(M) * N, -7.0f);
+    expectStatus("gemm_split_parts status" + at,
+                 tl_kernels::gemm_split_parts(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("split-K partial products, lets before the pipelined loop" + at, C, parts, 1e-4, 1e-4);
+}
+
 } // namespace
 
 int main() {
@@ -294,5 +319,8 @@ int main() {
     stagedNtGemm(72, 200, 40);  // partial tiles in both directions, 3 iterations (the last partial)
     stagedNtGemm(128, 256, 64);
     refusedInputs();
+    // Split-K: runs of 1 (K = 40: 3 tiles), empty runs (K = 8, 16), partial runs and tiles (200).
+    for (int K : {8, 16, 40, 200}) splitKGemms(72, 88, K);
+    splitKGemms(128, 64, 520);
     return summary();
 }
