@@ -35,6 +35,7 @@ protected:
             }
             return ops::lowerParallel(ctx_, *nest);
         }
+        At at(here_, n->loc);
         Stmt body = mutate(n->body);
         ForKind kind = n->forKind == ForKind::Pipelined ? ForKind::Serial : n->forKind;
         return forLoop(n->var, n->min, n->extent, kind, body, n->loc, {}, n->step);
@@ -47,18 +48,44 @@ protected:
     }
 
     Stmt mutateStore(const Store* n, const Stmt& self) override {
-        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, n->loc);
+        At at(here_, n->loc);
+        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, here_);
         return IRMutator::mutateStore(n, self);
     }
 
     Expr mutateLoad(const Load* n, const Expr& self) override {
-        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, {});
+        if (n->buffer->scope == MemScope::Fragment) fragmentOutsideLoop(n->buffer, here_);
         return IRMutator::mutateLoad(n, self);
+    }
+
+    // Expressions have no location: diagnostics about them point at their statement.
+    Stmt mutateEvaluate(const Evaluate* n, const Stmt& self) override {
+        At at(here_, n->loc);
+        return IRMutator::mutateEvaluate(n, self);
+    }
+    Stmt mutateLetStmt(const LetStmt* n, const Stmt& self) override {
+        At at(here_, n->loc);
+        return IRMutator::mutateLetStmt(n, self);
+    }
+    Stmt mutateIfThenElse(const IfThenElse* n, const Stmt& self) override {
+        At at(here_, n->loc);
+        return IRMutator::mutateIfThenElse(n, self);
     }
 
 private:
     LowerContext& ctx_;
     std::map<const StmtNode*, int64_t> headroom_;
+    SourceLoc here_;  // the innermost statement with a location around what is being lowered
+
+    // Sets here_ to a statement's location (when it has one) for its extent.
+    struct At {
+        SourceLoc& here;
+        SourceLoc saved;
+        At(SourceLoc& h, SourceLoc loc) : here(h), saved(h) {
+            if (loc.valid()) here = loc;
+        }
+        ~At() { here = saved; }
+    };
 
     // An element of a fragment lives in one thread; outside a parallel loop no thread is chosen.
     void fragmentOutsideLoop(const Buffer& b, SourceLoc loc) {
