@@ -186,6 +186,7 @@ private:
     std::vector<Expr> gridExtents_;
     std::vector<VarPtr> rawBlocks_;
     int64_t swizzlePanel_ = 0;
+    int parallelDepth_ = 0;  // parallel loops around the statement being built
 
     // Block rasterisation for L2 reuse: blocks walk panels of `panel` rows column by column.
     void applySwizzle(std::vector<std::pair<VarPtr, Expr>>& lets) {
@@ -531,7 +532,9 @@ private:
                 vars.push_back(makeVar(v.name));
                 values_[v.decl] = Expr(vars.back());
             }
+            ++parallelDepth_;
             Stmt body = stmt(*f.body);
+            --parallelDepth_;
             for (size_t d = vars.size(); d-- > 0;)
                 body = forLoop(vars[d], intImm(0), intValue(*it.boundArgs.at(d)), ForKind::Parallel, body, loc);
             return body;
@@ -695,6 +698,11 @@ private:
             Region dst = region(*arg(0));
             const A::Expr& src = *arg(1);
             if (src.type.isTile()) return tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc);
+            // Inside a parallel loop the scalar form adds into one element, in the iteration
+            // that names it: an atomic store, which the loop's lowering places like any store
+            // (one replica of its domain writes; global indices are bounds-checked).
+            if (parallelDepth_ > 0)
+                return store(dst.buffer, dst.starts, cast(dst.buffer->dtype, value(src)), loc, StoreKind::AtomicAdd);
             return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
         }
         case Builtin::Im2col: {

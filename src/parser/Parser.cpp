@@ -57,12 +57,26 @@ std::string describeToken(const antlr4::Token* t) {
     }
 }
 
-std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab) {
+// What could have come instead of `found`. The token that was found is never among them: an
+// expected set that holds it was computed at another position (see expectedAtDeadEnd).
+// Operators and assignments are named as groups, so that what remains is readable.
+std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab,
+                             const antlr4::Token* found) {
     // `auto` starts an expression too (alloc_shared(auto, f16)), but is not worth naming.
     static const std::set<size_t> exprStart = {TLLexer::ID,   TLLexer::INT,   TLLexer::FLOAT, TLLexer::STRING,
                                                TLLexer::TRUE, TLLexer::FALSE, TLLexer::AUTO};
+    static const std::set<std::string> binaryOps = {"'*'",  "'/'",  "'%'", "'+'", "'-'", "'<<'", "'>>'",
+                                                    "'<'",  "'<='", "'>'", "'>='", "'=='", "'!='", "'&'",
+                                                    "'^'",  "'|'",  "'&&'", "'||'", "'?'"};
+    static const std::set<std::string> assignOps = {"'='",  "'+='", "'-='", "'*='", "'/='",  "'%='",
+                                                    "'&='", "'|='", "'^='", "'<<='", "'>>='"};
     std::vector<size_t> tokens;
-    for (ssize_t t : set.toList()) tokens.push_back(static_cast<size_t>(t));
+    for (ssize_t t : set.toList())
+        if (!found || static_cast<size_t>(t) != found->getType()) tokens.push_back(static_cast<size_t>(t));
+    auto countIn = [&](const std::set<std::string>& group) {
+        return std::count_if(tokens.begin(), tokens.end(), [&](size_t t) { return group.count(vocab.getLiteralName(t)) > 0; });
+    };
+    const bool operators = countIn(binaryOps) >= 3, assignments = countIn(assignOps) >= 3;
     bool wantsExpr = std::count_if(tokens.begin(), tokens.end(),
                                    [](size_t t) { return exprStart.count(t) > 0; }) >= 3;
     std::vector<std::string> names;
@@ -72,6 +86,9 @@ std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
                           vocab.getLiteralName(t) == "'['" || vocab.getLiteralName(t) == "'-'" ||
                           vocab.getLiteralName(t) == "'!'" || vocab.getLiteralName(t) == "'~'"))
             continue;
+        if ((operators && binaryOps.count(vocab.getLiteralName(t))) ||
+            (assignments && assignOps.count(vocab.getLiteralName(t))))
+            continue;
         if (t == antlr4::Token::EOF) names.push_back("end of file");
         else if (t == TLLexer::ID) names.push_back("an identifier");
         else if (t == TLLexer::INT) names.push_back("an integer");
@@ -79,6 +96,8 @@ std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
         else if (t == TLLexer::STRING) names.push_back("a string");
         else if (!vocab.getLiteralName(t).empty()) names.push_back(vocab.getLiteralName(t));
     }
+    if (operators) names.push_back("an operator");
+    if (assignments) names.push_back("an assignment");
     if (names.empty()) return "something else";
     if (names.size() > 8) {
         names.resize(8);
@@ -89,6 +108,26 @@ std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
         if (i > 0) out += (i + 1 == names.size() && names[i] != "...") ? " or " : ", ";
         out += names[i];
     }
+    return out;
+}
+
+// The tokens that could have come where a prediction failed. ANTLR's expected set for a
+// NoViableAltException is the one at the start of the decision (what may start a statement:
+// '{' among them), while the offending token may lie further on (`until (x) {`: the '{' after
+// an expression statement). The configurations the prediction still had just before the
+// offending token (its dead end) say what could come there: the tokens their states match.
+// Empty when there are none to read (an LL(1) failure has no dead-end configurations).
+antlr4::misc::IntervalSet expectedAtDeadEnd(const antlr4::NoViableAltException& e) {
+    antlr4::misc::IntervalSet out;
+    const antlr4::atn::ATNConfigSet* configs = e.getDeadEndConfigs();
+    if (!configs) return out;
+    for (const auto& c : configs->configs)
+        for (const antlr4::atn::Transition* t : c->state->transitions) {
+            if (t->isEpsilon()) continue;
+            auto type = t->getSerializationType();
+            if (type == antlr4::atn::Transition::NOT_SET || type == antlr4::atn::Transition::WILDCARD) continue;
+            out.addAll(t->label());
+        }
     return out;
 }
 
@@ -129,29 +168,33 @@ public:
 protected:
     void reportNoViableAlternative(antlr4::Parser* p, const antlr4::NoViableAltException& e) override {
         const antlr4::Token* t = e.getOffendingToken();
-        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(p->getExpectedTokens(), p->getVocabulary()));
+        antlr4::misc::IntervalSet expected = expectedAtDeadEnd(e);
+        if (expected.isEmpty()) expected = p->getExpectedTokens();
+        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(expected, p->getVocabulary(), t));
     }
     void reportInputMismatch(antlr4::Parser* p, const antlr4::InputMismatchException& e) override {
         const antlr4::Token* t = e.getOffendingToken();
-        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(e.getExpectedTokens(), p->getVocabulary()));
+        emit(DiagId::err_unexpected_token, t, describeToken(t),
+             describeExpected(e.getExpectedTokens(), p->getVocabulary(), t));
     }
     void reportFailedPredicate(antlr4::Parser* p, const antlr4::FailedPredicateException& e) override {
         const antlr4::Token* t = e.getOffendingToken();
-        emit(DiagId::err_unexpected_token, t, describeToken(t), describeExpected(p->getExpectedTokens(), p->getVocabulary()));
+        emit(DiagId::err_unexpected_token, t, describeToken(t),
+             describeExpected(p->getExpectedTokens(), p->getVocabulary(), t));
     }
     void reportUnwantedToken(antlr4::Parser* p) override {
         if (inErrorRecoveryMode(p)) return;
         beginErrorCondition(p);
         const antlr4::Token* t = p->getCurrentToken();
         emitRange(DiagId::err_unexpected_token, rangeOf(t), describeToken(t),
-                  describeExpected(getExpectedTokens(p), p->getVocabulary()));
+                  describeExpected(getExpectedTokens(p), p->getVocabulary(), t));
     }
     void reportMissingToken(antlr4::Parser* p) override {
         if (inErrorRecoveryMode(p)) return;
         beginErrorCondition(p);
         const antlr4::Token* t = p->getCurrentToken();
-        emitRange(DiagId::err_missing_token, rangeOf(t), describeExpected(getExpectedTokens(p), p->getVocabulary()),
-                  describeToken(t));
+        emitRange(DiagId::err_missing_token, rangeOf(t),
+                  describeExpected(getExpectedTokens(p), p->getVocabulary(), t), describeToken(t));
     }
 
 private:

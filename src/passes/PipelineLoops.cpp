@@ -262,12 +262,59 @@ bool synchronisationFree(const TileOp& op) {
     return ops.count(op.name()) > 0;
 }
 
-// The pipelined loops at the top level of a kernel body (not inside another loop or a
-// condition), each with whether what runs before it is free of block barriers: no shared
-// memory, only ops that never synchronise (warp specialisation needs both).
-std::map<const For*, bool> topLevelLoops(const Stmt& body) {
-    std::map<const For*, bool> out;
+// A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
+// producer that needs its value declares it again in its own branch, which it can only when the
+// value reads nothing the consumer threads alone hold or may still change; `issue` says why not
+// (empty: it can).
+struct OuterLet {
+    VarPtr var;
+    Expr value;
+    SourceLoc loc;
+    std::string issue;
+};
+
+// What a top-level pipelined loop needs to know about the code before it: whether that is free
+// of block barriers (no shared memory, only ops that never synchronise: warp specialisation
+// needs both), and the lets around it, outermost first.
+struct TopLevelLoop {
     bool clean = true;
+    std::vector<OuterLet> lets;
+    BufferSet writtenBefore;  // global buffers the code before the loop writes
+};
+
+// Why a value that reads `b` cannot be computed again by the producer warpgroup, given the
+// global buffers written before the point it is read; empty when it can.
+std::string rereadIssue(const BufferNode* b, const BufferSet& writtenBefore) {
+    switch (b->scope) {
+    case MemScope::Global:
+        if (writtenBefore.count(b)) return "'" + b->name + "', which the kernel writes before the loop";
+        return "";
+    case MemScope::Shared: return "shared memory ('" + b->name + "')";
+    case MemScope::Local:
+        if (b->shape.empty()) return "'" + b->name + "', a variable only the consumer threads hold (a 'let' would do)";
+        [[fallthrough]];
+    default: return "'" + b->name + "', which only the consumer threads hold";
+    }
+}
+
+class LoadedBuffers : public IRVisitor {
+public:
+    std::vector<const BufferNode*> buffers;  // in order of appearance
+
+protected:
+    void visitLoad(const Load* n) override {
+        if (std::find(buffers.begin(), buffers.end(), n->buffer.get()) == buffers.end()) buffers.push_back(n->buffer.get());
+        IRVisitor::visitLoad(n);
+    }
+};
+
+// The pipelined loops at the top level of a kernel body (not inside another loop or a
+// condition), with what runs before them (TopLevelLoop).
+std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
+    std::map<const For*, TopLevelLoop> out;
+    bool clean = true;
+    std::vector<OuterLet> lets;
+    BufferSet written;  // global buffers written so far
     std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
         if (!s) return;
         switch (s->kind) {
@@ -276,16 +323,24 @@ std::map<const For*, bool> topLevelLoops(const Stmt& body) {
             return;
         case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
         case NodeKind::LetStmt: {
+            const auto* l = s.as<LetStmt>();
             Footprint f;
-            f.visit(s.as<LetStmt>()->value);
+            f.visit(l->value);
             for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
-            walk(s.as<LetStmt>()->body);
+            LoadedBuffers loads;
+            loads.visit(l->value);
+            std::string issue;
+            for (const BufferNode* b : loads.buffers)
+                if (issue.empty()) issue = rereadIssue(b, written);
+            lets.push_back({l->var, l->value, l->loc, issue});
+            walk(l->body);
+            lets.pop_back();
             return;
         }
         case NodeKind::Comment: return;
         case NodeKind::For:
             if (s.as<For>()->forKind == ForKind::Pipelined) {
-                out[s.as<For>()] = clean;
+                out[s.as<For>()] = {clean, lets, written};
                 clean = false;
                 return;
             }
@@ -297,10 +352,21 @@ std::map<const For*, bool> topLevelLoops(const Stmt& body) {
             for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
         for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
         clean &= s->kind != NodeKind::Barrier && !containsPipelined(s);
+        for (const BufferNode* b : f.writes)
+            if (b->scope == MemScope::Global) written.insert(b);
     };
     walk(body);
     return out;
 }
+
+// The variables an expression or a statement reads (tile ops' positions included).
+class VarsUsed : public IRVisitor {
+public:
+    std::set<const Var*> vars;
+
+protected:
+    void visitVar(const Var* n) override { vars.insert(n); }
+};
 
 class Pipeliner : public IRMutator {
 public:
@@ -355,8 +421,7 @@ private:
     std::map<const BufferNode*, Buffer> versioned_;
     std::map<const BufferNode*, ops::SharedLayoutName> annotated_;
     int depth_ = 0;  // loops around the one being pipelined
-    std::map<const For*, bool> topLevel_;  // pipelined loops at the kernel's top level: whether
-                                           // what runs before them is free of block barriers
+    std::map<const For*, TopLevelLoop> topLevel_;  // pipelined loops at the kernel's top level
 
     struct Item {
         Stmt stmt;
@@ -696,6 +761,9 @@ private:
             WarpSpecialized w;
             w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
                               forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
+            // The lets before the loop that the producer reads, declared again in its branch.
+            const auto lets = producerLets(n, items, nullptr);
+            for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
             w.init = initBarriers(tma, loc);
             w.full = tma.full;
             w.empty = tma.empty;
@@ -873,8 +941,51 @@ private:
                 if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
             }
         }
-        if (!top->second) return "statements before the loop may synchronise the block";
+        if (!top->second.clean) return "statements before the loop may synchronise the block";
+        std::string issue;
+        producerLets(n, items, &issue);
+        if (!issue.empty()) return issue;
         return "";
+    }
+
+    // The lets around loop n that its warp-specialised producer reads (the trip count, the TMA
+    // copies' positions, and what those lets read in turn), outermost first: the producer runs
+    // in its own branch, outside the consumers' code that declares them, so it declares them
+    // again. Pure values (block indices, sizes, parameters, arithmetic on them, global memory
+    // the kernel does not write before the loop) can be computed twice; a value that reads
+    // what only the consumers hold (a fragment, a local variable) or what may change cannot,
+    // and then `issue` says so.
+    std::vector<OuterLet> producerLets(const For* n, const std::vector<Item>& items, std::string* issue) const {
+        std::vector<OuterLet> out;
+        auto top = topLevel_.find(n);
+        if (top == topLevel_.end()) return out;
+        VarsUsed used;
+        LoadedBuffers loads;
+        used.visit(n->extent);
+        loads.visit(n->extent);
+        for (const auto& it : items)
+            if (it.tma) {
+                used.visit(it.stmt);
+                loads.visit(it.stmt);
+            }
+        // The producer's own reads of memory (a position read from a buffer).
+        for (const BufferNode* b : loads.buffers)
+            if (std::string why = rereadIssue(b, top->second.writtenBefore); !why.empty() && issue && issue->empty())
+                *issue = "the loop's trip count or its copies' positions read " + why;
+        const auto& lets = top->second.lets;
+        std::vector<bool> needed(lets.size(), false);
+        for (size_t i = lets.size(); i-- > 0;) {
+            if (!used.vars.count(lets[i].var.get())) continue;
+            needed[i] = true;
+            used.visit(lets[i].value);
+            if (!lets[i].issue.empty() && issue && issue->empty())
+                *issue = fmt::format("the producer needs '{}'{}, whose value reads {}", lets[i].var->name,
+                                     lets[i].loc.valid() ? fmt::format(" (line {})", lets[i].loc.line) : std::string(),
+                                     lets[i].issue);
+        }
+        for (size_t i = 0; i < lets.size(); ++i)
+            if (needed[i]) out.push_back(lets[i]);
+        return out;
     }
 
     // The gemm whose wgmma group may stay in flight past its step (wait_group<1>), m for none;

@@ -17,6 +17,16 @@ std::string joinNames(std::span<const std::string_view> names) {
     return out;
 }
 
+// The memory an `alloc_<space>` name asks for, when its suffix names one ("" otherwise).
+std::string_view allocSpaceOf(std::string_view name) {
+    static constexpr std::string_view spaces[] = {"global", "shared", "fragment", "local", "var"};
+    if (!name.starts_with("alloc_")) return {};
+    name.remove_prefix(6);
+    for (auto s : spaces)
+        if (name == s) return s;
+    return {};
+}
+
 int paramIndex(const BuiltinInfo& info, std::string_view name) {
     for (size_t i = 0; i < info.params.size(); ++i)
         if (info.params[i].name == name) return int(i);
@@ -36,7 +46,14 @@ Type KernelChecker::checkCall(Call& c, CallSite site) {
         diags_.report(DiagId::err_unknown_function, c.calleeRange, c.callee);
         std::vector<std::string> names;
         for (const auto& b : allBuiltins()) names.emplace_back(b.name);
-        if (auto best = closestMatch(c.callee, names); !best.empty())
+        std::string best = closestMatch(c.callee, names);
+        // alloc_global is not a misspelt alloc_local: never suggest memory of another space.
+        std::string_view space = allocSpaceOf(c.callee);
+        if (!space.empty() && allocSpaceOf(best) != space) best.clear();
+        if (space == "global")
+            diags_.note(c.calleeRange, "global memory comes only from the kernel's tensor parameters: declare it "
+                                       "there (NAME: dtype[dims]) and pass it to the launcher");
+        else if (!best.empty())
             diags_.note(c.calleeRange, fmt::format("did you mean '{}'?", best));
         for (auto& a : c.args) checkValue(*a.value);
         return c.type = Type::error();
@@ -120,6 +137,7 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
     const size_t maxPositional = info.maxPositional > 0 ? size_t(info.maxPositional) : info.params.size();
     std::vector<const Expr*> bound(isParallel ? 0 : info.params.size(), nullptr);
     std::vector<SourceRange> boundAt(info.params.size());
+    std::vector<bool> byPosition(info.params.size(), false);
     bool ok = true;
     bool seenKeyword = false;
     size_t positional = 0;
@@ -145,6 +163,7 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
             else {
                 bound[positional] = a.value.get();
                 boundAt[positional] = a.value->range;
+                byPosition[positional] = true;
             }
             ++positional;
             continue;
@@ -165,6 +184,18 @@ bool KernelChecker::bindArgs(Call& c, const BuiltinInfo& info) {
             std::string best = closestMatch(a.keyword, names);
             diags_.report(DiagId::err_unknown_keyword, a.keywordRange, c.callee, a.keyword,
                           best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
+            ok = false;
+            continue;
+        }
+        if (bound[index] && byPosition[index]) {
+            // Say how the positional argument landed on this parameter: the author may have
+            // meant another signature (pipelined(lo, hi, stages = 2)).
+            std::string order;
+            for (size_t i = 0; i < maxPositional && i < info.params.size(); ++i)
+                order += (i ? ", " : "") + std::string(info.params[i].name);
+            diags_.report(DiagId::err_duplicate_arg_positional, a.keywordRange, info.params[index].name, c.callee,
+                          index + 1, order);
+            diags_.note(boundAt[index], fmt::format("positional argument {} is '{}'", index + 1, info.params[index].name));
             ok = false;
             continue;
         }

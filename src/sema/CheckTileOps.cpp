@@ -299,6 +299,11 @@ void KernelChecker::checkAtomicAdd(Call& c) {
     if (!requireScope(dst, "the destination", c.callee, {MemScope::Global, MemScope::Shared},
                       "a global tensor or a shared buffer"))
         return;
+    if (dst.type.dtype == DType::I4 || dst.type.dtype == DType::U4) {
+        diags_.report(DiagId::err_atomic_add_dtype, dst.range, describe(dst), dtypeName(dst.type.dtype));
+        noteDeclared(dst);
+        return;
+    }
     if (src.type.isScalar()) {
         // A scalar adds into one element: a point region has extent 1 everywhere.
         if (dst.type.kind == Type::Kind::Region && dst.type.extentsFromOtherOperand)

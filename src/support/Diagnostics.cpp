@@ -44,7 +44,7 @@ void printOne(std::ostream& os, const SourceFile& file, const Diagnostic& d, boo
         sevColor = d.severity == Severity::Error     ? "\033[1;31m"
                    : d.severity == Severity::Warning ? "\033[1;35m"
                                                      : "\033[1;36m";
-    os << bold << file.name();
+    os << bold << (d.commandLine ? std::string("tlc") : file.name());
     if (d.range.valid()) os << ':' << d.range.begin.line << ':' << d.range.begin.col;
     os << ": " << reset << sevColor << severityName(d.severity) << ": " << reset << bold
        << d.message << reset << '\n';
@@ -142,7 +142,8 @@ Diagnostic& DiagnosticEngine::add(DiagId id, SourceRange range, std::string mess
 
 void DiagnosticEngine::note(SourceRange range, std::string message) {
     if (diags_.empty() || limitReported_ || lastDropped_) return;
-    diags_.back().notes.push_back({diags_.back().id, Severity::Note, range, std::move(message), {}});
+    const bool commandLine = diags_.back().commandLine && !range.valid();
+    diags_.back().notes.push_back({diags_.back().id, Severity::Note, range, std::move(message), {}, commandLine});
 }
 
 void DiagnosticEngine::printText(std::ostream& os, bool color) const {

@@ -37,6 +37,8 @@ struct Diagnostic {
     SourceRange range;
     std::string message;
     std::vector<Diagnostic> notes;  // related places ("declared here"), printed after it
+    bool commandLine = false;       // about the command line (-D), not a place in the file:
+                                    // printed as tlc's own ("tlc: error: ..."), no location
 };
 
 class DiagnosticEngine {
@@ -48,7 +50,14 @@ public:
     Diagnostic& report(DiagId id, SourceRange range, const Args&... args) {
         return add(id, range, fmt::format(fmt::runtime(diagInfo(id).format), args...));
     }
+    // A diagnostic about the command line (a -D): no location in the file (Diagnostic::commandLine).
+    template <typename... Args> Diagnostic& reportCommandLine(DiagId id, const Args&... args) {
+        Diagnostic& d = add(id, SourceRange{}, fmt::format(fmt::runtime(diagInfo(id).format), args...));
+        d.commandLine = true;
+        return d;
+    }
     // Attach a note ("declared here") to the most recent diagnostic. The message is free text.
+    // A note without a range on a command-line diagnostic is about the command line too.
     void note(SourceRange range, std::string message);
 
     bool hasErrors() const { return errorCount_ > 0; }

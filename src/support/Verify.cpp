@@ -17,16 +17,18 @@ namespace {
 
 struct Expectation {
     Severity severity;
-    uint32_t line;         // the line the diagnostic must be on
+    uint32_t line;         // the line the diagnostic must be on (0: none, `@*`)
     uint32_t writtenAt;    // where the comment is
     std::string text;
     bool matched = false;
 };
 
-// One `expected-KIND[@[+-]N] {{TEXT}}` in a line, found by hand rather than with std::regex:
-// libstdc++'s regex recurses once per character, and a long line overflowed the stack.
+// One `expected-KIND[@[+-]N | @*] {{TEXT}}` in a line, found by hand rather than with std::regex:
+// libstdc++'s regex recurses once per character, and a long line overflowed the stack. `@*` is a
+// diagnostic with no place in the file (about the command line: -D).
 struct Found {
     Severity severity;
+    bool nowhere = false;  // @*
     bool hasLine = false;
     char sign = 0;       // '+', '-' or 0 (absolute)
     std::string_view digits;
@@ -49,7 +51,10 @@ std::optional<Found> nextExpectation(std::string_view line, size_t& pos) {
         else if (line.substr(i, 7) == "warning") f.severity = Severity::Warning, i += 7;
         else if (line.substr(i, 4) == "note") f.severity = Severity::Note, i += 4;
         else continue;
-        if (i < line.size() && line[i] == '@') {
+        if (i + 1 < line.size() && line[i] == '@' && line[i + 1] == '*') {
+            f.nowhere = true;
+            i += 2;
+        } else if (i < line.size() && line[i] == '@') {
             ++i;
             if (i < line.size() && (line[i] == '+' || line[i] == '-')) f.sign = line[i++];
             size_t digitsBegin = i;
@@ -75,6 +80,10 @@ std::vector<Expectation> collectExpectations(const SourceFile& file, std::ostrea
         std::string_view text = file.line(line);
         size_t pos = 0;
         while (std::optional<Found> f = nextExpectation(text, pos)) {
+            if (f->nowhere) {
+                result.push_back({f->severity, 0, line, std::string(f->text), false});
+                continue;
+            }
             int64_t target = line;
             if (f->hasLine) {
                 // Numbers too large for int64 are outside the file like any other (found by
@@ -100,7 +109,8 @@ std::vector<Expectation> collectExpectations(const SourceFile& file, std::ostrea
 
 bool matchOne(std::vector<Expectation>& expected, const Diagnostic& d) {
     for (auto& e : expected) {
-        if (!e.matched && e.severity == d.severity && e.line == d.range.begin.line &&
+        uint32_t line = d.range.valid() ? d.range.begin.line : 0;
+        if (!e.matched && e.severity == d.severity && e.line == line &&
             d.message.find(e.text) != std::string::npos) {
             e.matched = true;
             return true;

@@ -17,6 +17,7 @@
 #include "reductions.h"
 #include "while_loop.h"
 #include "row_vectors.h"
+#include "split_k.h"
 
 #include <algorithm>
 #include <cmath>
@@ -639,6 +640,57 @@ void overlapCopies(int M, int N) {
     check("overlap_copy global -> shared part" + at, E, we, 0, 0);
 }
 
+// Split-K (tests/run/kernels/split_k.tl): `let`s between the grid and the pipelined loop give
+// each z-block its run of k-tiles (on sm90 the warp-specialised producer needs them too, and
+// some runs are empty); the partial products go to slices of C, or are added into C element
+// by element with atomic_add. Each slice against its own double reference.
+void splitKGemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    const int splits = 3, bk = 16;
+    auto A = random<tl::half>(size_t(M) * K, 51), B = random<tl::half>(size_t(K) * N, 52);
+    auto range = [&](int lo, int hi) {
+        return matmul(M, N, std::max(0, hi - lo), [&](int i, int k) { return toDouble(A[size_t(i) * K + lo + k]); },
+                      [&](int k, int j) { return toDouble(B[size_t(lo + k) * N + j]); });
+    };
+    const int tiles = (K + bk - 1) / bk, perSplit = (tiles + splits - 1) / splits;
+    std::vector<double> parts;
+    for (int z = 0; z < splits; ++z) {
+        auto p = range(std::min(K, z * perSplit * bk), std::min(K, (z + 1) * perSplit * bk));
+        parts.insert(parts.end(), p.begin(), p.end());
+    }
+    std::vector<float> C(splits * size_t(M) * N, -7.0f);
+    expectStatus("gemm_split_parts status" + at,
+                 tl_kernels::gemm_split_parts(A.data(), B.data(), C.data(), M, K, N), 0);
+    check("split-K partial products, lets before the pipelined loop" + at, C, parts, 1e-4, 1e-4);
+    std::vector<float> sum(size_t(M) * N, 0.0f);
+    expectStatus("gemm_split_atomic status" + at,
+                 tl_kernels::gemm_split_atomic(A.data(), B.data(), sum.data(), M, K, N), 0);
+    check("split-K, partials added by element atomic_add" + at, sum, range(0, K), 1e-4, 1e-4);
+}
+
+// Element atomic_add of i32 and f16 under contention: a histogram and per-bin sums of weights
+// that are multiples of 1/4 (f16 sums of them stay exact in any order).
+void histogram(int n) {
+    const int bins = 16;
+    auto X = random<int32_t>(size_t(n), 53, 0, bins - 1);
+    auto q = random<int32_t>(size_t(n), 54, -4, 4);
+    std::vector<tl::half> W(n);
+    std::vector<double> count(bins, 0), sum(bins, 0);
+    for (int i = 0; i < n; ++i) {
+        W[i] = tl::half(float(q[i]) / 4);
+        count[X[i]] += 1;
+        sum[X[i]] += q[i] / 4.0;
+    }
+    std::vector<int32_t> H(bins, 0);
+    std::vector<tl::half> S(bins, tl::half(0.0f));
+    // W's rows move in 16-byte vectors on GPUs.
+    if (launched("histogram n=" + std::to_string(n), tl_kernels::histogram(X.data(), W.data(), H.data(), S.data(), n),
+                 !kGpu || n % 8 == 0, H, 0.0)) {
+        check("atomic_add element i32 (histogram) n=" + std::to_string(n), H, count, 0, 0);
+        check("atomic_add element f16 (per-bin sums) n=" + std::to_string(n), S, sum, 0, 0);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -690,5 +742,10 @@ int main() {
     overlapCopies(64, 72);   // columns past the tile stay untouched
     multiGrid(150, 136, 200);  // partial tiles in M, N and K; 7 k-tiles of 32
     multiGrid(64, 64, 32);
+    // Split-K: runs of 1 (K = 40: 3 tiles), empty runs (K = 8, 16), partial runs and tiles (200).
+    for (int K : {8, 16, 40, 200}) splitKGemms(72, 88, K);
+    splitKGemms(128, 64, 520);
+    histogram(1000);
+    histogram(1003);
     return summary();
 }

@@ -363,7 +363,8 @@ TEST_CASE("sema: call signature errors") {
     const std::string bufs = "let a = alloc_fragment([64, 64], f32); clear(a);\n";
     CHECK(idsOf(bufs + "copy(a);") == std::vector<std::string>{"err_missing_arg"});
     CHECK(idsOf(bufs + "copy(a, a, a);") == std::vector<std::string>{"err_too_many_args"});
-    CHECK(idsOf(bufs + "copy(a, a, dst = a);") == std::vector<std::string>{"err_duplicate_arg"});
+    CHECK(idsOf(bufs + "copy(a, a, dst = a);") == std::vector<std::string>{"err_duplicate_arg_positional"});
+    CHECK(idsOf(bufs + "copy(a, dst = a, dst = a);") == std::vector<std::string>{"err_duplicate_arg"});
     CHECK(idsOf(bufs + "copy(a, a, fast = true);") == std::vector<std::string>{"err_unknown_keyword"});
     CHECK(idsOf(bufs + "copy(dst = a, a);") == std::vector<std::string>{"err_positional_after_keyword"});
     CHECK(idsOf(bufs + "copy(a, 1);") == std::vector<std::string>{"err_arg_kind"});

@@ -213,7 +213,13 @@ protected:
         Expr v = n->buffer->scope == MemScope::Global ? Expr() : mutate(n->value);
         if (n->buffer->scope == MemScope::Fragment)
             return store(ctx_.localBuffer(n->buffer), {*slotOf(n->buffer, idx, true)}, v, n->loc, n->storeKind);
-        if (n->buffer->scope != MemScope::Global) return store(n->buffer, idx, v, n->loc, n->storeKind);
+        if (n->buffer->scope != MemScope::Global) {
+            Stmt s = store(n->buffer, idx, v, n->loc, n->storeKind);
+            // Replicas store the same value, harmlessly, but would each add it.
+            if (n->storeKind != StoreKind::AtomicAdd) return s;
+            Expr ok = simplify(writer_, bounds_);
+            return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
+        }
         Expr inside = inBounds(n->buffer, idx);
         size_t known = facts_.size();
         for (const Expr& c : conjuncts(inside)) facts_.push_back(c);
