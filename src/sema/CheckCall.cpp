@@ -47,13 +47,10 @@ Type KernelChecker::checkCall(Call& c, CallSite site) {
         std::vector<std::string> names;
         for (const auto& b : allBuiltins()) names.emplace_back(b.name);
         std::string best = closestMatch(c.callee, names);
-        // alloc_global is not a misspelt alloc_local: never suggest memory of another space.
+        // A misspelt allocation is never "corrected" to memory of another space.
         std::string_view space = allocSpaceOf(c.callee);
         if (!space.empty() && allocSpaceOf(best) != space) best.clear();
-        if (space == "global")
-            diags_.note(c.calleeRange, "global memory comes only from the kernel's tensor parameters: declare it "
-                                       "there (NAME: dtype[dims]) and pass it to the launcher");
-        else if (!best.empty())
+        if (!best.empty())
             diags_.note(c.calleeRange, fmt::format("did you mean '{}'?", best));
         for (auto& a : c.args) checkValue(*a.value);
         return c.type = Type::error();
