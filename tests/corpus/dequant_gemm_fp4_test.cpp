@@ -1,4 +1,5 @@
 #include "corpus.h"
+#include "fp4_ref.h"
 #include "dequant_gemm_fp4.h"
 
 #include <cmath>
@@ -7,12 +8,6 @@ using namespace harness;
 
 namespace {
 
-// The original's torch_convert: nibble s1e2m1 -> f16 bits (s << 15) | (e + 14) << 10 | m << 9.
-double fp4Value(uint8_t nibble) {
-    int s = nibble >> 3, e = (nibble & 6) >> 1, m = nibble & 1;
-    return (s ? -1.0 : 1.0) * std::ldexp(1.0 + 0.5 * m, e - 1);
-}
-
 void dequantGemm(int M, int N, int K) {
     std::string at = " " + corpus::dims({{"M", M}, {"N", N}, {"K", K}});
     auto A = random<tl::half>(size_t(M) * K, 191);
@@ -20,7 +15,7 @@ void dequantGemm(int M, int N, int K) {
     std::vector<tl::half> Ct(size_t(N) * M, tl::half(-7.0f));
     // Ct[n, m] = sum_k A[m, k] * W[n, k], W[n, k] the nibble k % 2 of byte B[n, k / 2].
     auto want = matmul(N, M, K,
-                       [&](int n, int k) { return fp4Value((B[size_t(n) * K / 2 + k / 2] >> (k % 2 * 4)) & 15); },
+                       [&](int n, int k) { return corpus::fp4Value((B[size_t(n) * K / 2 + k / 2] >> (k % 2 * 4)) & 15); },
                        [&](int k, int m) { return toDouble(A[size_t(m) * K + k]); });
     expectStatus("dequant_gemm_fp4 status" + at,
                  int(tl_kernels::dequant_gemm_fp4(A.data(), B.data(), Ct.data(), M, K, N)), 0);

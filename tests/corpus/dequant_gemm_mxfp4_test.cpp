@@ -1,4 +1,5 @@
 #include "corpus.h"
+#include "fp4_ref.h"
 #include "dequant_gemm_mxfp4.h"
 
 #include <cmath>
@@ -6,12 +7,6 @@
 using namespace harness;
 
 namespace {
-
-// The original's decoding: nibble s1e2m1 -> bf16 bits (s << 15) | (e + 126) << 7 | m << 6.
-double fp4Value(uint8_t nibble) {
-    int s = nibble >> 3, e = (nibble & 6) >> 1, m = nibble & 1;
-    return (s ? -1.0 : 1.0) * std::ldexp(1.0 + 0.5 * m, e - 1);
-}
 
 void mxfp4(int M, int N, int K) {
     std::string at = " " + corpus::dims({{"M", M}, {"N", N}, {"K", K}});
@@ -22,7 +17,7 @@ void mxfp4(int M, int N, int K) {
     std::vector<tl::bfloat16> C(size_t(M) * N, tl::bfloat16(-7.0f));
     auto want = matmul(M, N, K, [&](int m, int k) { return toDouble(A[size_t(m) * K + k]); },
                        [&](int k, int n) {
-                           return fp4Value((B[size_t(n) * K / 2 + k / 2] >> (k % 2 * 4)) & 15) *
+                           return corpus::fp4Value((B[size_t(n) * K / 2 + k / 2] >> (k % 2 * 4)) & 15) *
                                   double(1 << Scale[size_t(n) * K / 32 + k / 32]);
                        });
     for (size_t i = 0; i < want.size(); ++i) want[i] += toDouble(Bias[i]);
