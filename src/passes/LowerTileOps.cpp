@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
+#include "ops/OpUtil.h"
 #include "ops/parallel/Parallel.h"
 #include "passes/SharedLiveness.h"
 
@@ -71,6 +72,14 @@ protected:
     }
 
     Expr mutateLoad(const Load* n, const Expr& self) override {
+        if (n->buffer->scope == MemScope::Global) {
+            // Past a tensor's end the value is zero here too, as in parallel loops (a block's
+            // rows past the last, read as scalars: layernorm's Mean[row]).
+            Expr l = IRMutator::mutateLoad(n, self);
+            const auto* loaded = l.as<Load>();
+            Expr ok = simplify(ops::inBounds(n->buffer, loaded ? loaded->indices : n->indices, n->lanes), ctx_.bounds());
+            return asConstInt(ok) && *asConstInt(ok) ? l : select(ok, l, zero(n->dtype, n->lanes));
+        }
         if (n->buffer->scope != MemScope::Fragment) return IRMutator::mutateLoad(n, self);
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
