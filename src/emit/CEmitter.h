@@ -133,6 +133,10 @@ protected:
     // Kernel-level helpers for the backends.
     std::string sourceName() const;
     std::string where(SourceLoc loc) const;  // "gemm.tl:12"
+    // The header comment's first line of a launcher: "NAME (gemm.tl:12) with block_M = 128, ...".
+    std::string launcherTitle(const ir::Kernel& k, const std::string& name) const;
+    // A scalar or size parameter in a launcher's comment: "alpha: f32", "M: i32 (size)".
+    static std::string scalarParamText(const ir::KernelParam& p);
     const LauncherSignature& signature(const ir::Kernel& k) const;
     void beginKernel(const ir::Kernel& k);  // analysis and per-kernel state
     std::vector<std::string> kernelParams(const ir::Kernel& k);  // "const float* __restrict__ A", ...

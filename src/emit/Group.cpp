@@ -82,20 +82,14 @@ void CEmitter::emitGroupDeclaration(const std::vector<const Kernel*>& parts, Cod
     const GroupNames& g = groupNames_.at(k0.group);
     beginKernel(k0);
     std::vector<std::string> doc;
-    std::string title = fmt::format("{} ({})", k0.group, k0.loc.valid() ? where(k0.loc) : sourceName());
-    if (!k0.templateValues.empty()) {
-        std::vector<std::string> values;
-        for (const auto& [name, value] : k0.templateValues) values.push_back(name + " = " + value);
-        title += " with " + join(values, ", ");
-    }
-    for (const auto& l : wrapComment("// ", "//   ", title)) doc.push_back(l);
+    for (const auto& l : wrapComment("// ", "//   ", launcherTitle(k0, k0.group))) doc.push_back(l);
     for (const auto& lp : g.params) {
         const KernelParam& p = *lp.param;
         std::string text;
         if (p.kind == KernelParam::Kind::Tensor)
             text = fmt::format("{}: {}, {}", p.name, shapeText(p.buffer), lp.type.rfind("const ", 0) == 0 ? "read" : "written");
         else
-            text = fmt::format("{}: {}{}", p.name, dtypeName(p.dtype), p.kind == KernelParam::Kind::Size ? " (size)" : "");
+            text = scalarParamText(p);
         for (const auto& l : wrapComment("//   ", "//     ", text)) doc.push_back(l);
     }
     std::vector<std::string> sizes, scratch;

@@ -294,17 +294,25 @@ std::vector<std::string> CEmitter::gridExtentNames(const Kernel& k) {
 
 // ---- declarations ---------------------------------------------------------------------------
 
+std::string CEmitter::launcherTitle(const Kernel& k, const std::string& name) const {
+    std::string title = fmt::format("{} ({})", name, k.loc.valid() ? where(k.loc) : sourceName());
+    if (!k.templateValues.empty()) {
+        std::vector<std::string> values;
+        for (const auto& [param, value] : k.templateValues) values.push_back(param + " = " + value);
+        title += " with " + join(values, ", ");
+    }
+    return title;
+}
+
+std::string CEmitter::scalarParamText(const KernelParam& p) {
+    return fmt::format("{}: {}{}", p.name, dtypeName(p.dtype), p.kind == KernelParam::Kind::Size ? " (size)" : "");
+}
+
 void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     beginKernel(k);
     const LauncherSignature& sig = signature(k);
     std::vector<std::string> doc;
-    std::string title = fmt::format("{} ({})", k.name, k.loc.valid() ? where(k.loc) : sourceName());
-    if (!k.templateValues.empty()) {
-        std::vector<std::string> values;
-        for (const auto& [name, value] : k.templateValues) values.push_back(name + " = " + value);
-        title += " with " + join(values, ", ");
-    }
-    for (const auto& l : wrapComment("// ", "//   ", title)) doc.push_back(l);
+    for (const auto& l : wrapComment("// ", "//   ", launcherTitle(k, k.name))) doc.push_back(l);
     for (const auto& p : k.params) {
         std::string text;
         if (p.kind == KernelParam::Kind::Tensor && p.buffer) {
@@ -316,7 +324,7 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
                                }() + "]",
                                info_.written(p.buffer.get()) ? "written" : "read");
         } else {
-            text = fmt::format("{}: {}{}", p.name, dtypeName(p.dtype), p.kind == KernelParam::Kind::Size ? " (size)" : "");
+            text = scalarParamText(p);
         }
         for (const auto& l : wrapComment("//   ", "//     ", text)) doc.push_back(l);
     }
