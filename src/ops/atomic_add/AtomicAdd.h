@@ -11,6 +11,10 @@ public:
     AtomicAddOp(ir::Region dst, std::optional<ir::Region> src, ir::Expr value)
         : dst_(std::move(dst)), src_(std::move(src)), value_(std::move(value)) {}
 
+    const ir::Region& dst() const { return dst_; }
+    const std::optional<ir::Region>& src() const { return src_; }
+    const ir::Expr& value() const { return value_; }
+
     std::string name() const override { return "atomic_add"; }
     std::vector<const ir::Region*> reads() const override;
     std::vector<const ir::Region*> writes() const override { return {&dst_}; }

@@ -12,6 +12,8 @@ public:
         : src_(std::move(src)), dst_(std::move(dst)), dim_(dim), reverse_(reverse) {}
     const ir::Region& src() const { return src_; }
     const ir::Region& dst() const { return dst_; }
+    int dim() const { return dim_; }
+    bool reverse() const { return reverse_; }
 
     std::string name() const override { return "cumsum"; }
     std::vector<const ir::Region*> reads() const override { return {&src_}; }

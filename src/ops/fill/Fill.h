@@ -9,6 +9,8 @@ class FillOp : public ir::TileOp {
 public:
     FillOp(ir::Region dst, ir::Expr value, bool isClear) : dst_(std::move(dst)), value_(std::move(value)), isClear_(isClear) {}
     const ir::Region& dst() const { return dst_; }
+    const ir::Expr& value() const { return value_; }
+    bool isClear() const { return isClear_; }
 
     std::string name() const override { return isClear_ ? "clear" : "fill"; }
     std::vector<const ir::Region*> reads() const override { return {}; }

@@ -18,6 +18,12 @@ class Im2ColOp : public ir::TileOp {
 public:
     Im2ColOp(ir::Buffer img, ir::Region col, ir::Expr nhwStep, ir::Expr cStep, Im2ColParams p);
 
+    const ir::Region& img() const { return img_; }
+    const ir::Region& col() const { return col_; }
+    const ir::Expr& nhwStep() const { return nhwStep_; }
+    const ir::Expr& cStep() const { return cStep_; }
+    const Im2ColParams& params() const { return p_; }
+
     std::string name() const override { return "im2col"; }
     std::vector<const ir::Region*> reads() const override { return {&img_}; }
     std::vector<const ir::Region*> writes() const override { return {&col_}; }

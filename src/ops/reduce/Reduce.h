@@ -18,6 +18,8 @@ public:
     const ir::Region& src() const { return src_; }
     const ir::Region& dst() const { return dst_; }
     int dim() const { return dim_; }
+    ReduceKind kind() const { return kind_; }
+    bool clear() const { return clear_; }
 
     std::string name() const override { return reduceName(kind_); }
     std::vector<const ir::Region*> reads() const override { return {&src_, &dst_}; }
