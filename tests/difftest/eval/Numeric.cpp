@@ -55,7 +55,8 @@ uint64_t smallBits(const SmallFloat& fmt, double v) {
         uint64_t all = (uint64_t(1) << (fmt.mantBits + fmt.expBits)) - 1;
         return fmt.hasInf ? (expAllOnes << fmt.mantBits) | (uint64_t(1) << (fmt.mantBits - 1)) : all;
     }
-    double a = std::fabs(roundSmall(fmt, v));
+    // An infinity already in the format keeps its code; anything else is rounded into it first.
+    double a = std::isinf(v) && fmt.hasInf ? HUGE_VAL : std::fabs(roundSmall(fmt, v));
     if (std::isinf(a)) return sign | (expAllOnes << fmt.mantBits);
     if (a == 0) return sign;
     int e = 0;
