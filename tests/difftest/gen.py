@@ -1,0 +1,965 @@
+#!/usr/bin/env python3
+"""Random valid .tl kernels for the differential tester (issue 13).
+
+    gen.py --seed S --out DIR        writes DIR/pS.tl, DIR/pS.json and DIR/pS.in.bin
+
+The same seed always gives the same files. A kernel is a grid (1, 2 or 3 dimensions) whose
+blocks each own a tile of a 2-D (or batched 3-D) problem and run a few independent *phases*:
+an elementwise chain through shared/fragment/local buffers, a reduction, a cumsum, a gemm over
+a K loop, atomic adds. Each phase writes its own output tensors, so phases never race with each
+other, and every buffer element is written (copy, clear, fill) before it is read.
+
+Values are chosen so the reference is well defined: inputs are small multiples of 1/4 (or small
+integers), exactly representable in their dtype; arithmetic is tracked with a magnitude and an
+error bound (value.Val) so that exact paths compare exactly and inexact ones (exp, tanh, ...) get
+a tolerance derived from the dtypes and the accumulation lengths. The JSON records the
+tolerance per output tensor.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dtypes  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# Values: magnitude bound, granularity and error bound of an expression.
+# ---------------------------------------------------------------------------------------------
+
+
+class Val:
+    """An expression's text with what we know about its value: |v| <= mag, v is a multiple of
+    2**-gran when exact, and |v - reference| <= err (err 0 when exact). dtype: its scalar type."""
+
+    def __init__(self, text, dtype, mag, gran=0, err=0.0, exact=True):
+        self.text, self.dtype, self.mag, self.gran = text, dtype, float(mag), gran
+        self.err, self.exact = float(err), exact
+
+    def rounded_to(self, dtype):
+        """The value after it is computed in (or stored to) dtype: stays exact when dtype holds
+        every multiple of 2**-gran up to mag; otherwise gains half an ulp at mag."""
+        if dtypes.is_int(dtype):
+            return Val(self.text, dtype, self.mag, 0, self.err, self.exact)
+        if self.exact and dtypes.holds(dtype, self.mag, self.gran):
+            return Val(self.text, dtype, self.mag, self.gran, self.err, True)
+        return Val(self.text, dtype, self.mag, self.gran, self.err + self.mag * dtypes.eps(dtype), False)
+
+
+def promote(a, b):
+    """The language's promotion for two scalar dtypes (docs/language.md, Arithmetic)."""
+    fa, fb = dtypes.is_float(a), dtypes.is_float(b)
+    if fa != fb:
+        return a if fa else b
+    if a == b:
+        return a
+    if fa:
+        if dtypes.bits(a) == dtypes.bits(b):
+            return "f32"  # f16 with bf16, or two fp8 kinds
+        return a if dtypes.bits(a) > dtypes.bits(b) else b
+    return a if dtypes.bits(a) > dtypes.bits(b) else b
+
+
+def binop(op, a, b):
+    dt = promote(a.dtype, b.dtype)
+    text = f"{a.text} {op} {b.text}"
+    if op in "+-":
+        v = Val(text, dt, a.mag + b.mag, max(a.gran, b.gran), a.err + b.err, a.exact and b.exact)
+    elif op == "*":
+        v = Val(text, dt, a.mag * b.mag, a.gran + b.gran, a.err * b.mag + b.err * a.mag + a.err * b.err,
+                a.exact and b.exact)
+    else:
+        raise ValueError(op)
+    return v.rounded_to(dt)
+
+
+def call(fn, *args):
+    """min/max/abs keep exactness; the math functions do not (float vs double, fast_* approximations)."""
+    a = args[0]
+    if fn in ("max", "min"):
+        b = args[1]
+        dt = promote(a.dtype, b.dtype)
+        return Val(f"{fn}({a.text}, {b.text})", dt, max(a.mag, b.mag), max(a.gran, b.gran),
+                   max(a.err, b.err), a.exact and b.exact).rounded_to(dt)
+    if fn == "abs":
+        return Val(f"abs({a.text})", a.dtype, a.mag, a.gran, a.err, a.exact)
+    # (result bound, Lipschitz constant on the domain, relative error of the implementation)
+    dt = a.dtype if dtypes.is_float(a.dtype) else "f32"
+    rel = 4e-3 if fn.startswith("fast_") else 4e-6
+    base = fn[5:] if fn.startswith("fast_") else fn
+    m = a.mag
+    bounds = {
+        "exp": (math.exp(m), math.exp(m)),
+        "exp2": (2 ** m, 2 ** m * 0.7),
+        "tanh": (1.0, 1.0),
+        "sigmoid": (1.0, 0.25),
+        "erf": (1.0, 1.2),
+        "sqrt": (math.sqrt(m), 1.0),       # only of (abs(x) + 1)
+        "rsqrt": (1.0, 0.5),               # only of (abs(x) + 1)
+        "log": (math.log(m + 1) + 1, 1.0),  # only of (abs(x) + 1)
+        "log2": (math.log2(m + 1) + 1, 1.5),
+    }
+    mag, lip = bounds[base]
+    err = a.err * lip + mag * rel + (mag * dtypes.eps(dt) if dt != "f32" else 0)
+    return Val(f"{fn}({a.text})", dt, mag, 0, err, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# The program being built.
+# ---------------------------------------------------------------------------------------------
+
+
+class Param:
+    def __init__(self, name, kind, dtype, shape=None, role="in", values=None):
+        self.name, self.kind, self.dtype = name, kind, dtype
+        self.shape = shape or []      # list of size/tparam names or ints (as text)
+        self.role = role              # in, out, inout (atomic targets: initial values matter)
+        self.values = values          # the value set inputs are drawn from
+
+
+class Program:
+    def __init__(self, seed):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.name = f"k{seed}"
+        self.tparams = []      # (name, text of default)
+        self.dflags = []       # "NAME=VALUE" given with -D
+        self.sizes = {}        # size name -> value
+        self.params = []
+        self.host = []         # statements before the grid
+        self.decls = []        # allocations at the top of the grid
+        self.features = set()
+        self.tolerance = {}    # output tensor -> {"atol", "rtol"}
+        self.counter = 0
+
+    def fresh(self, stem):
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def tparam(self, name, value):
+        self.tparams.append((name, str(value)))
+        return name
+
+    def add_param(self, p):
+        self.params.append(p)
+        return p
+
+    def tensor(self, stem, dtype, shape, role="in", values=None):
+        return self.add_param(Param(self.fresh(stem), "tensor", dtype, shape, role, values))
+
+    def tol(self, name, val, out_dtype, floor=0.0):
+        """Records the tolerance of an output from the value written to it."""
+        v = val.rounded_to(out_dtype)
+        rtol = 0.0 if v.exact else 2 * dtypes.eps(out_dtype)
+        atol = 0.0 if v.exact else 2 * v.err + floor
+        if dtypes.is_int(out_dtype):
+            rtol, atol = 0.0, 0.0
+        old = self.tolerance.get(name, {"atol": 0.0, "rtol": 0.0})
+        self.tolerance[name] = {"atol": max(old["atol"], atol), "rtol": max(old["rtol"], rtol)}
+
+
+# Value sets per dtype: small, exactly representable, never only zeros.
+def value_set(dtype, kind="small"):
+    if dtype == "bool":
+        return [0, 1]
+    if dtypes.is_int(dtype):
+        lo, hi = dtypes.int_range(dtype)
+        span = 3 if kind == "gemm" else 6
+        return [v for v in range(max(lo, -span), min(hi, span) + 1)]
+    if kind == "gemm_f16acc":
+        vals = [x / 2 for x in range(-2, 3)]
+    elif kind == "gemm":
+        vals = [x / 4 for x in range(-4, 5)]
+    elif dtype == "f8e5m2":
+        vals = [x / 4 for x in (-8, -6, -4, -2, -1, 0, 1, 2, 4, 6, 8)]
+    else:
+        vals = [x / 4 for x in range(-8, 9)]
+    return [v for v in vals if dtypes.roundtrip(dtype, v) == v]
+
+
+# ---------------------------------------------------------------------------------------------
+# The block's context: which tile of the problem a block (or loop iteration) owns.
+# ---------------------------------------------------------------------------------------------
+
+
+class Ctx:
+    """Grid shape and tile addressing. Tensors of the problem are [M, N] (or [B, M, N] with a
+    3-D grid); the current tile starts at (row0, col0); tile indices (ti, tj) index per-tile
+    outputs of shape [TM, ...] / [TN, ...]."""
+
+    def __init__(self, prog, dims, bm, bn):
+        self.prog, self.dims, self.bm, self.bn = prog, dims, bm, bn
+        self.batch = dims == 3
+        self.row0 = self.col0 = self.ti = self.tj = None
+        self.wrap_open, self.wrap_close = [], []
+
+    def lead(self):
+        """Subscript prefix of the batch dimension."""
+        return "bz, " if self.batch else ""
+
+    def shape(self, *dims_):
+        return (["B"] if self.batch else []) + list(dims_)
+
+
+def choose_size(rng, aligned):
+    if aligned:
+        return rng.choice([16, 32, 48, 64, 80, 96])
+    return rng.randint(1, 100)
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions in parallel loops.
+# ---------------------------------------------------------------------------------------------
+
+FLOAT_CONSTS = [("0.5", 0.5, 1), ("2.0", 2.0, 0), ("0.25", 0.25, 2), ("1.5", 1.5, 1), ("3.0", 3.0, 0),
+                ("1.0", 1.0, 0)]
+MATH_FNS = ["exp", "exp2", "tanh", "sigmoid", "erf", "sqrt", "rsqrt", "log", "log2",
+            "fast_exp", "fast_tanh", "fast_exp2"]
+
+
+def gen_float_expr(prog, leaves, depth, allow_math=True):
+    """A random float expression over the leaves (Vals). Keeps magnitudes below ~64."""
+    rng = prog.rng
+    if depth <= 0 or rng.random() < 0.25:
+        if rng.random() < 0.8 or not leaves:
+            return rng.choice(leaves)
+        text, v, g = rng.choice(FLOAT_CONSTS)
+        return Val(text, "f32", v, g)
+    choice = rng.random()
+    a = gen_float_expr(prog, leaves, depth - 1, allow_math)
+    if choice < 0.45:
+        b = gen_float_expr(prog, leaves, depth - 1, allow_math)
+        op = rng.choice("+-*") if a.mag * b.mag < 16 else rng.choice("+-")
+        r = binop(op, a, b)
+        prog.features.add("arith")
+        return Val(f"({r.text})", r.dtype, r.mag, r.gran, r.err, r.exact)
+    if choice < 0.6:
+        b = gen_float_expr(prog, leaves, depth - 1, allow_math)
+        fn = rng.choice(["max", "min"])
+        prog.features.add("minmax")
+        return call(fn, a, b)
+    if choice < 0.7:
+        prog.features.add("abs")
+        return call("abs", a)
+    if choice < 0.85 and allow_math and a.mag <= 4:
+        fn = rng.choice(MATH_FNS)
+        base = fn[5:] if fn.startswith("fast_") else fn
+        prog.features.add("math:" + fn)
+        if base in ("sqrt", "rsqrt", "log", "log2"):
+            # Safe domain: abs(x) + 1 >= 1.
+            a = Val(f"(abs({a.text}) + 1.0)", promote(a.dtype, "f32"), a.mag + 1, a.gran, a.err, a.exact)
+        return call(fn, a)
+    if choice < 0.95:
+        # A condition on exact values only, so that every target takes the same branch.
+        c = gen_condition(prog, leaves)
+        b = gen_float_expr(prog, leaves, depth - 1, allow_math)
+        prog.features.add("select")
+        dt = promote(a.dtype, b.dtype)
+        return Val(f"({c} ? {a.text} : {b.text})", dt, max(a.mag, b.mag), max(a.gran, b.gran),
+                   max(a.err, b.err), a.exact and b.exact).rounded_to(dt)
+    # A scaled value: exact.
+    text, v, g = rng.choice(FLOAT_CONSTS[:3])
+    r = binop("*", a, Val(text, "f32", v, g))
+    return Val(f"({r.text})", r.dtype, r.mag, r.gran, r.err, r.exact)
+
+
+def gen_condition(prog, leaves):
+    rng = prog.rng
+    exact = [l for l in leaves if l.exact and l.err == 0]
+    if exact and rng.random() < 0.5:
+        l = rng.choice(exact)
+        # A threshold halfway between representable inputs: never equal to one.
+        return f"{l.text} {rng.choice(['<', '>', '<=', '>='])} {rng.choice(['0.125', '-0.375', '0.625'])}"
+    return rng.choice(["i < j", "(i + j) % 2 == 0", "i % 3 != 1", "j >= 2"])
+
+
+def fl(v):
+    """A float literal."""
+    s = repr(float(v))
+    return s if "e" not in s else f"{v:.10f}"
+
+
+def indent(lines, n=1):
+    return ["    " * n + l for l in lines]
+
+
+def block(head, body):
+    return [head + " {"] + indent(body) + ["}"]
+
+
+def input_leaf(text, dtype, values, via):
+    """A Val for an element read of a tile copied from an input drawn from `values`, through the
+    buffers `via` (dtypes it was stored in)."""
+    mag = max(abs(v) for v in values)
+    gran = max((frac_bits(v) for v in values), default=0)
+    v = Val(text, dtype, mag, gran)
+    for d in via:
+        v = v.rounded_to(d)
+    if any(dtypes.is_int(d) for d in via) and any(not float(x).is_integer() for x in values):
+        # float -> int truncates: exact, smaller granularity
+        v = Val(text, dtype, math.floor(mag), 0, v.err, v.exact)
+    return Val(text, dtype, v.mag, v.gran, v.err, v.exact)
+
+
+def frac_bits(v):
+    g = 0
+    while not float(v * 2 ** g).is_integer() and g < 60:
+        g += 1
+    return g
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases. Each returns (decls, body) lines and registers its tensors with the program.
+# ---------------------------------------------------------------------------------------------
+
+FLOAT_IO = ["f32", "f16", "bf16", "f32", "f16", "f8e4m3", "f8e5m2", "f64"]
+FLOAT_BUF = ["f32", "f32", "f16", "bf16", "f32"]
+INT_IO = ["i32", "i8", "i16", "u8", "i32", "u16"]
+
+
+def phase_elementwise(p, ctx):
+    """X -> (shared|fragment, casts) -> parallel expression -> (fragment|shared) -> Y."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    integer = rng.random() < 0.2
+    dx = rng.choice(INT_IO if integer else FLOAT_IO)
+    dy = rng.choice(INT_IO if integer else FLOAT_IO)
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    region_x = f"{X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]"
+    region_y = f"{Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]"
+    if rng.random() < 0.25:
+        # Explicit slices instead of the other operand's extents.
+        region_x = f"{X.name}[{ctx.lead()}{ctx.row0} : +{bm}, {ctx.col0} : +{bn}]"
+        p.features.add("copy:slices")
+    decls, body = [], []
+    via = []
+    form = rng.choice(["shared_frag", "frag", "shared", "global_elem", "frag_shared"])
+    p.features.add("ew:" + form)
+    buf_dt = "i32" if integer else rng.choice(FLOAT_BUF)
+    out_dt = rng.choice(["i32"]) if integer else rng.choice(["f32", "f32", "f16", "bf16"])
+    src = p.fresh("s")
+    out = p.fresh("g")
+    if form == "global_elem":
+        # Element reads and writes of global tensors in the parallel loop.
+        xv = f"{X.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j]"
+        leaf = input_leaf(xv, dx, X.values, [])
+        expr, leaves = gen_expr(p, [leaf] + extra_leaves(p, ctx, integer), integer)
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"{Y.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j] = {dy}({expr.text});"])
+        p.tol(Y.name, expr, dy)
+        p.features.add(f"cast:{dx}->{dy}")
+        return decls, body
+    if form in ("shared_frag", "shared"):
+        sh = p.fresh("sh")
+        sdt = rng.choice([buf_dt, dx])
+        decls.append(f"let {sh} = alloc_shared([{bm}, {bn}], {sdt});")
+        body.append(f"copy({region_x}, {sh});")
+        via.append(sdt)
+        p.features.add(f"copy:global->shared")
+        if form == "shared_frag":
+            decls.append(f"let {src} = alloc_fragment([{bm}, {bn}], {buf_dt});")
+            body.append(f"copy({sh}, {src});")
+            via.append(buf_dt)
+            p.features.add("copy:shared->fragment")
+            cur = src
+        else:
+            cur = sh
+    else:
+        decls.append(f"let {src} = alloc_fragment([{bm}, {bn}], {buf_dt});")
+        body.append(f"copy({region_x}, {src});")
+        via.append(buf_dt)
+        p.features.add("copy:global->fragment")
+        cur = src
+    cur_dt = via[-1]
+    p.features.add(f"cast:{dx}->{cur_dt}")
+    leaf = input_leaf(f"{cur}[i, j]", cur_dt, X.values, via)
+    # The result buffer: a fresh fragment, or the source itself (in place).
+    if rng.random() < 0.3 and cur != src or rng.random() < 0.3:
+        dst, dst_dt = cur, cur_dt
+        p.features.add("parallel:in_place")
+    else:
+        dst, dst_dt = out, out_dt
+        decls.append(f"let {dst} = alloc_fragment([{bm}, {bn}], {dst_dt});")
+    expr, _ = gen_expr(p, [leaf] + extra_leaves(p, ctx, integer, decls, body), integer)
+    loop_body = parallel_body(p, dst, dst_dt, expr, integer, leaf)
+    body += block(f"for (i, j) in parallel({bm}, {bn})", loop_body)
+    p.features.add("parallel")
+    val = p_last_val(p).rounded_to(dst_dt)
+    # Out: directly, or through shared memory.
+    if form == "frag_shared" or (rng.random() < 0.3):
+        sh2 = p.fresh("so")
+        sdt2 = rng.choice([dst_dt, dy])
+        decls.append(f"let {sh2} = alloc_shared([{bm}, {bn}], {sdt2});")
+        body.append(f"copy({dst}, {sh2});")
+        p.features.add("copy:fragment->shared" if dst != cur or cur == src else "copy:shared->shared")
+        val = val.rounded_to(sdt2)
+        body.append(f"copy({sh2}, {region_y});")
+        p.features.add("copy:shared->global")
+    else:
+        body.append(f"copy({dst}, {region_y});")
+        p.features.add("copy:fragment->global" if dst != cur or cur == src else "copy:shared->global")
+    p.features.add(f"cast:{dst_dt}->{dy}")
+    p.tol(Y.name, val, dy)
+    return decls, body
+
+
+_LAST = {}
+
+
+def p_last_val(p):
+    return _LAST[id(p)]
+
+
+def parallel_body(p, dst, dst_dt, expr, integer, leaf):
+    """The statements of the elementwise loop: a plain store, a let, or an if/else."""
+    rng = p.rng
+    lines = []
+    r = rng.random()
+    if r < 0.25:
+        t = p.fresh("t")
+        lines.append(f"let {t} = {expr.text};")
+        lines.append(f"{dst}[i, j] = {cast(dst_dt, t)};")
+        p.features.add("parallel:let")
+        val = expr
+    elif r < 0.45:
+        other, _ = gen_expr(p, [leaf], integer)
+        cond = gen_condition(p, [leaf]) if not integer else "(i + j) % 2 == 0"
+        lines += block(f"if ({cond})", [f"{dst}[i, j] = {cast(dst_dt, expr.text)};"])
+        lines[-1] += " else {"
+        lines += indent([f"{dst}[i, j] = {cast(dst_dt, other.text)};"]) + ["}"]
+        p.features.add("parallel:if")
+        val = Val("", expr.dtype, max(expr.mag, other.mag), max(expr.gran, other.gran),
+                  max(expr.err, other.err), expr.exact and other.exact)
+    else:
+        lines.append(f"{dst}[i, j] = {cast(dst_dt, expr.text)};")
+        val = expr
+    _LAST[id(p)] = val
+    return lines
+
+
+def cast(dt, text):
+    return f"{dt}({text})"
+
+
+def extra_leaves(p, ctx, integer, decls=None, body=None):
+    """Other values a parallel loop may read: loop indices, a scalar parameter, a row vector."""
+    rng = p.rng
+    leaves = []
+    if integer:
+        leaves.append(Val("i", "i32", ctx.bm, 0))
+        leaves.append(Val("j", "i32", ctx.bn, 0))
+        return leaves
+    if rng.random() < 0.4:
+        leaves.append(Val("f32(i)", "f32", ctx.bm, 0))
+        p.features.add("parallel:index")
+    if rng.random() < 0.3:
+        s = next((q for q in p.params if q.kind == "scalar"), None)
+        if s is None:
+            s = p.add_param(Param(p.fresh("alpha"), "scalar", "f32", role="in", values=[0.5, 1.5, -0.75, 2.0]))
+        leaves.append(Val(s.name, "f32", 2.0, 2))
+        p.features.add("scalar_param")
+    if decls is not None and rng.random() < 0.3:
+        dv = rng.choice(["f32", "f16", "bf16"])
+        V = p.tensor("V", dv, ctx.shape("N"), "in", value_set(dv))
+        v = p.fresh("v")
+        decls.append(f"let {v} = alloc_fragment([{ctx.BN}], f32);")
+        body.append(f"copy({V.name}[{ctx.lead()}{ctx.col0}], {v});")
+        leaves.append(input_leaf(f"{v}[j]", "f32", V.values, ["f32"]))
+        p.features.add("copy:global->fragment_1d")
+        p.features.add("parallel:broadcast")
+    return leaves
+
+
+def gen_expr(p, leaves, integer):
+    if integer:
+        return gen_int_expr(p, leaves, 3), leaves
+    v = gen_float_expr(p, leaves, p.rng.randint(1, 3))
+    return v, leaves
+
+
+def gen_int_expr(p, leaves, depth):
+    rng = p.rng
+    if depth <= 0 or rng.random() < 0.3:
+        if rng.random() < 0.8:
+            return rng.choice(leaves)
+        c = rng.randint(1, 7)
+        return Val(str(c), "i32", c, 0)
+    a = gen_int_expr(p, leaves, depth - 1)
+    b = gen_int_expr(p, leaves, depth - 1)
+    r = rng.random()
+    p.features.add("int_arith")
+    if r < 0.5 and a.mag * b.mag < 3e4:
+        op = rng.choice(["+", "-", "*", "&", "|", "^"])
+        mag = a.mag * b.mag if op == "*" else (a.mag + b.mag if op in "+-" else 2 ** math.ceil(math.log2(max(a.mag, b.mag) + 1)) * 2)
+        return Val(f"({a.text} {op} {b.text})", promote(a.dtype, b.dtype), mag, 0)
+    if r < 0.65:
+        c = rng.randint(1, 5)
+        op = rng.choice(["/", "%"])
+        return Val(f"({a.text} {op} {c})", a.dtype, a.mag, 0)
+    if r < 0.75:
+        return Val(f"({a.text} >> {rng.randint(0, 3)})", a.dtype, a.mag, 0)
+    if r < 0.9:
+        fn = rng.choice(["max", "min"])
+        return Val(f"{fn}({a.text}, {b.text})", promote(a.dtype, b.dtype), max(a.mag, b.mag), 0)
+    return Val(f"abs({a.text})", a.dtype, a.mag, 0)
+
+
+REDUCE_OPS = ["reduce_sum", "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax"]
+
+
+def phase_reduce(p, ctx):
+    """A tile reduced along one dim into a fragment or shared buffer, with or without clear;
+    per-tile results go to an output indexed by the tile, sums may go through atomic_add."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16", "f32", "i32"])
+    integer = dtypes.is_int(dx)
+    acc = "i32" if integer else rng.choice(["f32", "f32", "f16"])
+    op = rng.choice(REDUCE_OPS)
+    dim = rng.choice([0, 1])
+    dim_text = rng.choice({0: ["0", "-2"], 1: ["1", "-1", None]}[dim])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    src_scope = rng.choice(["fragment", "fragment", "shared"])
+    dst_scope = rng.choice(["fragment", "fragment", "shared"])
+    src, dst = p.fresh("rx"), p.fresh("rr")
+    decls = [f"let {src} = alloc_{src_scope}([{bm}, {bn}], {acc});"]
+    length = ctx.bn if dim == 1 else ctx.bm
+    rshape = bm if dim == 1 else bn
+    keep_dims = rng.random() < 0.05
+    dshape = f"[{rshape}]"
+    if keep_dims:
+        dshape = f"[{bm}, 1]" if dim == 1 else f"[1, {bn}]"
+        p.features.add("reduce:keepdim")
+    decls.append(f"let {dst} = alloc_{dst_scope}({dshape}, {acc});")
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {src});"]
+    p.features.add(f"copy:global->{src_scope}")
+    leaf = input_leaf(f"{src}[i, j]", acc, X.values, [acc])
+    if src_scope == "fragment" and rng.random() < 0.5:
+        expr, _ = gen_expr(p, [leaf], integer)
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{src}[i, j] = {acc}({expr.text});"])
+        leaf = expr.rounded_to(acc)
+        p.features.add("parallel")
+    args = f"{src}, {dst}" + (f", dim = {dim_text}" if dim_text is not None else "")
+    clear = rng.random() < 0.7
+    start = Val("", acc, 0)
+    if not clear:
+        if rng.random() < 0.5:
+            body.append(f"clear({dst});")
+            p.features.add("clear")
+        else:
+            c = rng.choice([0.5, -1.0, 2.0]) if not integer else rng.choice([1, -3])
+            body.append(f"fill({dst}, {fl(c) if not integer else c});")
+            start = Val("", acc, abs(c), frac_bits(c))
+            p.features.add("fill")
+        args += ", clear = false"
+    body.append(f"{op}({args});")
+    p.features.add(f"{op}:dim{dim}:{'clear' if clear else 'noclear'}:{src_scope}->{dst_scope}")
+    # The value bound of the result.
+    if op in ("reduce_sum", "reduce_abssum"):
+        total = Val("", acc, leaf.mag * length, leaf.gran, leaf.err * length, leaf.exact)
+        total = binop("+", total, start) if not clear else total
+        if not total.exact or not dtypes.holds(acc, total.mag, total.gran):
+            total = Val("", acc, total.mag, total.gran, total.err + total.mag * dtypes.eps(acc) * length, False)
+    else:
+        total = Val("", acc, max(leaf.mag, start.mag), max(leaf.gran, start.gran), leaf.err, leaf.exact)
+    # Where the result goes.
+    dr = rng.choice(["f32", "f16"]) if not integer else "i32"
+    if op == "reduce_sum" and rng.random() < 0.3 and dr == "f32" or integer and op == "reduce_sum" and rng.random() < 0.3:
+        # Every block of the other tile dimension adds its partial sums.
+        R = p.tensor("R", dr, ctx.shape("M" if dim == 1 else "N"), "inout", value_set(dr))
+        where = ctx.row0 if dim == 1 else ctx.col0
+        flat = dst if not keep_dims else None
+        if flat is None:
+            # atomic_add takes the [bm, 1] shape against a 1-D region by unit-dimension rules.
+            pass
+        body.append(f"atomic_add({R.name}[{ctx.lead()}{where}], {dst});")
+        p.features.add("atomic_add:tile")
+        tiles = "ceildiv(N, bn)" if dim == 1 else "ceildiv(M, bm)"
+        n = ctx.tiles_n if dim == 1 else ctx.tiles_m
+        start_mag = max(abs(v) for v in R.values)
+        total = Val("", dr, total.mag * n + start_mag, total.gran, total.err * n, total.exact)
+        p.tol(R.name, total, dr)
+    else:
+        if dim == 1:
+            R = p.tensor("R", dr, ctx.shape("TN", "M"), "out", value_set(dr))
+            body.append(f"copy({dst}, {R.name}[{ctx.lead()}{ctx.tj}, {ctx.row0}]);")
+        else:
+            R = p.tensor("R", dr, ctx.shape("TM", "N"), "out", value_set(dr))
+            body.append(f"copy({dst}, {R.name}[{ctx.lead()}{ctx.ti}, {ctx.col0}]);")
+        p.features.add(f"copy:{dst_scope}->global")
+        p.tol(R.name, total, dr)
+    return decls, body
+
+
+def phase_cumsum(p, ctx):
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    dy = rng.choice(["f32", "f32", "f16"])
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    s_scope = rng.choice(["shared", "fragment"])
+    d_scope = rng.choice(["shared", "fragment", "same"])
+    s = p.fresh("cs")
+    decls = [f"let {s} = alloc_{s_scope}([{bm}, {bn}], f32);"]
+    if d_scope == "same":
+        d = s
+    else:
+        d = p.fresh("cd")
+        decls.append(f"let {d} = alloc_{d_scope}([{bm}, {bn}], f32);")
+    dim = rng.choice([0, 1])
+    reverse = rng.random() < 0.4
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {s});"]
+    args = f"{s}, {d}"
+    if dim != 0 or rng.random() < 0.5:
+        args += f", dim = {dim}"
+    if reverse:
+        args += ", reverse = true"
+    body.append(f"cumsum({args});")
+    body.append(f"copy({d}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.features.add(f"cumsum:dim{dim}:{'rev' if reverse else 'fwd'}:{s_scope}->{d_scope}")
+    leaf = input_leaf("", "f32", X.values, [dx, "f32"])
+    n = ctx.bn if dim == 1 else ctx.bm
+    p.tol(Y.name, Val("", "f32", leaf.mag * n, leaf.gran), dy)
+    return decls, body
+
+
+# gemm dtype pairs: (A, B, accumulator, value kind)
+GEMM_TYPES = [("f16", "f16", "f32", "gemm"), ("bf16", "bf16", "f32", "gemm"), ("f16", "f16", "f16", "gemm_f16acc"),
+              ("i8", "i8", "i32", "gemm"), ("f32", "f32", "f32", "gemm"), ("f8e4m3", "f8e4m3", "f32", "gemm"),
+              ("f8e5m2", "f8e4m3", "f32", "gemm"), ("f8e4m3", "f8e5m2", "f32", "gemm"), ("f16", "f16", "f32", "gemm")]
+
+
+def phase_gemm(p, ctx):
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    da, db, dc, kind = rng.choice(GEMM_TYPES)
+    ta, tb = rng.random() < 0.3, rng.random() < 0.4
+    bk = "bk"
+    A = p.tensor("A", da, ctx.shape("K", "M") if ta else ctx.shape("M", "K"), "in", value_set(da, kind))
+    B = p.tensor("B", db, ctx.shape("N", "K") if tb else ctx.shape("K", "N"), "in", value_set(db, kind))
+    out_dt = rng.choice({"f32": ["f32", "f16", "bf16", "f32"], "f16": ["f16", "f32"], "i32": ["i32"]}[dc])
+    C = p.tensor("C", out_dt, ctx.shape("M", "N"), "out", value_set(out_dt))
+    a_frag = rng.random() < 0.25 and not ta
+    as_, bs, cf = p.fresh("A_s"), p.fresh("B_s"), p.fresh("C_f")
+    a_shape = f"[{bk}, {bm}]" if ta else f"[{bm}, {bk}]"
+    b_shape = f"[{bn}, {bk}]" if tb else f"[{bk}, {bn}]"
+    decls = [f"let {as_} = alloc_{'fragment' if a_frag else 'shared'}({a_shape}, {da});",
+             f"let {bs} = alloc_shared({b_shape}, {db});",
+             f"let {cf} = alloc_fragment([{bm}, {bn}], {dc});"]
+    body = []
+    first_clear = rng.random() < 0.15
+    if not first_clear:
+        body.append(f"clear({cf});")
+    ka = f"{ctx.lead()}k * {bk}, {ctx.row0}" if ta else f"{ctx.lead()}{ctx.row0}, k * {bk}"
+    kb = f"{ctx.lead()}{ctx.col0}, k * {bk}" if tb else f"{ctx.lead()}k * {bk}, {ctx.col0}"
+    gargs = f"{as_}, {bs}, {cf}"
+    if ta:
+        gargs += ", transpose_A = true"
+    if tb:
+        gargs += ", transpose_B = true"
+    if first_clear:
+        # clear_accum must be constant: every iteration starts again, C is the last k-tile's product.
+        gargs += ", clear_accum = true"
+        p.features.add("gemm:clear_accum")
+    if rng.random() < 0.2:
+        gargs += f", policy = {rng.choice(['square', 'full_row', 'full_col'])}"
+        p.features.add("gemm:policy")
+    loop_body = [f"copy({A.name}[{ka}], {as_});", f"copy({B.name}[{kb}], {bs});", f"gemm({gargs});"]
+    if rng.random() < 0.5:
+        loop_body = [loop_body[1], loop_body[0], loop_body[2]]
+    it = rng.choice(["pipelined", "pipelined", "pipelined", "serial", "range", "unroll"])
+    count = f"ceildiv(K, {bk})"
+    if it == "pipelined":
+        stages = rng.choice([None, 0, 1, 2, 3, 4])
+        opts = []
+        if stages is not None:
+            opts.append(f"stages = {stages}")
+        if stages and stages >= 2 and rng.random() < 0.3:
+            opts.append(f"order = [0, 1, 2], stage = [0, 0, {stages - 1}]")
+            p.features.add("pipelined:order_stage")
+        elif rng.random() < 0.25:
+            opts.append(f"warp_specialize = {rng.choice(['true', 'false'])}")
+            p.features.add("pipelined:warp_specialize")
+        head = f"for k in pipelined({count}{''.join(', ' + o for o in opts)})"
+        p.features.add(f"pipelined:stages={stages}")
+    elif it == "range" and rng.random() < 0.5:
+        head = f"for k in range(0, {count}, 1)"
+    else:
+        head = f"for k in {it}({count})"
+    p.features.add(f"kloop:{it}")
+    body += block(head, loop_body)
+    form = ("t" if ta else "n") + ("t" if tb else "n")
+    p.features.add(f"gemm:{form}:{'rs' if a_frag else 'ss'}:{da}x{db}->{dc}")
+    av, bv = max(abs(v) for v in A.values), max(abs(v) for v in B.values)
+    ga = max(frac_bits(v) for v in A.values)
+    gb = max(frac_bits(v) for v in B.values)
+    K = p.sizes["K"]
+    total = Val("", dc, av * bv * K, ga + gb)
+    if not dtypes.holds(dc, total.mag, total.gran):
+        total = Val("", dc, total.mag, total.gran, total.mag * dtypes.eps(dc) * K, False)
+    if rng.random() < 0.4 and dc != "i32":
+        # An epilogue on the accumulator.
+        leaf = Val(f"{cf}[i, j]", dc, total.mag, total.gran, total.err, total.exact)
+        expr = gen_float_expr(p, [leaf], 1, allow_math=total.mag <= 4)
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{cf}[i, j] = {dc}({expr.text});"])
+        total = expr.rounded_to(dc)
+        p.features.add("gemm:epilogue")
+    body.append(f"copy({cf}, {C.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.tol(C.name, total, out_dt)
+    return decls, body
+
+
+def phase_atomic(p, ctx):
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16"])
+    dy = rng.choice(["f32", "f32", "f16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    f = p.fresh("af")
+    decls = [f"let {f} = alloc_fragment([{bm}, {bn}], f32);"]
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});"]
+    form = rng.choice(["element", "tile", "colsum"])
+    xm = max(abs(v) for v in X.values)
+    p.features.add(f"atomic_add:{form}")
+    if form == "element":
+        Y = p.tensor("Y", dy, ctx.shape("M", "N"), "inout", value_set(dy))
+        # + 1.0: adds past the tensor's end would change a neighbour (were they not dropped).
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"atomic_add({Y.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j], {f}[i, j] + 1.0);"])
+        p.tol(Y.name, Val("", "f32", xm + 1 + 2, 2), dy)
+    elif form == "tile":
+        Y = p.tensor("Y", dy, ctx.shape("M", "N"), "inout", value_set(dy))
+        body.append(f"atomic_add({Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});")
+        p.tol(Y.name, Val("", "f32", xm + 2, 2), dy)
+    else:
+        c = p.fresh("ac")
+        decls.append(f"let {c} = alloc_fragment([{bn}], f32);")
+        Y = p.tensor("Y", dy, ctx.shape("N"), "inout", value_set(dy))
+        body.append(f"reduce_sum({f}, {c}, dim = 0);")
+        body.append(f"atomic_add({Y.name}[{ctx.lead()}{ctx.col0}], {c});")
+        p.features.add("reduce_sum:dim0:clear:fragment->fragment")
+        p.tol(Y.name, Val("", "f32", xm * ctx.bm * ctx.tiles_m + 2, 2), dy)
+    return decls, body
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel: grid, lets, loops around the phases.
+# ---------------------------------------------------------------------------------------------
+
+PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2)]
+
+
+def pick_phases(rng):
+    n = rng.choice([1, 1, 2, 2, 3])
+    fns, weights = zip(*PHASES)
+    return [rng.choices(fns, weights)[0] for _ in range(n)]
+
+
+def ceildiv(a, b):
+    return -(-a // b)
+
+
+def build(seed):
+    p = Program(seed)
+    rng = p.rng
+    dims = rng.choice([1, 1, 2, 2, 2, 3])
+    p.features.add(f"grid:{dims}d")
+    odd = rng.random() < 0.2  # tile sizes that divide neither the threads nor the MMA shapes
+    bm = rng.choice([8, 24, 48] if odd else [16, 32, 32, 64])
+    bn = rng.choice([8, 24, 40, 48] if odd else [16, 32, 32, 64])
+    if odd:
+        p.features.add("tile:odd")
+    while bm * bn > 64 * 64:
+        bn //= 2
+    threads = rng.choice([None, 32, 64, 64, 128, 128, 256, 96])
+    aligned = rng.random() < 0.85
+    if not aligned:
+        p.features.add("sizes:unaligned")
+    p.sizes["M"] = choose_size(rng, aligned)
+    p.sizes["N"] = choose_size(rng, aligned)
+    phases = pick_phases(rng)
+    if phase_gemm in phases:
+        p.sizes["K"] = rng.choice([16, 32, 48, 64, 80]) if aligned else rng.randint(1, 80)
+        p.gemm_bk = rng.choice([16, 32, 32]) if not odd else rng.choice([8, 16, 24, 32])
+    if dims == 3:
+        p.sizes["B"] = rng.randint(1, 3)
+    # Keep the simulators fast: few blocks.
+    while ceildiv(p.sizes["M"], bm) * (ceildiv(p.sizes["N"], bn) if dims >= 2 else 1) * p.sizes.get("B", 1) > 16:
+        p.sizes["M"] = max(1, p.sizes["M"] // 2)
+        p.sizes["N"] = max(1, p.sizes["N"] // 2) if dims >= 2 else p.sizes["N"]
+    p.sizes["TM"] = ceildiv(p.sizes["M"], bm)
+    p.sizes["TN"] = ceildiv(p.sizes["N"], bn)
+
+    # Compile-time parameters: sometimes declared with another default and fixed by -D.
+    for name, value in [("bm", bm), ("bn", bn)] + ([("bk", p.gemm_bk)] if "K" in p.sizes else []) + \
+            ([("threads", threads)] if threads else []):
+        if rng.random() < 0.15:
+            p.tparam(name, value * 2 if name != "threads" else 128)
+            p.dflags.append(f"{name}={value}")
+            p.features.add("-D")
+        else:
+            p.tparam(name, value)
+    ctx = Ctx(p, dims, bm, bn)
+    ctx.BM, ctx.BN = "bm", "bn"
+    ctx.tiles_m, ctx.tiles_n = p.sizes["TM"], p.sizes["TN"]
+    host, pre, wrap_head, wrap_tail, grid = [], [], None, [], None
+    thr = ", threads = threads" if threads else ""
+    gx = "ceildiv(N, bn)"
+    if rng.random() < 0.3:
+        host.append("let tiles_n = ceildiv(N, bn);")
+        gx = "tiles_n"
+        p.features.add("host_let")
+    if dims == 1:
+        grid = f"grid(ceildiv(M, bm){thr}) as {rng.choice(['bx', '(bx)'])}"
+        ctx.ti, ctx.tj = "bx", "jt"
+        ctx.row0, ctx.col0 = "bx * bm", "jt * bn"
+        form = rng.choice(["serial", "range", "unroll", "while", "range_step"])
+        p.features.add(f"tileloop:{form}")
+        if form == "while":
+            pre.append("var jt = 0;")
+            wrap_head, wrap_tail = f"while (jt < {gx})", ["jt += 1;"]
+        elif form == "range_step":
+            wrap_head = f"for jt in range(0, {gx}, 1)"
+        else:
+            wrap_head = f"for jt in {form}({gx})"
+    else:
+        names = "(bx, by)" if dims == 2 else "(bx, by, bz)"
+        gz = ", B" if dims == 3 else ""
+        grid = f"grid({gx}, ceildiv(M, bm){gz}{thr}) as {names}"
+        ctx.ti, ctx.tj = "by", "bx"
+        ctx.row0, ctx.col0 = "by * bm", "bx * bn"
+        if rng.random() < 0.5:
+            pre += ["let row0 = by * bm;", "let col0 = bx * bn;"]
+            ctx.row0, ctx.col0 = "row0", "col0"
+            p.features.add("grid_let")
+    decls, body = [], []
+    for fn in phases:
+        d, b = fn(p, ctx)
+        decls += d
+        body += b
+        p.features.add("phase:" + fn.__name__[6:])
+    if wrap_head:
+        inner = block(wrap_head, body + wrap_tail)
+    else:
+        inner = body
+    tparams = ", ".join(f"{n} = {v}" for n, v in p.tparams)
+    params = ",\n    ".join(param_text(q) for q in p.params)
+    lines = [f"// difftest seed {seed}", f"kernel {p.name}<{tparams}>(", f"    {params})", "{"]
+    lines += indent(host)
+    lines += indent(block(grid, pre + decls + inner))
+    lines.append("}")
+    return p, "\n".join(lines) + "\n"
+
+
+def param_text(q):
+    if q.kind == "scalar":
+        return f"{q.name}: {q.dtype}"
+    return f"{q.name}: {q.dtype}[{', '.join(str(d) for d in q.shape)}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Output files.
+# ---------------------------------------------------------------------------------------------
+
+
+def extent(p, d):
+    return int(d) if str(d).isdigit() else p.sizes[d]
+
+
+def input_data(p):
+    """Values for every parameter, in source order (outputs get values too: their initial
+    contents, which must survive where the kernel writes nothing)."""
+    data = []
+    for q in p.params:
+        n = 1
+        if q.kind == "tensor":
+            for d in q.shape:
+                n *= extent(p, d)
+        vals = [p.rng.choice(q.values) for _ in range(n)]
+        if all(v == 0 for v in vals):
+            nz = [v for v in q.values if v != 0]
+            vals[p.rng.randrange(n)] = p.rng.choice(nz)
+        data.append((q.name, [float(v) for v in vals]))
+    return data
+
+
+def write_bin(path, entries):
+    with open(path, "wb") as f:
+        f.write(b"TLCDATA1")
+        f.write(struct.pack("<I", len(entries)))
+        for name, vals in entries:
+            nb = name.encode()
+            f.write(struct.pack("<I", len(nb)))
+            f.write(nb)
+            f.write(struct.pack("<Q", len(vals)))
+            f.write(struct.pack(f"<{len(vals)}d", *vals))
+
+
+def read_bin(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:8] != b"TLCDATA1":
+        raise ValueError(f"{path}: not a TLCDATA1 file")
+    (count,) = struct.unpack_from("<I", raw, 8)
+    off, out = 12, []
+    for _ in range(count):
+        (ln,) = struct.unpack_from("<I", raw, off)
+        off += 4
+        name = raw[off:off + ln].decode()
+        off += ln
+        (n,) = struct.unpack_from("<Q", raw, off)
+        off += 8
+        vals = list(struct.unpack_from(f"<{n}d", raw, off))
+        off += 8 * n
+        out.append((name, vals))
+    return out
+
+
+def describe(p, text):
+    used_sizes = [s for s in p.sizes if any(s in map(str, q.shape) for q in p.params) or s in text]
+    return {
+        "seed": p.seed,
+        "kernel": p.name,
+        "file": f"p{p.seed}.tl",
+        "dflags": p.dflags,
+        "sizes": {s: p.sizes[s] for s in used_sizes},
+        "params": [{"name": q.name, "kind": q.kind, "dtype": q.dtype,
+                    "shape": [str(d) for d in q.shape],
+                    "extents": [extent(p, d) for d in q.shape], "role": q.role,
+                    "values": q.values} for q in p.params],
+        "tolerance": p.tolerance,
+        "features": sorted(p.features),
+    }
+
+
+def generate(seed, out):
+    p, text = build(seed)
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, f"p{seed}")
+    with open(base + ".tl", "w") as f:
+        f.write(text)
+    meta = describe(p, text)
+    with open(base + ".json", "w") as f:
+        json.dump(meta, f, indent=1)
+    write_bin(base + ".in.bin", input_data(p))
+    return base
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--print", action="store_true", help="also print the program")
+    a = ap.parse_args()
+    base = generate(a.seed, a.out)
+    if a.print:
+        sys.stdout.write(open(base + ".tl").read())
+
+
+if __name__ == "__main__":
+    main()
