@@ -933,6 +933,8 @@ def describe(p, text):
                     "extents": [extent(p, d) for d in q.shape], "role": q.role,
                     "values": q.values} for q in p.params],
         "tolerance": p.tolerance,
+        # Sizes that are functions of others (per-tile outputs): ceildiv(size, tile parameter).
+        "derived": {s: v for s, v in {"TM": ["M", "bm"], "TN": ["N", "bn"]}.items() if s in used_sizes},
         "features": sorted(p.features),
     }
 
