@@ -166,13 +166,24 @@ def parse_header(path, prefix, kernel):
     if u:
         for c in re.findall(r"((?:[A-Za-z_]\w*|\d+)(?: [*+-] (?:[A-Za-z_]\w*|\d+))*) % (\d+) == 0", u.group(1)):
             conds.append(c)
+        # TMA: "X is 16-byte aligned with rows a multiple of 16 bytes apart".
+        for t, b in re.findall(r"(\w+) is \d+-byte aligned with rows a multiple of (\d+) bytes apart", u.group(1)):
+            conds.append(("rowbytes:" + t, b))
     return argl, ws, conds
 
 
 def expected_refusal(prog, conds):
     """Whether the launcher's documented checks refuse this program's sizes."""
     sizes = prog.meta["sizes"]
+    params = {q["name"]: q for q in prog.meta["params"]}
     for expr, mod in conds:
+        if expr.startswith("rowbytes:"):
+            q = params.get(expr[9:])
+            if q and q["extents"]:
+                row = q["extents"][-1] * dtypes.storage_bytes(q["dtype"])
+                if row % int(mod) != 0:
+                    return f"{q['name']} rows of {row:g} bytes, not a multiple of {mod}"
+            continue
         try:
             v = eval(expr, {"__builtins__": {}}, dict(sizes))
         except Exception:

@@ -244,7 +244,11 @@ def gen_float_expr(prog, leaves, depth, allow_math=True):
     if choice < 0.7:
         prog.features.add("abs")
         return call("abs", a)
-    if choice < 0.85 and allow_math and a.mag <= 4:
+    if choice < 0.85 and allow_math and a.mag > 4:
+        # Scaled into the math functions' comfortable range first.
+        a = binop("*", a, Val("0.125", "f32", 0.125, 3))
+        a = Val(f"({a.text})", a.dtype, a.mag, a.gran, a.err, a.exact)
+    if choice < 0.85 and allow_math:
         fn = rng.choice(MATH_FNS)
         base = fn[5:] if fn.startswith("fast_") else fn
         prog.features.add("math:" + fn)
@@ -384,11 +388,35 @@ def phase_elementwise(p, ctx):
     else:
         dst, dst_dt = out, out_dt
         decls.append(f"let {dst} = alloc_fragment([{bm}, {bn}], {dst_dt});")
-    expr, _ = gen_expr(p, [leaf] + extra_leaves(p, ctx, integer, decls, body), integer)
-    loop_body = parallel_body(p, dst, dst_dt, expr, integer, leaf)
-    body += block(f"for (i, j) in parallel({bm}, {bn})", loop_body)
+    leaves = [leaf] + extra_leaves(p, ctx, integer, decls, body)
+    expr, _ = gen_expr(p, leaves, integer)
+    loop_body = parallel_body(p, dst, dst_dt, expr, integer, leaf, decls)
+    val = p_last_val(p)
+    if rng.random() < 0.2:
+        # Blocks take one of two loops by their tile index: tile ops under a block-level if.
+        expr2, _ = gen_expr(p, leaves, integer)
+        loop2 = parallel_body(p, dst, dst_dt, expr2, integer, leaf, decls)
+        v2 = p_last_val(p)
+        val = Val("", val.dtype, max(val.mag, v2.mag), max(val.gran, v2.gran), max(val.err, v2.err),
+                  val.exact and v2.exact)
+        body += block(f"if ({ctx.ti} % 2 == 0)", block(f"for (i, j) in parallel({bm}, {bn})", loop_body))
+        body[-1] += " else {"
+        body += indent(block(f"for (i, j) in parallel({bm}, {bn})", loop2)) + ["}"]
+        p.features.add("block_if")
+    else:
+        body += block(f"for (i, j) in parallel({bm}, {bn})", loop_body)
     p.features.add("parallel")
-    val = p_last_val(p).rounded_to(dst_dt)
+    val = val.rounded_to(dst_dt)
+    if rng.random() < 0.2 and dst != cur:
+        # fragment -> fragment with a cast.
+        f2dt = rng.choice(["f32", "f16", "bf16"]) if not integer else rng.choice(["i32", "i16"])
+        f2 = p.fresh("ff")
+        decls.append(f"let {f2} = alloc_fragment([{bm}, {bn}], {f2dt});")
+        body.append(f"copy({dst}, {f2});")
+        p.features.add("copy:fragment->fragment")
+        p.features.add(f"cast:{dst_dt}->{f2dt}")
+        dst, dst_dt, cur = f2, f2dt, None
+        val = val.rounded_to(f2dt)
     # Out: directly, or through shared memory.
     if form == "frag_shared" or (rng.random() < 0.3):
         sh2 = p.fresh("so")
@@ -414,18 +442,29 @@ def p_last_val(p):
     return _LAST[id(p)]
 
 
-def parallel_body(p, dst, dst_dt, expr, integer, leaf):
-    """The statements of the elementwise loop: a plain store, a let, or an if/else."""
+def parallel_body(p, dst, dst_dt, expr, integer, leaf, decls):
+    """The statements of the elementwise loop: a plain store, a let, an if/else, or a value
+    through a per-thread local buffer (written, then read, in the same iteration)."""
     rng = p.rng
     lines = []
     r = rng.random()
-    if r < 0.25:
+    if r < 0.15:
+        loc = p.fresh("loc")
+        ldt = "i32" if integer else "f32"
+        decls.append(f"let {loc} = alloc_local([2], {ldt});")
+        lines.append(f"{loc}[0] = {ldt}({expr.text});")
+        lines.append(f"{loc}[1] = {loc}[0] {'+ 1' if integer else '* 0.5'};")
+        lines.append(f"{dst}[i, j] = {cast(dst_dt, loc + '[1]')};")
+        p.features.add("alloc_local")
+        e = expr.rounded_to(ldt)
+        val = binop("*", e, Val("0.5", "f32", 0.5, 1)) if not integer else Val("", "i32", e.mag + 1, 0)
+    elif r < 0.35:
         t = p.fresh("t")
         lines.append(f"let {t} = {expr.text};")
         lines.append(f"{dst}[i, j] = {cast(dst_dt, t)};")
         p.features.add("parallel:let")
         val = expr
-    elif r < 0.45:
+    elif r < 0.55:
         other, _ = gen_expr(p, [leaf], integer)
         cond = gen_condition(p, [leaf]) if not integer else "(i + j) % 2 == 0"
         lines += block(f"if ({cond})", [f"{dst}[i, j] = {cast(dst_dt, expr.text)};"])
@@ -462,6 +501,21 @@ def extra_leaves(p, ctx, integer, decls=None, body=None):
             s = p.add_param(Param(p.fresh("alpha"), "scalar", "f32", role="in", values=[0.5, 1.5, -0.75, 2.0]))
         leaves.append(Val(s.name, "f32", 2.0, 2))
         p.features.add("scalar_param")
+    if body is not None and rng.random() < 0.2:
+        # A global element read outside the parallel loop (zero past the tensor's end).
+        X = next(q for q in p.params if q.kind == "tensor" and q.role == "in")
+        g = p.fresh("g0_")
+        body.append(f"let {g} = f32({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+        leaves.append(input_leaf(g, "f32", X.values, ["f32"]))
+        p.features.add("block_scalar:global_elem")
+    if body is not None and rng.random() < 0.15:
+        # A var accumulated by a serial loop of the whole block.
+        a, t = p.fresh("acc"), p.fresh("t")
+        n = rng.randint(1, 4)
+        body.append(f"var {a}: f32 = 0.5;")
+        body += block(f"for {t} in serial({n})", [f"{a} += f32({t}) * 0.25;"])
+        leaves.append(Val(a, "f32", 0.5 + 0.25 * n * n, 2))
+        p.features.add("block_scalar:var_serial")
     if decls is not None and rng.random() < 0.3:
         dv = rng.choice(["f32", "f16", "bf16"])
         V = p.tensor("V", dv, ctx.shape("N"), "in", value_set(dv))
@@ -709,8 +763,89 @@ def phase_gemm(p, ctx):
         body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{cf}[i, j] = {dc}({expr.text});"])
         total = expr.rounded_to(dc)
         p.features.add("gemm:epilogue")
+    if rng.random() < 0.2:
+        buf = rng.choice([bs] + ([] if a_frag else [as_]))
+        body.insert(0, f"annotate_layout({buf}, {rng.choice(['row_major', 'padded'])});")
+        p.features.add("annotate_layout")
+    if rng.random() < 0.3:
+        # A reduction of the accumulator itself (the mma layout as the reduction's source).
+        op = rng.choice(["reduce_max", "reduce_sum", "reduce_absmax", "reduce_min"])
+        r = p.fresh("cr")
+        decls.append(f"let {r} = alloc_fragment([{bm}], {dc});")
+        body.append(f"{op}({cf}, {r}, dim = 1);")
+        R = p.tensor("R", dc, ctx.shape("TN", "M"), "out", value_set(dc))
+        body.append(f"copy({r}, {R.name}[{ctx.lead()}{ctx.tj}, {ctx.row0}]);")
+        n = ctx.bn if op == "reduce_sum" else 1
+        rv = Val("", dc, total.mag * n, total.gran, total.err * n, total.exact)
+        p.tol(R.name, rv.rounded_to(dc), dc)
+        p.features.add(f"gemm:acc_{op}")
     body.append(f"copy({cf}, {C.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
     p.tol(C.name, total, out_dt)
+    return decls, body
+
+
+def phase_softmax(p, ctx):
+    """Row softmax of a tile (the flash-attention pattern): reduce_max, exp of the difference
+    with a row vector, reduce_sum, a division by it."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    dy = rng.choice(["f32", "f16", "bf16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    x, m, sm = p.fresh("sx"), p.fresh("smax"), p.fresh("ssum")
+    fn = rng.choice(["exp", "exp2", "fast_exp"])
+    decls = [f"let {x} = alloc_fragment([{bm}, {bn}], f32);", f"let {m} = alloc_fragment([{bm}], f32);",
+             f"let {sm} = alloc_fragment([{bm}], f32);"]
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {x});",
+            f"reduce_max({x}, {m}, dim = 1);"]
+    body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{x}[i, j] = {fn}({x}[i, j] - {m}[i]);"])
+    body.append(f"reduce_sum({x}, {sm}, dim = 1);")
+    body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{x}[i, j] = {x}[i, j] / {sm}[i];"])
+    body.append(f"copy({x}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    rel = 4e-3 if fn.startswith("fast") else 1e-5
+    p.tol(Y.name, Val("", "f32", 1.0, 0, 3 * rel, False), dy)
+    p.features.add(f"softmax:{fn}")
+    p.features.add("parallel:broadcast_row")
+    return decls, body
+
+
+def phase_gemm_chain(p, ctx):
+    """Two gemms: the first's accumulator, scaled and cast to f16 in a fragment, is the A
+    operand (rs) of the second (P @ V of attention)."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    bk = "bk"
+    A = p.tensor("A", "f16", ctx.shape("M", "K"), "in", value_set("f16", "gemm_f16acc"))
+    B = p.tensor("B", "f16", ctx.shape("K", "N"), "in", value_set("f16", "gemm_f16acc"))
+    Vt = p.tensor("V", "f16", ctx.shape("N", "N"), "in", value_set("f16", "gemm_f16acc"))
+    dy = rng.choice(["f32", "f16"])
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    as_, bs, cf, pf, vs, of = (p.fresh(n) for n in ("A_s", "B_s", "S_f", "P_f", "V_s", "O_f"))
+    decls = [f"let {as_} = alloc_shared([{bm}, {bk}], f16);", f"let {bs} = alloc_shared([{bk}, {bn}], f16);",
+             f"let {cf} = alloc_fragment([{bm}, {bn}], f32);", f"let {pf} = alloc_fragment([{bm}, {bn}], f16);",
+             f"let {vs} = alloc_shared([{bn}, {bn}], f16);", f"let {of} = alloc_fragment([{bm}, {bn}], f32);"]
+    body = [f"clear({cf});"]
+    body += block(f"for k in pipelined(ceildiv(K, {bk}), stages = {rng.choice([1, 2, 3])})",
+                  [f"copy({A.name}[{ctx.lead()}{ctx.row0}, k * {bk}], {as_});",
+                   f"copy({B.name}[{ctx.lead()}k * {bk}, {ctx.col0}], {bs});",
+                   f"gemm({as_}, {bs}, {cf});"])
+    K = p.sizes["K"]
+    s_mag = 1.0 * K
+    # Scaled so that the f16 copy stays exact: multiples of 1/4 (then of 1/16), |.| <= K / 4.
+    body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{pf}[i, j] = f16({cf}[i, j] * 0.25);"])
+    body.append(f"copy({Vt.name}[{ctx.lead()}{ctx.col0}, 0], {vs});")
+    body.append(f"clear({of});")
+    body.append(f"gemm({pf}, {vs}, {of});")
+    body.append(f"copy({of}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    pv = Val("", "f16", s_mag * 0.25, 4)
+    total = Val("", "f32", pv.mag * 1.0 * ctx.bn, 5)
+    total = total.rounded_to("f32") if dtypes.holds("f32", total.mag, total.gran) else \
+        Val("", "f32", total.mag, 5, total.mag * 1e-7 * ctx.bn, False)
+    if not dtypes.holds("f16", pv.mag, pv.gran):
+        total = Val("", "f32", total.mag, 5, total.err + pv.mag * dtypes.eps("f16") * ctx.bn, False)
+    p.tol(Y.name, total, dy)
+    p.features.add("gemm:chain_rs")
     return decls, body
 
 
@@ -751,7 +886,8 @@ def phase_atomic(p, ctx):
 # The kernel: grid, lets, loops around the phases.
 # ---------------------------------------------------------------------------------------------
 
-PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2)]
+PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
+          (phase_softmax, 1), (phase_gemm_chain, 1)]
 
 
 def pick_phases(rng):
@@ -783,7 +919,7 @@ def build(seed):
     p.sizes["M"] = choose_size(rng, aligned)
     p.sizes["N"] = choose_size(rng, aligned)
     phases = pick_phases(rng)
-    if phase_gemm in phases:
+    if phase_gemm in phases or phase_gemm_chain in phases:
         p.sizes["K"] = rng.choice([16, 32, 48, 64, 80]) if aligned else rng.randint(1, 80)
         p.gemm_bk = rng.choice([16, 32, 32]) if not odd else rng.choice([8, 16, 24, 32])
     if dims == 3:
@@ -833,6 +969,9 @@ def build(seed):
         grid = f"grid({gx}, ceildiv(M, bm){gz}{thr}) as {names}"
         ctx.ti, ctx.tj = "by", "bx"
         ctx.row0, ctx.col0 = "by * bm", "bx * bn"
+        if rng.random() < 0.15:
+            pre.append(f"use_swizzle({rng.choice([2, 4, 10])});")
+            p.features.add("use_swizzle")
         if rng.random() < 0.5:
             pre += ["let row0 = by * bm;", "let col0 = bx * bn;"]
             ctx.row0, ctx.col0 = "row0", "col0"
