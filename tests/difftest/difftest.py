@@ -169,6 +169,8 @@ def parse_header(path, prefix, kernel):
         # TMA: "X is 16-byte aligned with rows a multiple of 16 bytes apart".
         for t, b in re.findall(r"(\w+) is \d+-byte aligned with rows a multiple of (\d+) bytes apart", u.group(1)):
             conds.append(("rowbytes:" + t, b))
+        for t, b in re.findall(r"(\w+) is \d+-byte aligned with strides multiples of (\d+) bytes", u.group(1)):
+            conds.append(("strides:" + t, b))
     return argl, ws, conds
 
 
@@ -183,6 +185,14 @@ def expected_refusal(prog, conds):
                 row = q["extents"][-1] * dtypes.storage_bytes(q["dtype"])
                 if row % int(mod) != 0:
                     return f"{q['name']} rows of {row:g} bytes, not a multiple of {mod}"
+            continue
+        if expr.startswith("strides:"):
+            q = params.get(expr[8:])
+            ext = q["extents"] if q else []
+            for d in range(len(ext) - 1):
+                stride = math.prod(ext[d + 1:]) * dtypes.storage_bytes(q["dtype"])
+                if stride % int(mod) != 0:
+                    return f"{q['name']} stride of {stride:g} bytes, not a multiple of {mod}"
             continue
         try:
             v = eval(expr, {"__builtins__": {}}, dict(sizes))

@@ -764,8 +764,14 @@ def phase_gemm(p, ctx):
         total = expr.rounded_to(dc)
         p.features.add("gemm:epilogue")
     if rng.random() < 0.2:
-        buf = rng.choice([bs] + ([] if a_frag else [as_]))
-        body.insert(0, f"annotate_layout({buf}, {rng.choice(['row_major', 'padded'])});")
+        # 'padded' needs rows of whole 16-byte chunks.
+        bk_v = p.gemm_bk
+        rows = [(bs, (bk_v if tb else ctx.bn) * dtypes.storage_bytes(db))]
+        if not a_frag:
+            rows.append((as_, (ctx.bm if ta else bk_v) * dtypes.storage_bytes(da)))
+        buf, row_bytes = rng.choice(rows)
+        layout = rng.choice(['row_major', 'padded']) if row_bytes % 16 == 0 else "row_major"
+        body.insert(0, f"annotate_layout({buf}, {layout});")
         p.features.add("annotate_layout")
     if rng.random() < 0.3:
         # A reduction of the accumulator itself (the mma layout as the reduction's source).
@@ -982,6 +988,11 @@ def build(seed):
         decls += d
         body += b
         p.features.add("phase:" + fn.__name__[6:])
+    second = []
+    if rng.random() < 0.15:
+        d, b, second = scratch_grids(p, ctx, thr, host)
+        decls += d
+        body += b
     if wrap_head:
         inner = block(wrap_head, body + wrap_tail)
     else:
@@ -991,8 +1002,47 @@ def build(seed):
     lines = [f"// difftest seed {seed}", f"kernel {p.name}<{tparams}>(", f"    {params})", "{"]
     lines += indent(host)
     lines += indent(block(grid, pre + decls + inner))
+    lines += indent(second)
     lines.append("}")
     return p, "\n".join(lines) + "\n"
+
+
+def scratch_grids(p, ctx, thr, host):
+    """Global scratch between two grids: the first grid's blocks write their tile of W (an
+    alloc_global), a second grid (another launch, run after the first) reads W shifted by one
+    tile, which another block of the first grid wrote, and writes Y."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    wdt = rng.choice(["f32", "f16"])
+    dy = rng.choice(["f32", "f16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    w = p.fresh("W")
+    shape = ", ".join(ctx.shape("M", "N"))
+    host.append(f"let {w} = alloc_global([{shape}], {wdt});")
+    f = p.fresh("wf")
+    decls = [f"let {f} = alloc_fragment([{bm}, {bn}], f32);"]
+    leaf = input_leaf(f"{f}[i, j]", "f32", X.values, ["f32"])
+    e1 = gen_float_expr(p, [leaf], 2)
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});"]
+    body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{f}[i, j] = {e1.text};"])
+    body.append(f"copy({f}, {w}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    v1 = e1.rounded_to("f32").rounded_to(wdt)
+    g = p.fresh("wg")
+    leaf2 = Val(f"{g}[i, j]", "f32", v1.mag, v1.gran, v1.err, v1.exact)
+    e2 = gen_float_expr(p, [leaf2], 2)
+    names = "(bx, by, bz)" if ctx.batch else "(bx, by)"
+    gz = ", B" if ctx.batch else ""
+    lead = "bz, " if ctx.batch else ""
+    second = block(f"grid(ceildiv(N, bn), ceildiv(M, bm){gz}{thr}) as {names}",
+                   [f"let {g} = alloc_fragment([{bm}, {bn}], f32);",
+                    f"copy({w}[{lead}by * bm, (bx + 1) * bn], {g});"]
+                   + block(f"for (i, j) in parallel({bm}, {bn})", [f"{g}[i, j] = {e2.text};"])
+                   + [f"copy({g}, {Y.name}[{lead}by * bm, bx * bn]);"])
+    p.tol(Y.name, e2, dy)
+    p.features.add("multi_grid:alloc_global")
+    return decls, body, second
 
 
 def param_text(q):
