@@ -45,13 +45,20 @@ TLC_TIMEOUT, CXX_TIMEOUT, RUN_TIMEOUT, EVAL_TIMEOUT = 60, 900, 180, 180
 
 
 def run(cmd, timeout, cwd=None):
-    """Runs cmd; returns (returncode, stdout+stderr text); returncode None on a timeout."""
-    try:
-        r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-        return r.returncode, r.stdout.decode(errors="replace")
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        return None, out + f"\n[timeout after {timeout} s]"
+    """Runs cmd; returns (returncode, stdout+stderr text); returncode None on a timeout. A
+    program that cannot be started (tlc being rebuilt and replaced) is tried again for a while."""
+    for attempt in range(30):
+        try:
+            r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+            return r.returncode, r.stdout.decode(errors="replace")
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode(errors="replace")
+            return None, out + f"\n[timeout after {timeout} s]"
+        except OSError as e:
+            if attempt == 29:
+                raise
+            print(f"difftest: cannot start {cmd[0]} ({e}); trying again in 10 s", file=sys.stderr, flush=True)
+            time.sleep(10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -615,12 +622,17 @@ def reference(args, prog, odir):
 
 def record_finding(args, prog, target, res, extra_files=()):
     d = os.path.join(args.findings, f"{prog.seed}-{target}")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d, exist_ok=True)
     base = prog.tl[:-3]
+    # Read first: the program may live in that folder already (a repro.sh run).
+    files = {}
     for f in [prog.tl, base + ".json", prog.inbin, *extra_files]:
         if f and os.path.exists(f):
-            shutil.copy(f, d)
+            files[os.path.basename(f)] = open(f, "rb").read()
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d, exist_ok=True)
+    for name, content in files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(content)
     with open(os.path.join(d, "log.txt"), "w") as f:
         f.write(f"seed {prog.seed} target {target}: {res.kind}\n{res.detail}\n")
     rel = os.path.relpath(ROOT, d)

@@ -283,7 +283,8 @@ def expr_edits(cand):
         head, castname, rhs = m.groups()
         options = re.findall(r"\w+\[[^\[\]]*\]", rhs) + ["1.0", "f32(i)"]
         for o in options:
-            if o == rhs:
+            # Only strictly simpler: shorter than what it replaces (no cycles between options).
+            if len(o) >= len(rhs):
                 continue
             new = lines[:i] + [f"{head}{castname}({o});"] + lines[i + 1:]
             yield f"line {i + 1}: rhs -> {o}", cand.copy("\n".join(new))
