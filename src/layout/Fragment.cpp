@@ -183,6 +183,24 @@ Fragment Fragment::project(const std::vector<size_t>& keep) const {
     return Fragment(std::move(shape), threads_, locals, std::move(dims));
 }
 
+std::optional<Fragment> Fragment::withUnitDims(const std::vector<int64_t>& shape) const {
+    std::vector<size_t> mine;
+    for (size_t d = 0; d < shape_.size(); ++d)
+        if (shape_[d] != 1) mine.push_back(d);
+    std::vector<std::vector<Term>> dims;
+    size_t next = 0;
+    for (int64_t e : shape) {
+        if (e == 1) {
+            dims.push_back({});  // no terms: the index is always 0
+            continue;
+        }
+        if (next >= mine.size() || shape_[mine[next]] != e) return std::nullopt;
+        dims.push_back(dims_[mine[next++]]);
+    }
+    if (next != mine.size()) return std::nullopt;
+    return Fragment(shape, threads_, locals_, std::move(dims));
+}
+
 Fragment Fragment::widen(const std::vector<int64_t>& shape, const std::vector<std::optional<size_t>>& from) const {
     std::vector<std::vector<Term>> dims;
     int64_t locals = locals_;

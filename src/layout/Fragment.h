@@ -53,6 +53,11 @@ public:
     // The layout of a fragment holding only dimensions `keep` (a reduction's result, or a
     // vector indexed by some of a parallel loop's variables).
     Fragment project(const std::vector<size_t>& keep) const;
+    // The same placement for a buffer of `shape`, which has this fragment's dimensions other
+    // than 1, in order, and any number of dimensions of extent 1 (a reduction's destination
+    // that keeps the reduced dimension: [1, N] for a [M, N] source reduced along 0). Nothing
+    // when the dimensions other than 1 differ.
+    std::optional<Fragment> withUnitDims(const std::vector<int64_t>& shape) const;
     // The layout of a fragment of `shape` read by the iterations this one describes, where
     // dimension d of `shape` is this fragment's dimension from[d], or, when from[d] is
     // nullopt, indexed by a value every iteration may choose (a serial loop's variable, a

@@ -150,7 +150,13 @@ private:
 
     bool known(const Buffer& b) const { return ctx_.layouts.count(b.get()) > 0; }
 
-    void assign(const Buffer& b, const Fragment& f, const std::string& source, SourceLoc loc = {}) {
+    void assign(const Buffer& b, const Fragment& given, const std::string& source, SourceLoc loc = {}) {
+        // A rule may derive a layout without the buffer's unit dimensions (a reduction into
+        // [1, N]): the buffer gets it in its own rank, or lowering indexes it wrongly.
+        Fragment f = given;
+        std::vector<int64_t> shape;
+        if (ir::constantShape(b, shape) && shape != f.shape())
+            if (auto fitted = f.withUnitDims(shape)) f = *fitted;
         auto it = ctx_.layouts.find(b.get());
         if (it == ctx_.layouts.end()) {
             ctx_.layouts.emplace(b.get(), f);

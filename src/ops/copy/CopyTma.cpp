@@ -140,6 +140,11 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
                                rowBytes);
         return "";
     }
+    // The swizzle inference will give the tile is not known yet; TMA's swizzle modes repeat
+    // every 32, 64 or 128 bytes, so rows of other widths (96 bytes: 48 bf16) would get one
+    // TMA cannot write.
+    if (rowBytes < kSpanBytes && (rowBytes & (rowBytes - 1)) != 0)
+        return fmt::format("its rows are {} bytes; TMA's swizzles need rows of 16, 32, 64 or 128 bytes", rowBytes);
     // Tensor-core gemms swizzle their shared operands (layout::bankConflictFreeSwizzle): with
     // rows of 16 to 128 bytes that swizzle is a TMA mode. Wider rows come in 128-byte boxes,
     // which infer-layouts then stacks (claimTmaLayout): possible for rows of whole spans.

@@ -87,8 +87,12 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         // The destination slot from the source slot's own formula, so that it folds to an
         // expression of the slot alone (register arrays need constant indices once unrolled).
         std::vector<Expr> values = S.indicesAt(ctx.tx(), slot);
-        std::vector<Expr> kept;
-        for (size_t d : keep) kept.push_back(values[d]);
+        // The destination's indices: the kept dimensions other than 1, in order, and 0 in its
+        // dimensions of extent 1 (it may keep the reduced one: [1, N] from [M, N] along 0).
+        std::vector<Expr> keptValues, kept;
+        for (size_t d : keep)
+            if (S.shape()[d] != 1) keptValues.push_back(values[d]);
+        for (size_t d = 0, next = 0; d < D.rank(); ++d) kept.push_back(D.shape()[d] == 1 ? intImm(0) : keptValues.at(next++));
         VarBounds bounds = ctx.bounds();
         if (const Var* v = slot.as<Var>()) bounds.push_back({v, Interval{0, S.locals() - 1}});
         Expr target = simplify(D.localOf(kept), bounds);
