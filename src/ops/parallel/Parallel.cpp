@@ -215,8 +215,9 @@ protected:
             return store(ctx_.localBuffer(n->buffer), {*slotOf(n->buffer, idx, true)}, v, n->loc, n->storeKind);
         if (n->buffer->scope != MemScope::Global) {
             Stmt s = store(n->buffer, idx, v, n->loc, n->storeKind);
-            // Replicas store the same value, harmlessly, but would each add it.
-            if (n->storeKind != StoreKind::AtomicAdd) return s;
+            if (n->buffer->scope == MemScope::Local) return s;  // each thread's own
+            // Shared memory: one replica writes. Each storing would race, and an update in place
+            // (`sh[i, j] += v[j]`) could read another replica's result and add twice.
             Expr ok = simplify(writer_, bounds_);
             return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
         }
