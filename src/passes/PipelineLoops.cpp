@@ -476,9 +476,11 @@ private:
     }
 
     // Why statement i cannot be a producer stage (a copy into a shared buffer that is versioned
-    // by the pipeline); empty when it can.
+    // by the pipeline); empty when it can. `wrongSchedule` is set when the reason makes a schedule
+    // that puts the tile's uses at several stages wrong in itself (two writers, a read before the
+    // fill), rather than beyond what this compiler's pipelines can version.
     std::string producerIssue(const std::vector<Item>& items, size_t i, const std::map<const BufferNode*, int>& inLoop,
-                              const BufferSet& loopWrites) const {
+                              const BufferSet& loopWrites, bool* wrongSchedule = nullptr) const {
         const auto* t = items[i].stmt.as<TileOpStmt>();
         const auto* copy = t ? dynamic_cast<const ops::CopyOp*>(t->op.get()) : nullptr;
         if (!copy || copy->src().buffer->scope != MemScope::Global || copy->dst().buffer->scope != MemScope::Shared)
@@ -492,6 +494,8 @@ private:
             return name + " is also used outside the loop";
         for (size_t j = 0; j < items.size(); ++j) {
             if (j == i) continue;
+            if ((items[j].fp.writes.count(b) || (j < i && items[j].fp.reads.count(b))) && wrongSchedule)
+                *wrongSchedule = true;
             if (items[j].fp.writes.count(b)) return name + " is written by another statement of the loop";
             if (j < i && items[j].fp.reads.count(b)) return name + " is read before the copy fills it";
             if (items[j].fp.touches(b))
@@ -534,7 +538,10 @@ private:
             ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
                         fmt::format("target '{}' has no cp_async: the loop runs its iterations in order", ctx_.target.name),
                         n->loc);
-        if (!ctx_.target.has(Feature::CpAsync) || m == 0 || containsPipelined(n->body)) return {};
+        // Where the loop is not pipelined, an author's stage list is still checked: whether a
+        // schedule is valid is the language's question, the same on every target.
+        const bool plain = !ctx_.target.has(Feature::CpAsync) || m == 0 || containsPipelined(n->body);
+        if (plain && info.stage.empty()) return {};
         const int64_t* mn = asConstInt(n->min);
         const int64_t* st = asConstInt(n->step);
         if (!mn || *mn != 0 || (st && *st != 1) || (!st && n->step)) return {};
@@ -556,7 +563,7 @@ private:
             for (size_t i = 0; i < m; ++i) last = std::max(last, items[i].stage = info.stage[i]);
         } else {
             int stages = info.stages;
-            std::vector<size_t> producers;
+            std::vector<size_t> producers;  // (a plain loop with no stage list returned above)
             for (size_t i = 0; i < m; ++i)
                 if (producerIssue(items, i, inLoop, loopWrites).empty()) {
                     const BufferNode* b = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())
@@ -617,11 +624,12 @@ private:
                 if (it.fp.touches(b)) stages.insert(it.stage);
             if (stages.size() < 2) continue;
             std::string why;
+            bool wrongSchedule = false;
             size_t writer = m;
             for (size_t i = 0; i < m && why.empty(); ++i)
                 if (items[i].fp.writes.count(b)) {
                     writer = i;
-                    why = producerIssue(items, i, inLoop, loopWrites);
+                    why = producerIssue(items, i, inLoop, loopWrites, &wrongSchedule);
                 }
             if (writer == m) continue;  // only read: every stage sees the same data
             int versions = 1;
@@ -629,19 +637,29 @@ private:
             for (size_t j = 0; j < m && why.empty(); ++j) {
                 if (j == writer || !items[j].fp.reads.count(b)) continue;
                 int d = items[j].stage - items[writer].stage;
-                if (d < 0 || (d == 0 && items[j].pos < items[writer].pos))
+                if (d < 0 || (d == 0 && items[j].pos < items[writer].pos)) {
                     why = fmt::format("statement {} reads '{}' before statement {} fills it", j, b->name, writer);
+                    wrongSchedule = true;
+                }
                 versions = std::max(versions, d + 1);
                 async &= d > 0;
             }
             if (!why.empty()) {
-                ctx_.diags.report(DiagId::err_pipeline_schedule, SourceRange(n->loc),
-                                  fmt::format("'{}' is used at stages {} and {}, but {}", b->name, *stages.begin(),
-                                              *stages.rbegin(), why));
+                std::string text = fmt::format("'{}' is used at stages {} and {}, but {}", b->name, *stages.begin(),
+                                               *stages.rbegin(), why);
+                // A statement reading a tile before its stage fills it, or two writers, make the
+                // schedule itself wrong; anything else only keeps this compiler from giving the
+                // tile versions, and the loop runs unpipelined (as on targets without cp.async).
+                if (wrongSchedule) ctx_.diags.report(DiagId::err_pipeline_schedule, SourceRange(n->loc), text);
+                else if (!plain)
+                    ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
+                                text + ", which the pipeline cannot give versions: the loop runs its iterations in order",
+                                n->loc);
                 return {};
             }
             vers[b] = {writer, versions, async};
         }
+        if (plain) return {};
 
         // Versioned buffers: a leading dimension, one entry per iteration in flight.
         std::map<const BufferNode*, Buffer> replaced;
