@@ -100,6 +100,8 @@ def inputs_from_meta(meta):
         n = 1
         for e in q.get("extents", []):
             n *= e
+        if "storage" in q:
+            n = q["storage"]  # a strided tensor: the whole storage
         vals = [float(rng.choice(q["values"])) for _ in range(n)]
         nonzero = [v for v in q["values"] if v != 0]
         if nonzero and all(v == 0 for v in vals):
@@ -213,6 +215,8 @@ def expected_refusal(prog, conds):
             q = params.get(expr[9:])
             if q and q["extents"]:
                 row = q["extents"][-1] * dtypes.storage_bytes(q["dtype"])
+                if q.get("stride_values") and len(q["stride_values"]) >= 2:
+                    row = q["stride_values"][-2] * dtypes.storage_bytes(q["dtype"])
                 if row % int(mod) != 0:
                     return f"{q['name']} rows of {row:g} bytes, not a multiple of {mod}"
             continue
@@ -221,6 +225,8 @@ def expected_refusal(prog, conds):
             ext = q["extents"] if q else []
             for d in range(len(ext) - 1):
                 stride = math.prod(ext[d + 1:]) * dtypes.storage_bytes(q["dtype"])
+                if q.get("stride_values"):
+                    stride = q["stride_values"][d] * dtypes.storage_bytes(q["dtype"])
                 if stride % int(mod) != 0:
                     return f"{q['name']} stride of {stride:g} bytes, not a multiple of {mod}"
             continue
@@ -340,7 +346,7 @@ double decode(const Fmt& f, uint32_t code) {
     return sign * std::ldexp(1.0 + std::ldexp(double(man), -f.m), int(ex) - f.bias);
 }
 
-enum Dt { F16_, BF16_, E4M3_, E5M2_, F32_, F64_, I8_, I16_, I32_, I64_, U8_, U16_, U32_, U64_, BOOL_ };
+enum Dt { F16_, BF16_, E4M3_, E5M2_, F32_, F64_, I8_, I16_, I32_, I64_, U8_, U16_, U32_, U64_, BOOL_, I4_, U4_ };
 
 size_t elemBytes(Dt d) {
     switch (d) {
@@ -357,7 +363,8 @@ struct Buf {
     size_t n;
     unsigned char* p;
     Buf(Dt d, const std::vector<double>& v) : dt(d), n(v.size()) {
-        size_t bytes = (n * elemBytes(d) + 64 + 255) / 256 * 256;
+        size_t used = (d == I4_ || d == U4_) ? (n + 1) / 2 : n * elemBytes(d);
+        size_t bytes = (used + 64 + 255) / 256 * 256;
         p = static_cast<unsigned char*>(std::aligned_alloc(256, bytes));
         std::memset(p, 0, bytes);
         for (size_t i = 0; i < n; ++i) put(i, v[i]);
@@ -383,6 +390,13 @@ struct Buf {
         case U32_: st<uint32_t>(i, uint32_t(v)); break;
         case U64_: st<uint64_t>(i, uint64_t(v)); break;
         case BOOL_: st<uint8_t>(i, v != 0); break;
+        // 4-bit types, two per byte: element 2k in the low nibble of byte k, 2k + 1 in the high
+        // one (an assumption: tlc does not emit 4-bit values yet, FINDINGS.md 4).
+        case I4_: case U4_: {
+            unsigned nib = unsigned(int64_t(v)) & 0xfu;
+            p[i / 2] = (unsigned char)(i % 2 ? (p[i / 2] & 0x0f) | (nib << 4) : (p[i / 2] & 0xf0) | nib);
+            break;
+        }
         }
     }
     double get(size_t i) const {
@@ -402,6 +416,10 @@ struct Buf {
         case U32_: return ld<uint32_t>(i);
         case U64_: return double(ld<uint64_t>(i));
         case BOOL_: return ld<uint8_t>(i) != 0;
+        case I4_: case U4_: {
+            int nib = (p[i / 2] >> (i % 2 ? 4 : 0)) & 0xf;
+            return dt == I4_ && nib >= 8 ? nib - 16 : nib;
+        }
         }
         return 0;
     }
@@ -418,7 +436,8 @@ struct Buf {
 
 DT_ENUM = {"f16": "F16_", "bf16": "BF16_", "f8e4m3": "E4M3_", "f8e5m2": "E5M2_", "f32": "F32_", "f64": "F64_",
            "i8": "I8_", "i16": "I16_", "i32": "I32_", "i64": "I64_", "u8": "U8_", "u16": "U16_",
-           "u32": "U32_", "u64": "U64_", "bool": "BOOL_"}
+           "u32": "U32_", "u64": "U64_", "bool": "BOOL_",
+           "i4": "I4_", "u4": "U4_"}
 
 
 def harness_function(prog, header):
@@ -780,7 +799,19 @@ def report(args, progs, targets):
 # ---------------------------------------------------------------------------------------------
 
 
+def split_tag(tag):
+    """A feature tag as (op, form): "copy|global->shared, f32->f16" (gen.py's op x form tags) or
+    "what:form" (the others); a tag without either is an op of one form."""
+    if "|" in tag:
+        return tuple(tag.split("|", 1))
+    if ":" in tag:
+        return tuple(tag.split(":", 1))
+    return tag, ""
+
+
 def coverage(args, progs, targets):
+    """coverage.json ({tag: {target: counts}}, added to with --accumulate) and coverage.md, the
+    nested table: op x form x target."""
     path_json = os.path.join(args.out_dir, "coverage.json")
     table = {}
     if args.accumulate and os.path.exists(path_json):
@@ -796,24 +827,35 @@ def coverage(args, progs, targets):
                 cell[r.status] += 1
     os.makedirs(args.out_dir, exist_ok=True)
     json.dump(table, open(path_json, "w"), indent=1, sort_keys=True)
-    md = ["| feature | " + " | ".join(targets) + " |", "| --- |" + " --- |" * len(targets)]
-    for feat in sorted(table):
-        cells = []
-        for t in targets:
-            c = table[feat].get(t)
-            if not c:
-                cells.append("")
-                continue
-            s = f"{c['pass']}/{c['pass'] + c['fail']}"
-            if c["refused"]:
-                s += f" (+{c['refused']} refused)"
-            if c["skipped"]:
-                s += f" (+{c['skipped']} skipped)"
-            cells.append(s)
-        md.append(f"| {feat} | " + " | ".join(cells) + " |")
+    cols = [t for t in TARGETS if any(t in v for v in table.values())]
+    cols += sorted({t for v in table.values() for t in v} - set(cols))
+    nested = {}
+    for feat, row in table.items():
+        op, form = split_tag(feat)
+        nested.setdefault(op, {})[form] = row
+    md = ["| op | form | " + " | ".join(cols) + " |", "| --- | --- |" + " --- |" * len(cols)]
+    for op in sorted(nested):
+        first = True
+        for form in sorted(nested[op]):
+            cells = []
+            for t in cols:
+                c = nested[op][form].get(t)
+                if not c:
+                    cells.append("")
+                    continue
+                cs = f"{c['pass']}/{c['pass'] + c['fail']}"
+                if c["refused"]:
+                    cs += f" (+{c['refused']} refused)"
+                if c["skipped"]:
+                    cs += f" (+{c['skipped']} skipped)"
+                cells.append(cs)
+            md.append(f"| {op if first else ''} | {form} | " + " | ".join(cells) + " |")
+            first = False
     with open(os.path.join(args.out_dir, "coverage.md"), "w") as f:
-        f.write("Feature coverage: passed/run per target (refused: a hardware limit or a documented "
-                "launcher check; skipped: no reference)\n\n" + "\n".join(md) + "\n")
+        f.write("Coverage by op x form x target: programs passed/run (a program counts once per form it "
+                "holds; refused: a hardware limit or a documented launcher check; skipped: no "
+                "reference). Ops in `op|form` tags are read off the program text (gen.py's op_tags); "
+                "the others are gen.py's feature tags `what:form`.\n\n" + "\n".join(md) + "\n")
     return "\n".join(md)
 
 

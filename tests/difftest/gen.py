@@ -17,6 +17,7 @@ tolerance per output tensor.
 """
 import argparse
 import json
+import re
 import math
 import os
 import random
@@ -113,11 +114,12 @@ def call(fn, *args):
 
 
 class Param:
-    def __init__(self, name, kind, dtype, shape=None, role="in", values=None):
+    def __init__(self, name, kind, dtype, shape=None, role="in", values=None, strides=None):
         self.name, self.kind, self.dtype = name, kind, dtype
         self.shape = shape or []      # list of size/tparam names or ints (as text)
         self.role = role              # in, out, inout (atomic targets: initial values matter)
         self.values = values          # the value set inputs are drawn from
+        self.strides = strides        # None (row-major) or expressions over the sizes (as text)
 
 
 class Program:
@@ -134,6 +136,7 @@ class Program:
         self.features = set()
         self.tolerance = {}    # output tensor -> {"atol", "rtol"}
         self.counter = 0
+        self.stride_min = {}   # stride size -> [size it must not be below, padding]
 
     def fresh(self, stem):
         self.counter += 1
@@ -147,8 +150,8 @@ class Program:
         self.params.append(p)
         return p
 
-    def tensor(self, stem, dtype, shape, role="in", values=None):
-        return self.add_param(Param(self.fresh(stem), "tensor", dtype, shape, role, values))
+    def tensor(self, stem, dtype, shape, role="in", values=None, strides=None):
+        return self.add_param(Param(self.fresh(stem), "tensor", dtype, shape, role, values, strides))
 
     def tol(self, name, val, out_dtype, floor=0.0):
         """Records the tolerance of an output from the value written to it."""
@@ -230,6 +233,29 @@ def gen_float_expr(prog, leaves, depth, allow_math=True):
         return Val(text, "f32", v, g)
     choice = rng.random()
     a = gen_float_expr(prog, leaves, depth - 1, allow_math)
+    extra = rng.random()
+    if extra < 0.07:
+        lo, hi = rng.choice([("-1.0", "1.0"), ("-0.5", "2.0"), ("0.25", "3.0"), ("1.0", "-1.0"), ("-2.0", "0.0")])
+        kw = rng.random() < 0.3
+        prog.features.add("clamp" + (":keywords" if kw else "") + (":lo>hi" if float(lo) > float(hi) else ""))
+        text = f"clamp({a.text}, min_val = {lo}, max_val = {hi})" if kw else f"clamp({a.text}, {lo}, {hi})"
+        dt = promote(a.dtype, "f32")
+        return Val(text, dt, max(abs(float(lo)), abs(float(hi))), max(a.gran, 2), a.err, a.exact).rounded_to(dt)
+    if extra < 0.12:
+        form = rng.choice(["f32", "f16", "bits"])
+        if form == "bits" and not (a.exact and a.err == 0 and dtypes.holds("f32", a.mag, a.gran)):
+            form = "f32"
+        if form == "f16" and a.mag > 1000:
+            form = "f32"
+        prog.features.add("reinterpret:" + form)
+        if form == "f32":
+            r = a.rounded_to("f32")
+            return Val(f"reinterpret(f32, reinterpret(u32, f32({a.text})))", "f32", r.mag, r.gran, r.err, r.exact)
+        if form == "f16":
+            r = a.rounded_to("f16")
+            return Val(f"reinterpret(f16, reinterpret(i16, f16({a.text})))", "f16", r.mag, r.gran, r.err, r.exact)
+        sh = rng.choice([20, 21, 23])
+        return Val(f"f32((reinterpret(i32, f32({a.text})) >> {sh}) & 7)", "f32", 7, 0)
     if choice < 0.45:
         b = gen_float_expr(prog, leaves, depth - 1, allow_math)
         op = rng.choice("+-*") if a.mag * b.mag < 16 else rng.choice("+-")
@@ -556,6 +582,10 @@ def gen_int_expr(p, leaves, depth):
         return Val(f"({a.text} {op} {c})", a.dtype, a.mag, 0)
     if r < 0.75:
         return Val(f"({a.text} >> {rng.randint(0, 3)})", a.dtype, a.mag, 0)
+    if r < 0.78:
+        lo, hi = rng.choice([(-3, 5), (0, 7), (2, -2)])
+        p.features.add("clamp:int")
+        return Val(f"clamp({a.text}, {lo}, {hi})", promote(a.dtype, "i32"), max(abs(lo), abs(hi)), 0)
     if r < 0.9:
         fn = rng.choice(["max", "min"])
         return Val(f"{fn}({a.text}, {b.text})", promote(a.dtype, b.dtype), max(a.mag, b.mag), 0)
@@ -698,19 +728,22 @@ def phase_gemm(p, ctx):
     B = p.tensor("B", db, ctx.shape("N", "K") if tb else ctx.shape("K", "N"), "in", value_set(db, kind))
     out_dt = rng.choice({"f32": ["f32", "f16", "bf16", "f32"], "f16": ["f16", "f32"], "i32": ["i32"]}[dc])
     C = p.tensor("C", out_dt, ctx.shape("M", "N"), "out", value_set(out_dt))
-    a_frag = rng.random() < 0.25 and not ta
+    a_frag = rng.random() < 0.25
+    b_frag = rng.random() < 0.2
     as_, bs, cf = p.fresh("A_s"), p.fresh("B_s"), p.fresh("C_f")
     a_shape = f"[{bk}, {bm}]" if ta else f"[{bm}, {bk}]"
     b_shape = f"[{bn}, {bk}]" if tb else f"[{bk}, {bn}]"
     decls = [f"let {as_} = alloc_{'fragment' if a_frag else 'shared'}({a_shape}, {da});",
-             f"let {bs} = alloc_shared({b_shape}, {db});",
+             f"let {bs} = alloc_{'fragment' if b_frag else 'shared'}({b_shape}, {db});",
              f"let {cf} = alloc_fragment([{bm}, {bn}], {dc});"]
     body = []
     first_clear = rng.random() < 0.15
     if not first_clear:
         body.append(f"clear({cf});")
-    ka = f"{ctx.lead()}k * {bk}, {ctx.row0}" if ta else f"{ctx.lead()}{ctx.row0}, k * {bk}"
-    kb = f"{ctx.lead()}{ctx.col0}, k * {bk}" if tb else f"{ctx.lead()}k * {bk}, {ctx.col0}"
+    it = rng.choice(["pipelined", "pipelined", "pipelined", "serial", "range", "unroll", "while", "range_neg"])
+    kv = p.fresh("kw") if it == "while" else "k"
+    ka = f"{ctx.lead()}{kv} * {bk}, {ctx.row0}" if ta else f"{ctx.lead()}{ctx.row0}, {kv} * {bk}"
+    kb = f"{ctx.lead()}{ctx.col0}, {kv} * {bk}" if tb else f"{ctx.lead()}{kv} * {bk}, {ctx.col0}"
     gargs = f"{as_}, {bs}, {cf}"
     if ta:
         gargs += ", transpose_A = true"
@@ -726,7 +759,6 @@ def phase_gemm(p, ctx):
     loop_body = [f"copy({A.name}[{ka}], {as_});", f"copy({B.name}[{kb}], {bs});", f"gemm({gargs});"]
     if rng.random() < 0.5:
         loop_body = [loop_body[1], loop_body[0], loop_body[2]]
-    it = rng.choice(["pipelined", "pipelined", "pipelined", "serial", "range", "unroll"])
     count = f"ceildiv(K, {bk})"
     if it == "pipelined":
         stages = rng.choice([None, 0, 1, 2, 3, 4])
@@ -743,12 +775,18 @@ def phase_gemm(p, ctx):
         p.features.add(f"pipelined:stages={stages}")
     elif it == "range" and rng.random() < 0.5:
         head = f"for k in range(0, {count}, 1)"
+    elif it == "range_neg":
+        head = f"for k in range({count} - 1, -1, -{rng.choice([1, 1, 2])})"
+    elif it == "while":
+        body.append(f"var {kv} = 0;")
+        head = f"while ({kv} < {count})"
+        loop_body = loop_body + [f"{kv} += 1;"]
     else:
         head = f"for k in {it}({count})"
     p.features.add(f"kloop:{it}")
     body += block(head, loop_body)
     form = ("t" if ta else "n") + ("t" if tb else "n")
-    p.features.add(f"gemm:{form}:{'rs' if a_frag else 'ss'}:{da}x{db}->{dc}")
+    p.features.add(f"gemm:{form}:{'r' if a_frag else 's'}{'r' if b_frag else 's'}:{da}x{db}->{dc}")
     av, bv = max(abs(v) for v in A.values), max(abs(v) for v in B.values)
     ga = max(frac_bits(v) for v in A.values)
     gb = max(frac_bits(v) for v in B.values)
@@ -766,13 +804,14 @@ def phase_gemm(p, ctx):
     if rng.random() < 0.2:
         # 'padded' needs rows of whole 16-byte chunks.
         bk_v = p.gemm_bk
-        rows = [(bs, (bk_v if tb else ctx.bn) * dtypes.storage_bytes(db))]
+        rows = [(bs, (bk_v if tb else ctx.bn) * dtypes.storage_bytes(db))] if not b_frag else []
         if not a_frag:
             rows.append((as_, (ctx.bm if ta else bk_v) * dtypes.storage_bytes(da)))
-        buf, row_bytes = rng.choice(rows)
+        buf, row_bytes = rng.choice(rows) if rows else (None, 0)
         layout = rng.choice(['row_major', 'padded']) if row_bytes % 16 == 0 else "row_major"
-        body.insert(0, f"annotate_layout({buf}, {layout});")
-        p.features.add("annotate_layout")
+        if buf:
+            body.insert(0, f"annotate_layout({buf}, {layout});")
+            p.features.add("annotate_layout")
     if rng.random() < 0.3:
         # A reduction of the accumulator itself (the mma layout as the reduction's source).
         op = rng.choice(["reduce_max", "reduce_sum", "reduce_absmax", "reduce_min"])
@@ -889,11 +928,316 @@ def phase_atomic(p, ctx):
 
 
 # ---------------------------------------------------------------------------------------------
+# Phases of the second generator version (issue 13, widened): views, strided tensors, bool
+# tensors, alloc_local copies, global -> global copies, im2col.
+# ---------------------------------------------------------------------------------------------
+
+
+def add_let(p, ctx, line, inside_ok=True):
+    """A `let` of a view: before the grid or at the top of the grid's block."""
+    if inside_ok and p.rng.random() < 0.4:
+        ctx.pre_lets.append(line)
+        p.features.add("view:in_grid")
+    else:
+        p.host_lets.append(line)
+        p.features.add("view:host")
+
+
+def tile_buffer(p, ctx, dt, decls, scopes=("shared", "fragment")):
+    scope = p.rng.choice(scopes)
+    b = p.fresh("tb")
+    decls.append(f"let {b} = alloc_{scope}([{ctx.BM}, {ctx.BN}], {dt});")
+    return b, scope
+
+
+def maybe_expr_in_place(p, buf, scope, dt, leafval, body, ctx):
+    """Sometimes a parallel expression over a fragment tile in place; returns the value."""
+    if scope != "fragment" or dtypes.is_int(dt) or p.rng.random() < 0.5:
+        return leafval
+    leaf = Val(f"{buf}[i, j]", dt, leafval.mag, leafval.gran, leafval.err, leafval.exact)
+    e = gen_float_expr(p, [leaf], 2)
+    body += block(f"for (i, j) in parallel({ctx.BM}, {ctx.BN})", [f"{buf}[i, j] = {dt}({e.text});"])
+    p.features.add("parallel")
+    return e.rounded_to(dt)
+
+
+def phase_view(p, ctx):
+    """Views (let V = view(T, [...])) of contiguous tensors: a reshaped input copied from, a
+    flat input read by element, a reshaped output copied to, a flat output stored by element."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    form = rng.choice(["reshape_in", "flat_elem", "reshape_out", "flat_out_elem"])
+    p.features.add("view:" + form)
+    dx = rng.choice(["f32", "f16", "bf16", "f32", "i32", "u8", "i8"])
+    integer = dtypes.is_int(dx)
+    dy = rng.choice(["i32", "i16"]) if integer else rng.choice(["f32", "f16", "bf16"])
+    lead_shape = ["B"] if ctx.batch else []
+    lead_n = "B * " if ctx.batch else ""
+    decls, body = [], []
+    bdt = ("i32" if integer else rng.choice(["f32", "f16"]))
+    if form == "reshape_in":
+        X = p.tensor("X", dx, lead_shape + ["M", "2", "N"], "in", value_set(dx))
+        Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+        xv = p.fresh("Xv")
+        if rng.random() < 0.3:
+            x0 = p.fresh("Xf")
+            add_let(p, ctx, f"let {x0} = view({X.name}, [{lead_n}M * 2 * N]);")
+            add_let(p, ctx, f"let {xv} = view({x0}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
+            p.features.add("view:chain")
+        else:
+            add_let(p, ctx, f"let {xv} = view({X.name}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
+        buf, scope = tile_buffer(p, ctx, bdt, decls)
+        body.append(f"copy({xv}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+        val = input_leaf("", bdt, X.values, [bdt])
+        val = maybe_expr_in_place(p, buf, scope, bdt, val, body, ctx)
+        body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+        p.tol(Y.name, val, dy)
+    elif form == "flat_elem":
+        X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+        Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+        xv = p.fresh("Xv")
+        add_let(p, ctx, f"let {xv} = view({X.name}, [{lead_n}M * N]);")
+        base = f"(bz * M + {ctx.row0} + i)" if ctx.batch else f"({ctx.row0} + i)"
+        leaf = input_leaf(f"{xv}[{base} * N + {ctx.col0} + j]", dx, X.values, [])
+        if integer:
+            e = gen_int_expr(p, [leaf, Val("i", "i32", ctx.bm, 0)], 2)
+        else:
+            e = gen_float_expr(p, [leaf], 2)
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"{Y.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j] = {dy}({e.text});"])
+        p.tol(Y.name, e, dy)
+    else:
+        X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+        Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+        yv = p.fresh("Yv")
+        buf, scope = tile_buffer(p, ctx, bdt, decls)
+        body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+        val = input_leaf("", bdt, X.values, [bdt])
+        if form == "reshape_out":
+            add_let(p, ctx, f"let {yv} = view({Y.name}, [{', '.join(lead_shape + ['N', 'M'])}]);")
+            val = maybe_expr_in_place(p, buf, scope, bdt, val, body, ctx)
+            body.append(f"copy({buf}, {yv}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+        else:
+            add_let(p, ctx, f"let {yv} = view({Y.name}, [{lead_n}M * N]);")
+            base = f"(bz * M + {ctx.row0} + i)" if ctx.batch else f"({ctx.row0} + i)"
+            # Columns past N would land in the next row, which another block stores: guarded.
+            body += block(f"for (i, j) in parallel({bm}, {bn})",
+                          block(f"if ({ctx.col0} + j < N)", [f"{yv}[{base} * N + {ctx.col0} + j] = {dy}({buf}[i, j]);"]))
+        p.tol(Y.name, val, dy)
+    return decls, body
+
+
+def phase_strided(p, ctx):
+    """Tensors with `strides [...]`: rows padded apart (SX >= N), or column-major (unit stride in
+    the first dimension); read by copies or elements, written by copies. The data files hold the
+    whole storage; elements between the rows keep their initial values."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    M, N = p.sizes["M"], p.sizes["N"]
+
+    def strided(stem, dt, role, kind):
+        s = p.fresh("S")
+        pad = rng.choice([0, 1, 3, 4, 8, 16])
+        if kind == "rows":
+            p.sizes[s] = N + pad
+            p.stride_min[s] = ["N", pad]
+            st = ([f"M * {s}"] if ctx.batch else []) + [s, "1"]
+        else:
+            p.sizes[s] = M + pad
+            p.stride_min[s] = ["M", pad]
+            st = ([f"N * {s}"] if ctx.batch else []) + ["1", s]
+        p.features.add(f"strides:{kind}:{role}")
+        return p.tensor(stem, dt, ctx.shape("M", "N"), role, value_set(dt), st)
+
+    dx = rng.choice(["f32", "f16", "bf16", "i32", "u8", "f8e4m3"])
+    integer = dtypes.is_int(dx)
+    dy = rng.choice(["i32", "u8"]) if integer else rng.choice(["f32", "f16", "bf16"])
+    in_kind = rng.choice(["rows", "rows", "cols", None])
+    out_kind = rng.choice(["rows", "cols", None]) if in_kind else rng.choice(["rows", "cols"])
+    X = strided("X", dx, "in", in_kind) if in_kind else p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = strided("Y", dy, "out", out_kind) if out_kind else p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    decls, body = [], []
+    form = rng.choice(["copy", "copy", "elem"])
+    p.features.add("strides:" + form)
+    if form == "elem":
+        leaf = input_leaf(f"{X.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j]", dx, X.values, [])
+        e = gen_int_expr(p, [leaf], 2) if integer else gen_float_expr(p, [leaf], 2)
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"{Y.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j] = {dy}({e.text});"])
+        p.tol(Y.name, e, dy)
+        return decls, body
+    bdt = "i32" if integer else rng.choice(["f32", "f16", dx])
+    buf, scope = tile_buffer(p, ctx, bdt, decls)
+    body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+    val = input_leaf("", bdt, X.values, [bdt])
+    val = maybe_expr_in_place(p, buf, scope, bdt, val, body, ctx)
+    body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.tol(Y.name, val, dy)
+    return decls, body
+
+
+def phase_bool(p, ctx):
+    """bool tensors: a mask read by element or copied into a bool tile and used as a condition,
+    a bool output written from a comparison."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    form = rng.choice(["mask_elem", "mask_tile", "bool_out"])
+    p.features.add("bool:" + form)
+    decls, body = [], []
+    f = p.fresh("bfr")
+    decls.append(f"let {f} = alloc_fragment([{bm}, {bn}], f32);")
+    body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});")
+    leaf = input_leaf(f"{f}[i, j]", "f32", X.values, [dx, "f32"])
+    if form == "bool_out":
+        Yb = p.tensor("Yb", "bool", ctx.shape("M", "N"), "out", [0, 1])
+        ob, scope = tile_buffer(p, ctx, "bool", decls)
+        if scope == "shared":
+            # A parallel loop writing a shared buffer in the fragment's layout.
+            pass
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"{ob}[i, j] = {f}[i, j] {rng.choice(['>', '<=', '>='])} {rng.choice(['0.125', '-0.375', '0.625'])};"])
+        body.append(f"copy({ob}, {Yb.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+        p.tol(Yb.name, Val("", "bool", 1, 0), "bool")
+        return decls, body
+    Xb = p.tensor("Xb", "bool", ctx.shape("M", "N"), "in", [0, 1])
+    dy = rng.choice(["f32", "f16", "bf16"])
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    a = gen_float_expr(p, [leaf], 2)
+    b = gen_float_expr(p, [leaf], 1)
+    if form == "mask_elem":
+        cond = f"{Xb.name}[{ctx.lead()}{ctx.row0} + i, {ctx.col0} + j]"
+    else:
+        mb, _ = tile_buffer(p, ctx, "bool", decls)
+        body.append(f"copy({Xb.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {mb});")
+        cond = f"{mb}[i, j]"
+    if rng.random() < 0.3:
+        # bool in arithmetic is i32.
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{f}[i, j] = {f}[i, j] + f32({cond}) * 0.5;"])
+        val = binop("+", leaf, Val("", "f32", 0.5, 1))
+    else:
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{f}[i, j] = {cond} ? {a.text} : {b.text};"])
+        val = Val("", "f32", max(a.mag, b.mag), max(a.gran, b.gran), max(a.err, b.err), a.exact and b.exact)
+    body.append(f"copy({f}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.tol(Y.name, val.rounded_to("f32"), dy)
+    return decls, body
+
+
+def phase_local(p, ctx):
+    """alloc_local buffers filled by a copy from global (every thread holds the whole vector),
+    changed by a serial loop of every thread, read in a parallel loop, copied out."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dv = rng.choice(["f32", "f16", "bf16", "i32", "u8"])
+    integer = dtypes.is_int(dv)
+    ldt = "i32" if integer else rng.choice(["f32", "f16"])
+    V = p.tensor("V", dv, ctx.shape("N"), "in", value_set(dv))
+    loc = p.fresh("lv")
+    decls = [f"let {loc} = alloc_local([{bn}], {ldt});"]
+    body = [f"copy({V.name}[{ctx.lead()}{ctx.col0}], {loc});"]
+    lval = input_leaf("", ldt, V.values, [ldt])
+    if rng.random() < 0.5:
+        t = p.fresh("t")
+        if integer:
+            body += block(f"for {t} in serial({bn})", [f"{loc}[{t}] = {loc}[{t}] * 2 + 1;"])
+            lval = Val("", ldt, lval.mag * 2 + 1, 0)
+        else:
+            body += block(f"for {t} in serial({bn})", [f"{loc}[{t}] = {ldt}({loc}[{t}] * 0.5 + 1.0);"])
+            lval = binop("+", binop("*", lval, Val("", "f32", 0.5, 1)), Val("", "f32", 1.0, 0)).rounded_to(ldt)
+        p.features.add("local:serial_update")
+    form = rng.choice(["broadcast", "both"])  # (M must be a size: the broadcast reads X)
+    p.features.add("local:" + form)
+    if form in ("out", "both"):
+        dr = "i32" if integer else rng.choice(["f32", "f16"])
+        R = p.tensor("R", dr, ctx.shape("TM", "N"), "out", value_set(dr))
+        body.append(f"copy({loc}, {R.name}[{ctx.lead()}{ctx.ti}, {ctx.col0}]);")
+        p.tol(R.name, lval, dr)
+    if form in ("broadcast", "both"):
+        dx = "i32" if integer else rng.choice(["f32", "f16"])
+        X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+        Y = p.tensor("Y", dx, ctx.shape("M", "N"), "out", value_set(dx))
+        fdt = "i32" if integer else "f32"
+        f = p.fresh("lf")
+        decls.append(f"let {f} = alloc_fragment([{bm}, {bn}], {fdt});")
+        body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});")
+        xl = input_leaf("", fdt, X.values, [fdt])
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{f}[i, j] = {fdt}({f}[i, j] + {loc}[j]);"])
+        p.tol(Y.name, binop("+", xl, lval).rounded_to(fdt), dx)
+        body.append(f"copy({f}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    return decls, body
+
+
+def phase_g2g(p, ctx):
+    """copy from a global region to a global region, converting."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16", "f8e4m3", "i32", "u8", "i8", "f64"])
+    integer = dtypes.is_int(dx)
+    dy = rng.choice(["i32", "i16", "u8", "f32"]) if integer else rng.choice(["f32", "f16", "bf16", "f64"])
+    if integer and dy == "u8":
+        X = p.tensor("X", dx, ctx.shape("M", "N"), "in", [v for v in value_set(dx) if v >= 0])
+    else:
+        X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    form = rng.choice(["tile", "rows"])
+    p.features.add("g2g:" + form)
+    if form == "tile":
+        body = [f"copy({X.name}[{ctx.lead()}{ctx.row0} : +{bm}, {ctx.col0} : +{bn}], {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);"]
+    else:
+        # One row of the tile per statement of a serial loop.
+        r = p.fresh("r")
+        body = block(f"for {r} in serial({bm})",
+                     [f"copy({X.name}[{ctx.lead()}{ctx.row0} + {r}, {ctx.col0} : +{bn}], {Y.name}[{ctx.lead()}{ctx.row0} + {r}, {ctx.col0}]);"])
+    p.tol(Y.name, input_leaf("", dx, X.values, []), dy)
+    return [], body
+
+
+def phase_im2col(p, ctx):
+    """im2col of an NHWC image into a shared tile (the tile's (row, column) block indices are
+    the block's tile indices), copied out; the image sometimes a view of a [N * H, W, C] tensor."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dt = rng.choice(["f16", "f16", "bf16", "f32"])
+    names = [p.fresh(n) for n in ("IN", "IH", "IW", "IC")]
+    nb, h, w, c = rng.randint(1, 2), rng.randint(2, 9), rng.randint(2, 9), rng.choice([1, 2, 3, 4, 8, 16])
+    for n, v in zip(names, (nb, h, w, c)):
+        p.sizes[n] = v
+    k = rng.choice([1, 2, 3])
+    stride, dil, pad = rng.choice([1, 1, 2]), rng.choice([1, 1, 2]), rng.choice([0, 1, 1, 2])
+    decls, body = [], []
+    col = p.fresh("col")
+    decls.append(f"let {col} = alloc_shared([{bm}, {bn}], {dt});")
+    if rng.random() < 0.3:
+        I = p.tensor("I", dt, [f"{names[0]} * {names[1]}", names[2], names[3]], "in", value_set(dt))
+        img = p.fresh("Iv")
+        add_let(p, ctx, f"let {img} = view({I.name}, [{', '.join(names)}]);")
+        p.features.add("im2col:view")
+    else:
+        I = p.tensor("I", dt, names, "in", value_set(dt))
+        img = I.name
+    body.append(f"im2col({img}, {col}, {ctx.ti}, {ctx.tj}, {k}, {stride}, {dil}, {pad});")
+    dy = rng.choice(["f32", dt])
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    if rng.random() < 0.3:
+        f = p.fresh("cf")
+        decls.append(f"let {f} = alloc_fragment([{bm}, {bn}], f32);")
+        body.append(f"copy({col}, {f});")
+        body.append(f"copy({f}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    else:
+        body.append(f"copy({col}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.features.add(f"im2col:k{k}s{stride}d{dil}p{pad}")
+    p.tol(Y.name, input_leaf("", dt, I.values, []), dy)
+    return decls, body
+
+
+# ---------------------------------------------------------------------------------------------
 # The kernel: grid, lets, loops around the phases.
 # ---------------------------------------------------------------------------------------------
 
 PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
-          (phase_softmax, 1), (phase_gemm_chain, 1)]
+          (phase_softmax, 1), (phase_gemm_chain, 1), (phase_view, 2), (phase_strided, 2), (phase_bool, 1),
+          (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1)]
 
 
 def pick_phases(rng):
@@ -960,13 +1304,15 @@ def build(seed):
         grid = f"grid(ceildiv(M, bm){thr}) as {rng.choice(['bx', '(bx)'])}"
         ctx.ti, ctx.tj = "bx", "jt"
         ctx.row0, ctx.col0 = "bx * bm", "jt * bn"
-        form = rng.choice(["serial", "range", "unroll", "while", "range_step"])
+        form = rng.choice(["serial", "range", "unroll", "while", "range_step", "range_neg"])
         p.features.add(f"tileloop:{form}")
         if form == "while":
             pre.append("var jt = 0;")
             wrap_head, wrap_tail = f"while (jt < {gx})", ["jt += 1;"]
         elif form == "range_step":
             wrap_head = f"for jt in range(0, {gx}, 1)"
+        elif form == "range_neg":
+            wrap_head = f"for jt in range({gx} - 1, -1, -1)"
         else:
             wrap_head = f"for jt in {form}({gx})"
     else:
@@ -983,11 +1329,24 @@ def build(seed):
             ctx.row0, ctx.col0 = "row0", "col0"
             p.features.add("grid_let")
     decls, body = [], []
+    p.host_lets, ctx.pre_lets = [], []
     for fn in phases:
         d, b = fn(p, ctx)
         decls += d
+        if rng.random() < 0.15:
+            # The whole phase under a block-uniform condition: tile indices or a scalar parameter.
+            kind = rng.choice(["tile", "tile", "scalar"])
+            if kind == "scalar":
+                flag = p.add_param(Param(p.fresh("flag"), "scalar", "i32", role="in", values=[0, 1, 2]))
+                cond = f"{flag.name} {rng.choice(['>', '!=', '<'])} 1"
+            else:
+                cond = rng.choice([f"{ctx.ti} % 2 == 0", f"{ctx.tj} != 1", f"{ctx.ti} + {ctx.tj} < 2"])
+            b = block(f"if ({cond})", b)
+            p.features.add(f"phase_if:{kind}")
         body += b
         p.features.add("phase:" + fn.__name__[6:])
+    host += p.host_lets
+    pre += ctx.pre_lets
     second = []
     if rng.random() < 0.15:
         d, b, second = scratch_grids(p, ctx, thr, host)
@@ -1045,10 +1404,100 @@ def scratch_grids(p, ctx, thr, host):
     return decls, body, second
 
 
+# ---------------------------------------------------------------------------------------------
+# Op x form tags, read off the program text: every tile operation with its operands' memory
+# (global, view, strided, shared, fragment, local) and dtypes.
+# ---------------------------------------------------------------------------------------------
+
+TILE_OPS = ("copy", "gemm", "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum", "reduce_absmax",
+            "cumsum", "atomic_add", "im2col", "fill", "clear")
+
+
+def split_args(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def op_tags(p, text):
+    """{"op|form"}: one per distinct tile operation form in the program."""
+    syms = {}
+    for q in p.params:
+        if q.kind == "tensor":
+            syms[q.name] = ("global(strided)" if q.strides else "global", q.dtype)
+    for m in re.finditer(r"let (\w+) = alloc_(shared|fragment|local|global)\(\[[^\]]*\], (\w+)\)", text):
+        syms[m.group(1)] = (m.group(2) if m.group(2) != "global" else "global(scratch)", m.group(3))
+    for m in re.finditer(r"let (\w+) = view\((\w+),", text):
+        src = syms.get(m.group(2), ("global", "?"))
+        syms[m.group(1)] = ("global(view)", src[1])
+    tags = set()
+
+    def operand(a):
+        m = re.match(r"\s*(\w+)", a)
+        name = m.group(1) if m else ""
+        scope, dt = syms.get(name, ("scalar", "?"))
+        if scope.startswith("global") and "[" in a and ":" in a.split("[", 1)[1]:
+            scope += "[slices]"
+        return scope, dt
+
+    def dts(a, b):
+        return a if a == b else f"{a}->{b}"
+
+    in_pipe = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*(\w+)\((.*)\);\s*$", line)
+        if not m or m.group(1) not in TILE_OPS:
+            continue
+        op, args = m.group(1), split_args(m.group(2))
+        pos = [a for a in args if not re.match(r"\w+ = ", a)]
+        kw = dict(re.match(r"(\w+) = (.*)", a).groups() for a in args if re.match(r"\w+ = ", a))
+        if op == "copy":
+            (s, sd), (d, dd) = operand(pos[0]), operand(pos[1])
+            tags.add(f"copy|{s}->{d}, {dts(sd, dd)}")
+        elif op == "gemm":
+            (a, ad), (b, bd), (c, cd) = operand(pos[0]), operand(pos[1]), operand(pos[2])
+            t = ("t" if kw.get("transpose_A") == "true" else "n") + ("t" if kw.get("transpose_B") == "true" else "n")
+            tags.add(f"gemm|{a[0]}{b[0]}, {t}, {ad}x{bd}->{cd}")
+        elif op.startswith("reduce_") or op == "cumsum":
+            (s, sd), (d, dd) = operand(pos[0]), operand(pos[1])
+            extra = f", dim={kw.get('dim', '-1' if op != 'cumsum' else '0')}"
+            if op == "cumsum" and kw.get("reverse") == "true":
+                extra += ", reverse"
+            if kw.get("clear") == "false":
+                extra += ", clear=false"
+            tags.add(f"{op}|{s}->{d}{extra}, {dts(sd, dd)}")
+        elif op == "atomic_add":
+            (d, dd), (s, sd) = operand(pos[0]), operand(pos[1])
+            if "[" in pos[1] and s != "scalar" and not s.startswith("global"):
+                s = s + "[elem]"
+            tags.add(f"atomic_add|{s}->{d}, {dts(sd, dd)}")
+        elif op == "im2col":
+            (s, sd), (d, dd) = operand(pos[0]), operand(pos[1])
+            tags.add(f"im2col|{s}->{d}, {dts(sd, dd)}")
+        else:
+            s, sd = operand(pos[0])
+            tags.add(f"{op}|{s}, {sd}")
+    return tags
+
+
 def param_text(q):
     if q.kind == "scalar":
         return f"{q.name}: {q.dtype}"
-    return f"{q.name}: {q.dtype}[{', '.join(str(d) for d in q.shape)}]"
+    text = f"{q.name}: {q.dtype}[{', '.join(str(d) for d in q.shape)}]"
+    if q.strides:
+        text += f" strides [{', '.join(str(d) for d in q.strides)}]"
+    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1057,7 +1506,27 @@ def param_text(q):
 
 
 def extent(p, d):
-    return int(d) if str(d).isdigit() else p.sizes[d]
+    return int(d) if str(d).isdigit() else eval_size_expr(d, p.sizes)
+
+
+def eval_size_expr(text, sizes):
+    """An extent or stride expression over the sizes (as gen.py writes them: names, integers,
+    + - * and parentheses)."""
+    return int(eval(str(text), {"__builtins__": {}}, dict(sizes)))
+
+
+def storage_count(shape, strides, sizes):
+    """Elements of a tensor's storage: the product of the extents, or with strides the largest
+    offset plus one (a data file holds the whole strided storage)."""
+    ext = [eval_size_expr(d, sizes) for d in shape]
+    if not strides:
+        n = 1
+        for e in ext:
+            n *= e
+        return n
+    if any(e == 0 for e in ext):
+        return 0
+    return 1 + sum((e - 1) * eval_size_expr(st, sizes) for e, st in zip(ext, strides))
 
 
 def input_data(p):
@@ -1067,8 +1536,7 @@ def input_data(p):
     for q in p.params:
         n = 1
         if q.kind == "tensor":
-            for d in q.shape:
-                n *= extent(p, d)
+            n = storage_count(q.shape, q.strides, p.sizes)
         vals = [p.rng.choice(q.values) for _ in range(n)]
         if all(v == 0 for v in vals):
             nz = [v for v in q.values if v != 0]
@@ -1120,11 +1588,19 @@ def describe(p, text):
         "params": [{"name": q.name, "kind": q.kind, "dtype": q.dtype,
                     "shape": [str(d) for d in q.shape],
                     "extents": [extent(p, d) for d in q.shape], "role": q.role,
-                    "values": q.values} for q in p.params],
+                    "values": q.values,
+                    **({"strides": [str(d) for d in q.strides],
+                        "stride_values": [eval_size_expr(d, p.sizes) for d in q.strides],
+                        "storage": storage_count(q.shape, q.strides, p.sizes)} if q.strides else {})}
+                   for q in p.params],
         "tolerance": p.tolerance,
         # Sizes that are functions of others (per-tile outputs): ceildiv(size, tile parameter).
         "derived": {s: v for s, v in {"TM": ["M", "bm"], "TN": ["N", "bn"]}.items() if s in used_sizes},
-        "features": sorted(p.features),
+        # Feature tags ("what:form"); the copy and cast tags of the first version are replaced by
+        # the op x form tags read off the text ("copy|global->shared, f32->f16").
+        "features": sorted(f for f in p.features if not f.startswith(("copy:", "cast:")))
+        + sorted(op_tags(p, text)),
+        **({"stride_min": p.stride_min} if p.stride_min else {}),
     }
 
 

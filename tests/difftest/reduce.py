@@ -235,15 +235,23 @@ def refresh_sizes(c):
         v = tparam_value(c, tp)
         if v and src in c.meta["sizes"]:
             c.meta["sizes"][s] = -(-c.meta["sizes"][src] // v)
+    # Row strides stay at least the extent they pad (gen.py's stride_min): rows must not overlap.
+    for st, (src, pad) in c.meta.get("stride_min", {}).items():
+        if st in c.meta["sizes"] and src in c.meta["sizes"]:
+            c.meta["sizes"][st] = max(c.meta["sizes"][st], c.meta["sizes"][src] + pad) \
+                if c.meta["sizes"][st] < c.meta["sizes"][src] else c.meta["sizes"][st]
     rng = random.Random(c.meta["seed"])
     for q in c.meta["params"]:
         if q["kind"] != "tensor":
             continue
-        ext = [int(d) if d.isdigit() else c.meta["sizes"][d] for d in q["shape"]]
-        if ext != q["extents"] or len(c.data[q["name"]]) != math.prod(ext):
+        ext = [gen.eval_size_expr(d, c.meta["sizes"]) for d in q["shape"]]
+        n = gen.storage_count(q["shape"], q.get("strides"), c.meta["sizes"])
+        if q.get("strides"):
+            q["stride_values"] = [gen.eval_size_expr(d, c.meta["sizes"]) for d in q["strides"]]
+            q["storage"] = n
+        if ext != q["extents"] or len(c.data[q["name"]]) != n:
             q["extents"] = ext
             vals = q.get("values") or sorted(set(c.data[q["name"]]))
-            n = math.prod(ext)
             new = [float(rng.choice(vals)) for _ in range(n)]
             if all(v == 0 for v in new) and any(v != 0 for v in vals):
                 new[0] = float(next(v for v in vals if v != 0))
