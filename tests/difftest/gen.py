@@ -529,7 +529,7 @@ def extra_leaves(p, ctx, integer, decls=None, body=None):
         p.features.add("scalar_param")
     if body is not None and rng.random() < 0.2:
         # A global element read outside the parallel loop (zero past the tensor's end).
-        X = next(q for q in p.params if q.kind == "tensor" and q.role == "in")
+        X = next(q for q in p.params if q.kind == "tensor" and q.role == "in" and q.shape == ctx.shape("M", "N"))
         g = p.fresh("g0_")
         body.append(f"let {g} = f32({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
         leaves.append(input_leaf(g, "f32", X.values, ["f32"]))
@@ -980,9 +980,9 @@ def phase_view(p, ctx):
         Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
         xv = p.fresh("Xv")
         if rng.random() < 0.3:
-            x0 = p.fresh("Xf")
-            add_let(p, ctx, f"let {x0} = view({X.name}, [{lead_n}M * 2 * N]);")
-            add_let(p, ctx, f"let {xv} = view({x0}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
+            x0 = p.fresh("Xw")
+            add_let(p, ctx, f"let {x0} = view({X.name}, [{lead_n}M * 2 * N]);\n"
+                            f"let {xv} = view({x0}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
             p.features.add("view:chain")
         else:
             add_let(p, ctx, f"let {xv} = view({X.name}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
@@ -1345,8 +1345,8 @@ def build(seed):
             p.features.add(f"phase_if:{kind}")
         body += b
         p.features.add("phase:" + fn.__name__[6:])
-    host += p.host_lets
-    pre += ctx.pre_lets
+    host += [l for lets in p.host_lets for l in lets.split("\n")]
+    pre += [l for lets in ctx.pre_lets for l in lets.split("\n")]
     second = []
     if rng.random() < 0.15:
         d, b, second = scratch_grids(p, ctx, thr, host)
