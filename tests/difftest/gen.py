@@ -1205,6 +1205,13 @@ def phase_im2col(p, ctx):
         p.sizes[n] = v
     k = rng.choice([1, 2, 3])
     stride, dil, pad = rng.choice([1, 1, 2]), rng.choice([1, 1, 2]), rng.choice([0, 1, 1, 2])
+    # The window must fit the padded image (H + 2 pad >= dilation (k - 1) + 1): where it does
+    # not, the image has no output rows (TileLang's floor division), but tlc-eval computes
+    # (H + 2 pad - dilation (k - 1) - 1) / stride + 1 with C's truncating division and finds one
+    # (CAMPAIGNS.md, campaign 1).
+    least = max(1, dil * (k - 1) + 1 - 2 * pad)
+    h, w = max(h, least), max(w, least)
+    p.sizes[names[1]], p.sizes[names[2]] = h, w
     decls, body = [], []
     col = p.fresh("col")
     decls.append(f"let {col} = alloc_shared([{bm}, {bn}], {dt});")
