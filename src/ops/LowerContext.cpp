@@ -55,13 +55,14 @@ Buffer LowerContext::localBuffer(const Buffer& fragment) {
     return local;
 }
 
-Buffer LowerContext::scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
+Buffer LowerContext::scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape, bool transient) {
     // Scratch buffers live in one scope (the kernel's top): their names must differ.
     std::vector<Expr> dims;
     for (int64_t e : shape) dims.push_back(intImm(e));
     Buffer b = makeBuffer(freshName(name), dtype, MemScope::Shared, dims);
     reserveName(b->name);
     scratch_.push_back(b);
+    if (transient) transient_.insert(b->name);
     return b;
 }
 

@@ -58,8 +58,12 @@ public:
 
     // Shared memory for an op's internal use (reduction partials, staging); allocated at the
     // top of the kernel by the lowering pass.
-    ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
+    // `transient`: the op's code starts and ends with a barrier and keeps nothing in the buffer
+    // from one run to the next, so inside a loop it is live only where the op runs (not for the
+    // whole loop, as buffers that carry values to the next iteration are).
+    ir::Buffer scratch(const std::string& name, DType dtype, const std::vector<int64_t>& shape, bool transient = false);
     const std::vector<ir::Buffer>& scratchBuffers() const { return scratch_; }
+    const std::set<std::string>& transientScratch() const { return transient_; }
     // The shared copy of a fragment for reads of elements other threads hold (one per
     // fragment, its elements row-major; see ops::stageToShared).
     ir::Buffer exchangeBuffer(const ir::Buffer& fragment);
@@ -139,6 +143,7 @@ private:
     std::map<const ir::BufferNode*, ir::Buffer> locals_;
     std::map<const ir::BufferNode*, ir::Buffer> exchange_;
     std::vector<ir::Buffer> scratch_;
+    std::set<std::string> transient_;  // names of transient scratch buffers
     std::set<std::string> names_;
 };
 

@@ -238,7 +238,7 @@ Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
     Stmt out = body;
     for (auto it = ctx.scratchBuffers().rbegin(); it != ctx.scratchBuffers().rend(); ++it) out = allocate(*it, out, kernel.loc);
 
-    SharedLiveness live = sharedLiveness(out);
+    SharedLiveness live = sharedLiveness(out, ctx.transientScratch());
     std::vector<int64_t> bytes, aligns;
     for (const auto& l : live.buffers) {
         bytes.push_back(sharedBufferBytes(l.buffer));
@@ -257,7 +257,7 @@ Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
         }
     if (!needs.empty()) {
         out = BarrierPlacer().place(out, 0, needs);
-        live = sharedLiveness(out);  // the same ranges, renumbered
+        live = sharedLiveness(out, ctx.transientScratch());  // the same ranges, renumbered
     }
 
     kernel.sharedBytes = placed.total;

@@ -109,6 +109,8 @@ public:
         }
     }
 
+    const std::set<std::string>* transient = nullptr;  // names live only at their uses
+
     void finish() {
         out.size = next_;
         out.locs = locs_;
@@ -118,8 +120,10 @@ public:
             if (it == uses_.end()) continue;  // never used: takes no bytes
             SharedLife life{b, INT_MAX, -1, {}, {}, {}};
             int firstUse = INT_MAX;
+            const bool atUses = transient && transient->count(b->name);
             for (auto [pos, loop] : it->second) {
                 firstUse = std::min(firstUse, pos);
+                if (atUses) loop = -1;
                 int first = loop >= 0 ? loop : pos, last = loop >= 0 ? loopEnd_.at(loop) : pos;
                 life.first = std::min(life.first, first);
                 life.last = std::max(life.last, last);
@@ -323,8 +327,9 @@ int64_t plannedSharedBytes(const Stmt& body, const std::map<const BufferNode*, i
     return placeBuffers(live.buffers, bytes, aligns, reuse).total;
 }
 
-SharedLiveness sharedLiveness(const Stmt& body) {
+SharedLiveness sharedLiveness(const Stmt& body, const std::set<std::string>& transient) {
     Walker w;
+    w.transient = &transient;
     w.walk(body);
     w.finish();
     return w.out;

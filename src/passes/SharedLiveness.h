@@ -13,6 +13,7 @@
 #include "ops/LowerContext.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace tlc {
@@ -41,7 +42,9 @@ struct SharedLiveness {
     bool barrierBetween(int a, int b) const;
 };
 
-SharedLiveness sharedLiveness(const ir::Stmt& body);
+// `transient`: names of buffers live only at their uses even inside loops (transient scratch,
+// LowerContext::scratch).
+SharedLiveness sharedLiveness(const ir::Stmt& body, const std::set<std::string>& transient = {});
 
 // Offsets in one pool: first fit, largest buffers first (ties in allocation order), each at the
 // lowest multiple of its alignment where it meets no placed buffer whose live range overlaps

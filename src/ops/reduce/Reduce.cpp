@@ -100,32 +100,55 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
         return store(part, {target}, combine(kind_, load(part, {target}), v));
     }));
-    // 2. Across the threads that hold parts of the same row.
-    std::vector<layout::Term> across;
-    for (const auto& t : S.dims()[dim_])
-        if (t.onThread) across.push_back(t);
-    bool inWarp = true;
-    for (const auto& t : across) inWarp &= t.stride * t.extent <= ctx.warpSize && isPowerOfTwo(t.extent);
-    if (!across.empty() && inWarp) {
+    // 2. Across the threads that hold parts of the same row: shuffles inside each warp, then,
+    // where a row's threads span warps, one partial per warp through shared memory.
+    std::vector<layout::Term> inWarp, acrossWarps;
+    bool splittable = true;
+    for (const auto& t : S.dims()[dim_]) {
+        if (!t.onThread) continue;
+        if (!isPowerOfTwo(t.extent) || !isPowerOfTwo(t.stride)) splittable = false;
+        if (t.stride * t.extent <= ctx.warpSize) {
+            inWarp.push_back(t);
+        } else if (t.stride >= ctx.warpSize) {
+            acrossWarps.push_back(t);
+        } else {  // a counter that runs past the warp: its low digits are lanes, the rest warps
+            int64_t lanes = ctx.warpSize / t.stride;
+            inWarp.push_back({true, t.stride, lanes, t.scale});
+            acrossWarps.push_back({true, t.stride * lanes, t.extent / lanes, t.scale * lanes});
+        }
+    }
+    if (!splittable) {  // no shuffles: every thread's partial goes through shared memory
+        inWarp.clear();
+        acrossWarps.clear();
+        for (const auto& t : S.dims()[dim_])
+            if (t.onThread) acrossWarps.push_back(t);
+    }
+    if (!inWarp.empty()) {
         steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
             std::vector<Stmt> shuffles;
-            for (const auto& t : across)
+            for (const auto& t : inWarp)
                 for (int64_t offset = t.stride; offset < t.stride * t.extent; offset *= 2)
                     shuffles.push_back(store(part, {slot}, combine(kind_, load(part, {slot}),
                                                                    call("shfl_xor", acc, {load(part, {slot}), intImm(offset), intImm(ctx.warpSize)}))));
             return seq(shuffles);
         }));
-    } else if (!across.empty()) {
+    }
+    if (!acrossWarps.empty()) {
         int64_t group = 1;
-        Expr g;  // this thread's position among the threads of a row
-        for (const auto& t : across) {
+        Expr g;  // this thread's position among the partials of a row
+        for (const auto& t : acrossWarps) {
             Expr c = (ctx.tx() / t.stride) % t.extent;
             g = g ? g + c * group : c;
             group *= t.extent;
         }
+        // After the shuffles every lane of a warp's part of the row holds its result: the first writes it.
+        Expr writer = boolImm(true);
+        for (const auto& t : inWarp) writer = logicalAnd(writer, binary(BinaryOp::Eq, (ctx.tx() / t.stride) % t.extent, intImm(0)));
+        writer = simplify(writer, ctx.bounds());
         int64_t rows = 1;
         for (int64_t e : D.shape()) rows *= e;
-        Buffer buf = ctx.scratch(dst_.buffer->name + "_red", acc, {rows * group});
+        // Transient: barriers before and after, and nothing kept for the next run of the reduction.
+        Buffer buf = ctx.scratch(dst_.buffer->name + "_red", acc, {rows * group}, true);
         auto flatOf = [&](const std::vector<Expr>& idx) {
             Expr flat = intImm(0);
             for (size_t d = 0; d < idx.size(); ++d) flat = flat * D.shape()[d] + idx[d];
@@ -133,7 +156,8 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         };
         steps.push_back(barrier(loc));
         steps.push_back(fragmentLoop(ctx, D, 1, indexNames(D.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
-            return store(buf, {flatOf(idx) * group + g}, load(part, {slot}));
+            Stmt st = store(buf, {flatOf(idx) * group + g}, load(part, {slot}));
+            return asConstInt(writer) && *asConstInt(writer) ? st : ifThenElse(writer, st);
         }));
         steps.push_back(barrier(loc));
         steps.push_back(fragmentLoop(ctx, D, 1, indexNames(D.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
