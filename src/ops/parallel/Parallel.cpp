@@ -182,11 +182,16 @@ public:
         : ctx_(ctx), nest_(nest), binding_(std::move(binding)), bounds_(std::move(bounds)), writer_(std::move(writer)) {}
 
     bool failed = false;
+    // Fragments the loop writes at elements their iterations' threads may not hold: the loop
+    // works on their shared copies (spillable() says which can), lowerParallel moves them there
+    // and back.
+    std::set<const BufferNode*> spilled;
 
 protected:
     Expr mutateLoad(const Load* n, const Expr& self) override {
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
+        if (spilled.count(n->buffer.get())) return load(ctx_.exchangeBuffer(n->buffer), {flatIndex(n->buffer, idx)});
         if (n->buffer->scope == MemScope::Fragment) {
             if (auto slot = slotOf(n->buffer, idx, false)) return load(ctx_.localBuffer(n->buffer), {*slot});
             if (writes(n->buffer)) {
@@ -211,6 +216,11 @@ protected:
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
         Expr v = n->buffer->scope == MemScope::Global ? Expr() : mutate(n->value);
+        if (spilled.count(n->buffer.get())) {
+            Stmt s = store(ctx_.exchangeBuffer(n->buffer), {flatIndex(n->buffer, idx)}, v, n->loc, n->storeKind);
+            Expr ok = simplify(writer_, bounds_);
+            return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
+        }
         if (n->buffer->scope == MemScope::Fragment)
             return store(ctx_.localBuffer(n->buffer), {*slotOf(n->buffer, idx, true)}, v, n->loc, n->storeKind);
         if (n->buffer->scope != MemScope::Global) {
@@ -291,6 +301,37 @@ private:
         return simplify(f.localOf(bound), bounds_);
     }
 
+public:
+    // Whether every write of `b` in the loop is held by the thread running its iteration.
+    bool writesOwned(const Buffer& b) {
+        for (const auto& a : fragmentAccesses(nest_.body)) {
+            if (!a.isStore || a.buffer != b) continue;
+            std::vector<Expr> bound;
+            for (const auto& i : a.indices) bound.push_back(substitute(i, binding_));
+            Expr owned = simplify(ctx_.layoutOf(b).ownedBy(bound, ctx_.tx()), bounds_);
+            if (!(asConstInt(owned) && *asConstInt(owned))) return false;
+        }
+        return true;
+    }
+    // A fragment written where another thread may hold the element can move to shared memory
+    // for the loop when no iteration touches what another one writes: every access has the same
+    // indices, and each of the loop's variables is one of them (acc[i, 0] in a loop over i).
+    bool spillable(const Buffer& b) const {
+        std::optional<std::vector<std::string>> first;
+        for (const auto& a : fragmentAccesses(nest_.body)) {
+            if (a.buffer != b) continue;
+            std::vector<std::string> text;
+            for (const auto& i : a.indices) text.push_back(printExpr(i));
+            if (first && *first != text) return false;
+            first = text;
+        }
+        if (!first) return false;
+        for (const auto& v : nest_.vars)
+            if (std::find(first->begin(), first->end(), v->name) == first->end()) return false;
+        return true;
+    }
+
+private:
     Buffer stagedCopy(const Buffer& b, const std::vector<Expr>& idx) {
         for (const auto& s : staged)
             if (s.fragment == b) return s.shared;
@@ -336,11 +377,49 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     // Replicas run the same iterations; one of them writes global memory.
     Expr writer = D.replicas() > 1 ? binary(BinaryOp::Eq, D.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
     BodyRewriter rewriter(ctx, nest, binding, bounds, writer);
+    std::vector<Buffer> spilled;  // in order of first access
+    for (const auto& a : fragmentAccesses(nest.body))
+        if (a.isStore && std::find(spilled.begin(), spilled.end(), a.buffer) == spilled.end() &&
+            !rewriter.writesOwned(a.buffer) && rewriter.spillable(a.buffer)) {
+            spilled.push_back(a.buffer);
+            rewriter.spilled.insert(a.buffer.get());
+        }
     Stmt body = rewriter.mutate(nest.body);
     if (!(asConstInt(inRange) && *asConstInt(inRange))) body = ifThenElse(inRange, body, {}, nest.loc);
     for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
     Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
     loop = simplify(loop, ctx.bounds());
+    if (!spilled.empty()) {
+        std::string over;
+        for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
+        std::vector<Stmt> steps;
+        for (const Buffer& f : spilled) {
+            const Buffer shared = ctx.exchangeBuffer(f);
+            ctx.decide(fmt::format("writes of {} in the parallel loop over {}", f->name, over),
+                       fmt::format("through shared memory ({}[{}])", shared->name, printExpr(shared->shape[0])),
+                       "lowering",
+                       fmt::format("the loop writes elements of '{}' that another thread than the one running the "
+                                   "iteration may hold (the loop runs as {} {} is {}): the fragment goes to shared "
+                                   "memory, the loop works there, and each thread loads its elements back",
+                                   f->name, D.str(), f->name, ctx.layoutOf(f).str()),
+                       nest.loc);
+            steps.push_back(stageToShared(ctx, f, shared, nest.loc));
+        }
+        for (const auto& s : rewriter.staged) steps.push_back(stageToShared(ctx, s.fragment, s.shared, nest.loc));
+        steps.push_back(loop);
+        steps.push_back(barrier(nest.loc));
+        for (const Buffer& f : spilled) {
+            const layout::Fragment& F = ctx.layoutOf(f);
+            Buffer local = ctx.localBuffer(f), shared = ctx.exchangeBuffer(f);
+            steps.push_back(fragmentLoop(ctx, F, 1, indexNames(F.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+                std::vector<Expr> full = idx;
+                while (full.size() < f->shape.size()) full.insert(full.begin(), intImm(0));
+                return store(local, {slot}, load(shared, {flatIndex(f, full)}));
+            }));
+        }
+        steps.push_back(barrier(nest.loc));
+        return seq(steps, nest.loc);
+    }
     if (rewriter.staged.empty()) return loop;
     // Reads of elements other threads hold: the fragment goes through shared memory first.
     // The loop does not write it (err_fragment_read_written), so every order of the
