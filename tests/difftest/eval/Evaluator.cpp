@@ -307,19 +307,6 @@ private:
     }
 
     static bool compare(BinaryOp op, const Value& x, const Value& y) {
-        if (isFloat(x.t)) {
-            double a = x.f, c = y.f;
-            switch (op) {
-            case BinaryOp::Lt: return a < c;
-            case BinaryOp::Le: return a <= c;
-            case BinaryOp::Gt: return a > c;
-            case BinaryOp::Ge: return a >= c;
-            case BinaryOp::Eq: return a == c;
-            default: return a != c;
-            }
-        }
-        // Values of up to 32 bits are sign- or zero-extended, so int64 compares them right; u64
-        // needs unsigned comparison.
         auto cmp = [&](auto a, auto c) {
             switch (op) {
             case BinaryOp::Lt: return a < c;
@@ -330,6 +317,9 @@ private:
             default: return a != c;
             }
         };
+        if (isFloat(x.t)) return cmp(x.f, y.f);
+        // Values of up to 32 bits are sign- or zero-extended, so int64 compares them right; u64
+        // needs unsigned comparison.
         return x.t == DType::U64 ? cmp(uint64_t(x.i), uint64_t(y.i)) : cmp(x.i, y.i);
     }
 
