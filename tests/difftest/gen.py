@@ -670,7 +670,10 @@ def phase_reduce(p, ctx):
     else:
         if dim == 1:
             R = p.tensor("R", dr, ctx.shape("TN", "M"), "out", value_set(dr))
-            body.append(f"copy({dst}, {R.name}[{ctx.lead()}{ctx.tj}, {ctx.row0}]);")
+            # A [bm, 1] destination (keepdim) against R[tj, row0] would take the extents
+            # [bm, 1] (a column: rows tj .. tj + bm, racing with the other blocks): a slice.
+            rg = f"{ctx.row0} : +{bm}" if keep_dims else ctx.row0
+            body.append(f"copy({dst}, {R.name}[{ctx.lead()}{ctx.tj}, {rg}]);")
         else:
             R = p.tensor("R", dr, ctx.shape("TM", "N"), "out", value_set(dr))
             body.append(f"copy({dst}, {R.name}[{ctx.lead()}{ctx.ti}, {ctx.col0}]);")
@@ -718,14 +721,41 @@ GEMM_TYPES = [("f16", "f16", "f32", "gemm"), ("bf16", "bf16", "f32", "gemm"), ("
               ("f8e5m2", "f8e4m3", "f32", "gemm"), ("f8e4m3", "f8e5m2", "f32", "gemm"), ("f16", "f16", "f32", "gemm")]
 
 
+def gemm_operand(p, ctx, stem, dt, dims, values):
+    """A gemm operand tensor: row-major, with padded rows (strides), or a flat tensor viewed as
+    the matrix. .ref is the name the copies read."""
+    rng = p.rng
+    r = rng.random()
+    if r < 0.15:
+        s = p.fresh("S")
+        pad = rng.choice([0, 8, 16, 16, 32, 64, 1, 4])
+        p.sizes[s] = p.sizes[dims[1]] + pad
+        p.stride_min[s] = [dims[1], pad]
+        st = ([f"{dims[0]} * {s}"] if ctx.batch else []) + [s, "1"]
+        t = p.tensor(stem, dt, ctx.shape(*dims), "in", values, st)
+        t.ref = t.name
+        p.features.add("gemm:operand_strided")
+        return t
+    if r < 0.3:
+        flat = " * ".join(ctx.shape(*dims))
+        t = p.tensor(stem, dt, [flat], "in", values)
+        t.ref = p.fresh(stem + "v")
+        add_let(p, ctx, f"let {t.ref} = view({t.name}, [{', '.join(ctx.shape(*dims))}]);")
+        p.features.add("gemm:operand_view")
+        return t
+    t = p.tensor(stem, dt, ctx.shape(*dims), "in", values)
+    t.ref = t.name
+    return t
+
+
 def phase_gemm(p, ctx):
     rng = p.rng
     bm, bn = ctx.BM, ctx.BN
     da, db, dc, kind = rng.choice(GEMM_TYPES)
     ta, tb = rng.random() < 0.3, rng.random() < 0.4
     bk = "bk"
-    A = p.tensor("A", da, ctx.shape("K", "M") if ta else ctx.shape("M", "K"), "in", value_set(da, kind))
-    B = p.tensor("B", db, ctx.shape("N", "K") if tb else ctx.shape("K", "N"), "in", value_set(db, kind))
+    A = gemm_operand(p, ctx, "A", da, ["K", "M"] if ta else ["M", "K"], value_set(da, kind))
+    B = gemm_operand(p, ctx, "B", db, ["N", "K"] if tb else ["K", "N"], value_set(db, kind))
     out_dt = rng.choice({"f32": ["f32", "f16", "bf16", "f32"], "f16": ["f16", "f32"], "i32": ["i32"]}[dc])
     C = p.tensor("C", out_dt, ctx.shape("M", "N"), "out", value_set(out_dt))
     a_frag = rng.random() < 0.25
@@ -756,7 +786,7 @@ def phase_gemm(p, ctx):
     if rng.random() < 0.2:
         gargs += f", policy = {rng.choice(['square', 'full_row', 'full_col'])}"
         p.features.add("gemm:policy")
-    loop_body = [f"copy({A.name}[{ka}], {as_});", f"copy({B.name}[{kb}], {bs});", f"gemm({gargs});"]
+    loop_body = [f"copy({A.ref}[{ka}], {as_});", f"copy({B.ref}[{kb}], {bs});", f"gemm({gargs});"]
     if rng.random() < 0.5:
         loop_body = [loop_body[1], loop_body[0], loop_body[2]]
     count = f"ceildiv(K, {bk})"
@@ -1037,7 +1067,7 @@ def phase_strided(p, ctx):
 
     def strided(stem, dt, role, kind):
         s = p.fresh("S")
-        pad = rng.choice([0, 1, 3, 4, 8, 16])
+        pad = rng.choice([0, 8, 16, 16, 32, 1, 3, 4])
         if kind == "rows":
             p.sizes[s] = N + pad
             p.stride_min[s] = ["N", pad]
@@ -1200,7 +1230,7 @@ def phase_im2col(p, ctx):
     bm, bn = ctx.BM, ctx.BN
     dt = rng.choice(["f16", "f16", "bf16", "f32"])
     names = [p.fresh(n) for n in ("IN", "IH", "IW", "IC")]
-    nb, h, w, c = rng.randint(1, 2), rng.randint(2, 9), rng.randint(2, 9), rng.choice([1, 2, 3, 4, 8, 16])
+    nb, h, w, c = rng.randint(1, 2), rng.randint(2, 9), rng.randint(2, 9), rng.choice([8, 16, 8, 1, 2, 3, 4])
     for n, v in zip(names, (nb, h, w, c)):
         p.sizes[n] = v
     k = rng.choice([1, 2, 3])
@@ -1238,13 +1268,52 @@ def phase_im2col(p, ctx):
     return decls, body
 
 
+def phase_partial(p, ctx):
+    """A region smaller than the buffer it is copied into (TileLang's overlap): the buffer is
+    cleared or filled first, the copy moves the region to its leading corner; or a smaller
+    region copied out of a buffer's corner."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16", "i32", "u8"])
+    integer = dtypes.is_int(dx)
+    bdt = "i32" if integer else rng.choice(["f32", "f16", dx])
+    dy = "i32" if integer else rng.choice(["f32", "f16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    e0 = rng.choice([max(1, ctx.bm // 2), ctx.bm - 1 if ctx.bm > 1 else 1, ctx.bm])
+    e1 = rng.choice([1, max(1, ctx.bn // 2), ctx.bn - 1 if ctx.bn > 1 else 1, 8 if ctx.bn >= 8 else ctx.bn])
+    if ctx.batch and e1 == 1:
+        e1 = max(2, ctx.bn // 2)  # [1, e0, 1] against a [bm, bn] buffer pairs e0 with bm only
+    if e0 == ctx.bm and e1 == ctx.bn:
+        e1 = max(1, ctx.bn // 2)
+    decls, body = [], []
+    buf, scope = tile_buffer(p, ctx, bdt, decls)
+    form = rng.choice(["in", "in", "out"])
+    p.features.add(f"partial:{form}:{scope}")
+    val = input_leaf("", bdt, X.values, [bdt])
+    if form == "in":
+        if rng.random() < 0.5:
+            body.append(f"clear({buf});")
+        else:
+            c = rng.choice([1, -2]) if integer else rng.choice([0.5, -1.0])
+            body.append(f"fill({buf}, {c if integer else fl(c)});")
+            val = Val("", bdt, max(val.mag, abs(c)), max(val.gran, 1), val.err, val.exact)
+        body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0} : +{e0}, {ctx.col0} : +{e1}], {buf});")
+        body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    else:
+        body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+        body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0} : +{e0}, {ctx.col0} : +{e1}]);")
+    p.tol(Y.name, val, dy)
+    return decls, body
+
+
 # ---------------------------------------------------------------------------------------------
 # The kernel: grid, lets, loops around the phases.
 # ---------------------------------------------------------------------------------------------
 
 PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
           (phase_softmax, 1), (phase_gemm_chain, 1), (phase_view, 2), (phase_strided, 2), (phase_bool, 1),
-          (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1)]
+          (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1), (phase_partial, 1)]
 
 
 def pick_phases(rng):
