@@ -736,7 +736,18 @@ def gemm_operand(p, ctx, stem, dt, dims, values):
         t.ref = t.name
         p.features.add("gemm:operand_strided")
         return t
-    if r < 0.3:
+    if r < 0.22:
+        # Column-major: unit stride in the first dimension.
+        s = p.fresh("S")
+        pad = rng.choice([0, 8, 16, 1])
+        p.sizes[s] = p.sizes[dims[0]] + pad
+        p.stride_min[s] = [dims[0], pad]
+        st = ([f"{dims[1]} * {s}"] if ctx.batch else []) + ["1", s]
+        t = p.tensor(stem, dt, ctx.shape(*dims), "in", values, st)
+        t.ref = t.name
+        p.features.add("gemm:operand_colmajor")
+        return t
+    if r < 0.35:
         flat = " * ".join(ctx.shape(*dims))
         t = p.tensor(stem, dt, [flat], "in", values)
         t.ref = p.fresh(stem + "v")
@@ -1307,13 +1318,57 @@ def phase_partial(p, ctx):
     return decls, body
 
 
+def phase_shared_atomic(p, ctx):
+    """atomic_add into a shared tile (a row from a vector held in local, shared or fragment
+    memory, or a whole fragment tile), the vector reaching there by copies between on-chip
+    scopes (local -> shared -> fragment)."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    sdt = rng.choice(["f32", "f32", "f16"])
+    dy = rng.choice(["f32", "f16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    s2 = p.fresh("sa")
+    decls = [f"let {s2} = alloc_shared([{bm}, {bn}], {sdt});"]
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {s2});"]
+    xm = max(abs(v) for v in X.values)
+    form = rng.choice(["row", "tile"])
+    p.features.add(f"shared_atomic:{form}")
+    if form == "tile":
+        f = p.fresh("af")
+        decls.append(f"let {f} = alloc_fragment([{bm}, {bn}], f32);")
+        body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {f});")
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{f}[i, j] = {f}[i, j] * 0.5 + 1.0;"])
+        body.append(f"atomic_add({s2}, {f});")
+        mag = xm * 1.5 + 1
+    else:
+        V = p.tensor("V", dx, ctx.shape("N"), "in", value_set(dx))
+        path = rng.choice([["local", "shared"], ["local", "shared", "fragment"], ["shared", "fragment"],
+                           ["fragment"], ["local", "fragment"]])
+        p.features.add("onchip_chain:" + "->".join(path))
+        prev = None
+        for scope in path:
+            v = p.fresh("vc")
+            decls.append(f"let {v} = alloc_{scope}([{bn}], f32);")
+            body.append(f"copy({prev if prev else V.name + '[' + ctx.lead() + ctx.col0 + ']'}, {v});")
+            prev = v
+        r = rng.choice(["0", "1", f"{ctx.bm - 1}"])
+        body.append(f"atomic_add({s2}[{r}, 0], {prev});")
+        mag = xm * 2
+    body.append(f"copy({s2}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    p.tol(Y.name, Val("", sdt, mag, 2).rounded_to(sdt), dy)
+    return decls, body
+
+
 # ---------------------------------------------------------------------------------------------
 # The kernel: grid, lets, loops around the phases.
 # ---------------------------------------------------------------------------------------------
 
 PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
           (phase_softmax, 1), (phase_gemm_chain, 1), (phase_view, 2), (phase_strided, 2), (phase_bool, 1),
-          (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1), (phase_partial, 1)]
+          (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1), (phase_partial, 1),
+          (phase_shared_atomic, 1)]
 
 
 def pick_phases(rng):
