@@ -1255,6 +1255,8 @@ def phase_im2col(p, ctx):
     p.sizes[names[1]], p.sizes[names[2]] = h, w
     decls, body = [], []
     col = p.fresh("col")
+    if rng.random() < 0.4:
+        return im2col_conv(p, ctx, names, (nb, h, w, c), k, stride, dil, pad)
     decls.append(f"let {col} = alloc_shared([{bm}, {bn}], {dt});")
     if rng.random() < 0.3:
         I = p.tensor("I", dt, [f"{names[0]} * {names[1]}", names[2], names[3]], "in", value_set(dt))
@@ -1358,6 +1360,44 @@ def phase_shared_atomic(p, ctx):
         mag = xm * 2
     body.append(f"copy({s2}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
     p.tol(Y.name, Val("", sdt, mag, 2).rounded_to(sdt), dy)
+    return decls, body
+
+
+def im2col_conv(p, ctx, names, dims, k, stride, dil, pad):
+    """A convolution as TileLang writes it: im2col tiles of the image as the A operand of a gemm
+    over the K loop (k * k * C), the weights a [k * k * C, N] tensor (or a view of
+    [k, k, C, N])."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dt = rng.choice(["f16", "f16", "bf16", "f32"])
+    bk = rng.choice([16, 32])
+    kk = f"{k * k} * {names[3]}"
+    I = p.tensor("I", dt, names, "in", value_set(dt, "gemm"))
+    decls, body = [], []
+    if rng.random() < 0.4:
+        W = p.tensor("W", dt, [str(k), str(k), names[3], "N"], "in", value_set(dt, "gemm"))
+        wref = p.fresh("Wv")
+        add_let(p, ctx, f"let {wref} = view({W.name}, [{kk}, N]);")
+        p.features.add("conv:weights_view")
+    else:
+        W = p.tensor("W", dt, [kk, "N"], "in", value_set(dt, "gemm"))
+        wref = W.name
+    col, bs, cf = p.fresh("col"), p.fresh("Ws"), p.fresh("Cc")
+    decls += [f"let {col} = alloc_shared([{bm}, {bk}], {dt});", f"let {bs} = alloc_shared([{bk}, {bn}], {dt});",
+              f"let {cf} = alloc_fragment([{bm}, {bn}], f32);"]
+    body.append(f"clear({cf});")
+    kv = p.fresh("kc")
+    stages = rng.choice([None, 0, 2, 3])
+    head = f"for {kv} in pipelined(ceildiv({kk}, {bk}){'' if stages is None else f', stages = {stages}'})"
+    body += block(head, [f"im2col({I.name}, {col}, {ctx.ti}, {kv}, {k}, {stride}, {dil}, {pad});",
+                         f"copy({wref}[{kv} * {bk}, {ctx.col0}], {bs});",
+                         f"gemm({col}, {bs}, {cf});"])
+    dy = rng.choice(["f32", "f16"])
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    body.append(f"copy({cf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    n_k = k * k * dims[3]
+    p.tol(Y.name, Val("", "f32", 1.0 * n_k, 4).rounded_to("f32"), dy)
+    p.features.add(f"conv:im2col_gemm:{dt}:stages={stages}")
     return decls, body
 
 
