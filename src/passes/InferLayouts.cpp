@@ -285,10 +285,19 @@ private:
     // that vectors derive from the tiles they belong to (a reduction's result, a row vector
     // in a loop over a tile); then loops whose vectors are indexed by some of their variables
     // but that hold no tile take their default domain; then the remaining vectors.
+    // Whether a reduction will give b its layout from a source not placed yet (a [1, N] result
+    // keeps rank 2, but takes its source's placement, not a default of its own).
+    bool projectedFromUnknown(const Buffer& b) const {
+        for (const auto& c : g_.constraints)
+            if (c.kind == Constraint::Kind::Project && c.to == b && !known(c.from)) return true;
+        return false;
+    }
+
     Buffer nextUnassigned() {
         Buffer best;
         for (const auto& b : g_.fragments)
-            if (!known(b) && b->shape.size() >= 2 && (!best || b->shape.size() > best->shape.size()) && !placedByReader(b))
+            if (!known(b) && b->shape.size() >= 2 && (!best || b->shape.size() > best->shape.size()) && !placedByReader(b) &&
+                !projectedFromUnknown(b))
                 best = b;
         if (best) return best;
         for (const auto& nest : g_.loops) {

@@ -127,6 +127,15 @@ const std::vector<std::string>& passNames() {
 bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
                  std::ostream& dumps) {
     inferThreads(kernel, target);
+    // The emitters have no packed 4-bit global tensors yet: refused at the kernel, with a way out,
+    // on every target (sema takes them: the language has the types).
+    bool packed = false;
+    for (const KernelParam& p : kernel.params)
+        if (p.kind == KernelParam::Kind::Tensor && dtypeBits(p.dtype) < 8) {
+            diags.report(DiagId::err_tensor_packed_dtype, SourceRange(kernel.loc), p.name, dtypeName(p.dtype));
+            packed = true;
+        }
+    if (packed) return false;
     unsigned errorsBefore = diags.errorCount();
     struct MergeRepeats {
         DiagnosticEngine& d;

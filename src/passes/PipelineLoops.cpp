@@ -601,6 +601,26 @@ private:
         }
         if (last == 0) return {};
 
+        // Registers and global memory get no versions: a fragment, local or global buffer that
+        // the loop writes and uses at two stages would be overwritten by the next iteration's
+        // earlier stage before this one's later stage reads it. Such a loop runs in order.
+        for (const auto& it : items)
+            for (const auto* b : it.fp.writes) {
+                if (b->scope == MemScope::Shared) continue;
+                std::set<int> at;
+                for (const auto& other : items)
+                    if (other.fp.touches(b)) at.insert(other.stage);
+                if (at.size() < 2) continue;
+                if (!plain)
+                    ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
+                                fmt::format("'{}' ({} memory) is written in the loop and used at stages {} and {}: only "
+                                            "shared buffers get a version per stage, so the loop runs its iterations "
+                                            "in order",
+                                            b->name, scopeName(b->scope), *at.begin(), *at.rbegin()),
+                                n->loc);
+                return {};
+            }
+
         // Shared buffers used at more than one stage get versions; their one writer must be a
         // copy that can be a producer, read at its own stage or later.
         std::map<const BufferNode*, Versioned> vers;
