@@ -1401,6 +1401,45 @@ def im2col_conv(p, ctx, names, dims, k, stride, dil, pad):
     return decls, body
 
 
+def phase_rowloop(p, ctx):
+    """A loop over all column tiles of the block's rows that accumulates a reduction across its
+    iterations (clear = false): a `while` over a var, a `range` with a negative step or a
+    serial loop; the row result written by the blocks of the first column tile only."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f16", "bf16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    dr = rng.choice(["f32", "f16"])
+    R = p.tensor("R", dr, ctx.shape("M"), "out", value_set(dr))
+    op = rng.choice(["reduce_sum", "reduce_max", "reduce_absmax", "reduce_abssum"])
+    t, acc = p.fresh("rt"), p.fresh("racc")
+    tscope = rng.choice(["fragment", "shared"])
+    ascope = rng.choice(["fragment", "fragment", "shared"])
+    decls = [f"let {t} = alloc_{tscope}([{bm}, {bn}], f32);", f"let {acc} = alloc_{ascope}([{bm}], f32);"]
+    body = [f"clear({acc});"]
+    n = "ceildiv(N, bn)"
+    form = rng.choice(["while", "range_neg", "serial"])
+    p.features.add(f"rowloop:{form}:{op}:{tscope}->{ascope}")
+    if form == "while":
+        v = p.fresh("c")
+        body.append(f"var {v} = 0;")
+        head, tail, idx = f"while ({v} < {n})", [f"{v} += 1;"], v
+    elif form == "range_neg":
+        v = p.fresh("c")
+        head, tail, idx = f"for {v} in range({n} - 1, -1, -1)", [], v
+    else:
+        v = p.fresh("c")
+        head, tail, idx = f"for {v} in serial({n})", [], v
+    body += block(head, [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {idx} * {bn}], {t});",
+                         f"{op}({t}, {acc}, dim = 1, clear = false);"] + tail)
+    body += block(f"if ({ctx.tj} == 0)", [f"copy({acc}, {R.name}[{ctx.lead()}{ctx.row0}]);"])
+    xm = max(abs(v) for v in X.values)
+    length = p.sizes["N"] + ctx.bn
+    mag = xm * length if op in ("reduce_sum", "reduce_abssum") else xm
+    p.tol(R.name, Val("", "f32", mag, 2).rounded_to("f32"), dr)
+    return decls, body
+
+
 # ---------------------------------------------------------------------------------------------
 # The kernel: grid, lets, loops around the phases.
 # ---------------------------------------------------------------------------------------------
@@ -1408,7 +1447,7 @@ def im2col_conv(p, ctx, names, dims, k, stride, dil, pad):
 PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
           (phase_softmax, 1), (phase_gemm_chain, 1), (phase_view, 2), (phase_strided, 2), (phase_bool, 1),
           (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1), (phase_partial, 1),
-          (phase_shared_atomic, 1)]
+          (phase_shared_atomic, 1), (phase_rowloop, 1)]
 
 
 def pick_phases(rng):
