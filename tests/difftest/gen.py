@@ -242,18 +242,19 @@ def gen_float_expr(prog, leaves, depth, allow_math=True):
         dt = promote(a.dtype, "f32")
         return Val(text, dt, max(abs(float(lo)), abs(float(hi))), max(a.gran, 2), a.err, a.exact).rounded_to(dt)
     if extra < 0.12:
-        form = rng.choice(["f32", "f16", "bits"])
+        form = rng.choice(["f32", "f16", "bf16", "bits"])
         if form == "bits" and not (a.exact and a.err == 0 and dtypes.holds("f32", a.mag, a.gran)):
             form = "f32"
-        if form == "f16" and a.mag > 1000:
+        if form in ("f16", "bf16") and a.mag > 1000:
             form = "f32"
         prog.features.add("reinterpret:" + form)
         if form == "f32":
             r = a.rounded_to("f32")
             return Val(f"reinterpret(f32, reinterpret(u32, f32({a.text})))", "f32", r.mag, r.gran, r.err, r.exact)
-        if form == "f16":
-            r = a.rounded_to("f16")
-            return Val(f"reinterpret(f16, reinterpret(i16, f16({a.text})))", "f16", r.mag, r.gran, r.err, r.exact)
+        if form in ("f16", "bf16"):
+            r = a.rounded_to(form)
+            it = rng.choice(["i16", "u16"])
+            return Val(f"reinterpret({form}, reinterpret({it}, {form}({a.text})))", form, r.mag, r.gran, r.err, r.exact)
         sh = rng.choice([20, 21, 23])
         return Val(f"f32((reinterpret(i32, f32({a.text})) >> {sh}) & 7)", "f32", 7, 0)
     if choice < 0.45:
@@ -984,11 +985,26 @@ def add_let(p, ctx, line, inside_ok=True):
         p.features.add("view:host")
 
 
-def tile_buffer(p, ctx, dt, decls, scopes=("shared", "fragment")):
+def tile_buffer(p, ctx, dt, decls, scopes=("shared", "fragment"), auto_ok=False):
+    """A [bm, bn] tile; with auto_ok sometimes `alloc_X(auto, dt)`, whose shape the first copy
+    into it decides (the caller's first copy then uses slices: p.auto_tile is set)."""
     scope = p.rng.choice(scopes)
     b = p.fresh("tb")
-    decls.append(f"let {b} = alloc_{scope}([{ctx.BM}, {ctx.BN}], {dt});")
+    p.auto_tile = auto_ok and p.rng.random() < 0.25
+    if p.auto_tile:
+        decls.append(f"let {b} = alloc_{scope}(auto, {dt});")
+        p.features.add(f"alloc_auto:{scope}")
+    else:
+        decls.append(f"let {b} = alloc_{scope}([{ctx.BM}, {ctx.BN}], {dt});")
     return b, scope
+
+
+def first_region(p, ctx, name, row0=None):
+    """The region of the first copy into a tile buffer: slices when the buffer's shape is auto."""
+    row0 = row0 or ctx.row0
+    if getattr(p, "auto_tile", False):
+        return f"{name}[{ctx.lead()}{row0} : +{ctx.BM}, {ctx.col0} : +{ctx.BN}]"
+    return f"{name}[{ctx.lead()}{row0}, {ctx.col0}]"
 
 
 def maybe_expr_in_place(p, buf, scope, dt, leafval, body, ctx):
@@ -1027,8 +1043,8 @@ def phase_view(p, ctx):
             p.features.add("view:chain")
         else:
             add_let(p, ctx, f"let {xv} = view({X.name}, [{', '.join(lead_shape + ['M * 2', 'N'])}]);")
-        buf, scope = tile_buffer(p, ctx, bdt, decls)
-        body.append(f"copy({xv}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+        buf, scope = tile_buffer(p, ctx, bdt, decls, auto_ok=True)
+        body.append(f"copy({first_region(p, ctx, xv)}, {buf});")
         val = input_leaf("", bdt, X.values, [bdt])
         val = maybe_expr_in_place(p, buf, scope, bdt, val, body, ctx)
         body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
@@ -1108,8 +1124,8 @@ def phase_strided(p, ctx):
         p.tol(Y.name, e, dy)
         return decls, body
     bdt = "i32" if integer else rng.choice(["f32", "f16", dx])
-    buf, scope = tile_buffer(p, ctx, bdt, decls)
-    body.append(f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {buf});")
+    buf, scope = tile_buffer(p, ctx, bdt, decls, auto_ok=True)
+    body.append(f"copy({first_region(p, ctx, X.name)}, {buf});")
     val = input_leaf("", bdt, X.values, [bdt])
     val = maybe_expr_in_place(p, buf, scope, bdt, val, body, ctx)
     body.append(f"copy({buf}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
