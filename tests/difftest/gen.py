@@ -1488,7 +1488,7 @@ def build(seed):
         p.features.add("tile:odd")
     while bm * bn > 64 * 64:
         bn //= 2
-    threads = rng.choice([None, 32, 64, 64, 128, 128, 256, 96])
+    threads = rng.choice([None, 32, 64, 64, 128, 128, 256, 96]) if rng.random() < 0.9 else rng.choice([48, 160, 192, 224, 512])
     aligned = rng.random() < 0.85
     if not aligned:
         p.features.add("sizes:unaligned")
