@@ -1387,6 +1387,9 @@ def im2col_conv(p, ctx, names, dims, k, stride, dil, pad):
     bm, bn = ctx.BM, ctx.BN
     dt = rng.choice(["f16", "f16", "bf16", "f32"])
     bk = rng.choice([16, 32])
+    # Channels the GPU launchers' vector check (C a multiple of 16 bytes) takes, mostly.
+    p.sizes[names[3]] = rng.choice([8, 16, 8, 32, 3])
+    dims = dims[:3] + (p.sizes[names[3]],)
     kk = f"{k * k} * {names[3]}"
     I = p.tensor("I", dt, names, "in", value_set(dt, "gemm"))
     decls, body = [], []
@@ -1662,7 +1665,7 @@ def op_tags(p, text):
     for q in p.params:
         if q.kind == "tensor":
             syms[q.name] = ("global(strided)" if q.strides else "global", q.dtype)
-    for m in re.finditer(r"let (\w+) = alloc_(shared|fragment|local|global)\(\[[^\]]*\], (\w+)\)", text):
+    for m in re.finditer(r"let (\w+) = alloc_(shared|fragment|local|global)\((?:\[[^\]]*\]|auto), (\w+)\)", text):
         syms[m.group(1)] = (m.group(2) if m.group(2) != "global" else "global(scratch)", m.group(3))
     for m in re.finditer(r"let (\w+) = view\((\w+),", text):
         src = syms.get(m.group(2), ("global", "?"))
