@@ -1077,9 +1077,11 @@ def phase_view(p, ctx):
         else:
             add_let(p, ctx, f"let {yv} = view({Y.name}, [{lead_n}M * N]);")
             base = f"(bz * M + {ctx.row0} + i)" if ctx.batch else f"({ctx.row0} + i)"
-            # Columns past N would land in the next row, which another block stores: guarded.
+            # Columns past N would land in the next row, which another block stores, and with a
+            # batch rows past M in the next batch's first rows (campaign 11, p12180): guarded.
+            guard = f"{ctx.col0} + j < N" + (f" && {ctx.row0} + i < M" if ctx.batch else "")
             body += block(f"for (i, j) in parallel({bm}, {bn})",
-                          block(f"if ({ctx.col0} + j < N)", [f"{yv}[{base} * N + {ctx.col0} + j] = {dy}({buf}[i, j]);"]))
+                          block(f"if ({guard})", [f"{yv}[{base} * N + {ctx.col0} + j] = {dy}({buf}[i, j]);"]))
         p.tol(Y.name, val, dy)
     return decls, body
 
