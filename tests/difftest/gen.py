@@ -614,7 +614,7 @@ def phase_reduce(p, ctx):
     decls = [f"let {src} = alloc_{src_scope}([{bm}, {bn}], {acc});"]
     length = ctx.bn if dim == 1 else ctx.bm
     rshape = bm if dim == 1 else bn
-    keep_dims = rng.random() < 0.05
+    keep_dims = rng.random() < 0.12
     dshape = f"[{rshape}]"
     if keep_dims:
         dshape = f"[{bm}, 1]" if dim == 1 else f"[1, {bn}]"
