@@ -277,8 +277,20 @@ private:
         unsupported(n, "'" + n.name + "'", "it is not bound here");
     }
 
+    // Integer operands in sema's type (docs/language.md's promotion: u8 with an i32 literal is
+    // i32), so that ir::binary, which lets an immediate adopt the other operand's type for the
+    // compiler's own index arithmetic, cannot narrow what the author wrote (difftest finding 8).
+    static void inType(const A::Expr& e, Expr& x, Expr& y) {
+        if (!isInteger(e.type.dtype)) return;
+        x = cast(e.type.dtype, x);
+        y = cast(e.type.dtype, y);
+    }
+
     Expr binaryValue(const A::Binary& b) {
         Expr x = asMath(value(*b.lhs)), y = asMath(value(*b.rhs));
+        if (b.op != A::BinaryOp::Lt && b.op != A::BinaryOp::Le && b.op != A::BinaryOp::Gt && b.op != A::BinaryOp::Ge &&
+            b.op != A::BinaryOp::Eq && b.op != A::BinaryOp::Ne && b.op != A::BinaryOp::And && b.op != A::BinaryOp::Or)
+            inType(b, x, y);
         switch (b.op) {
         case A::BinaryOp::Mul: return x * y;
         case A::BinaryOp::Div: return x / y;
@@ -315,9 +327,18 @@ private:
         }
         case Builtin::Floordiv: return call("floordiv", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
         case Builtin::Floormod: return call("floormod", promote(arg(0).dtype(), arg(1).dtype()), {arg(0), arg(1)});
-        case Builtin::Min: return minExpr(asMath(arg(0)), asMath(arg(1)));
-        case Builtin::Max: return maxExpr(asMath(arg(0)), asMath(arg(1)));
-        case Builtin::Clamp: return minExpr(maxExpr(asMath(arg(0)), asMath(arg(1))), asMath(arg(2)));
+        case Builtin::Min:
+        case Builtin::Max: {
+            Expr x = asMath(arg(0)), y = asMath(arg(1));
+            inType(c, x, y);
+            return id == Builtin::Min ? minExpr(x, y) : maxExpr(x, y);
+        }
+        case Builtin::Clamp: {
+            Expr x = asMath(arg(0)), lo = asMath(arg(1)), hi = asMath(arg(2));
+            inType(c, x, lo);
+            inType(c, hi, hi);
+            return minExpr(maxExpr(x, lo), hi);
+        }
         // The same bits as another dtype of the width (sema checked the widths). The value in
         // its own dtype: f16 arithmetic computes in f32 here, its result is an f16.
         case Builtin::Reinterpret:
