@@ -703,8 +703,13 @@ private:
         Matrix col = matrix(op.col(), "col");
         const ops::Im2ColParams& p = op.params();
         const int64_t N = image.shape[0], H = image.shape[1], W = image.shape[2], C = image.shape[3];
-        const int64_t OH = (H + 2 * p.pad - p.dilation * (p.kernel - 1) - 1) / p.stride + 1;
-        const int64_t OW = (W + 2 * p.pad - p.dilation * (p.kernel - 1) - 1) / p.stride + 1;
+        // Floor division (TileLang's): a window wider than the padded image has no outputs.
+        auto extentOut = [&](int64_t in) {
+            int64_t span = in + 2 * p.pad - p.dilation * (p.kernel - 1) - 1;
+            int64_t q = span / p.stride - (span % p.stride != 0 && span < 0);
+            return std::max<int64_t>(q + 1, 0);
+        };
+        const int64_t OH = extentOut(H), OW = extentOut(W);
         const int64_t nhw = eval(op.nhwStep()).asInt(), cs = eval(op.cStep()).asInt();
         for (int64_t i = 0; i < col.rows(); ++i)
             for (int64_t j = 0; j < col.cols(); ++j) {

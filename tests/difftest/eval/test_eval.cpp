@@ -296,6 +296,22 @@ TEST_CASE("im2col gathers taps, zero in the padding") {
     CHECK(y[15] == 0);      // columns past the 9 taps
 }
 
+TEST_CASE("im2col of a window wider than the padded image has no output pixels") {
+    // W = 2, pad 1, kernel 3, dilation 2: (2 + 2 - 4 - 1) / 1 + 1 is 0 by floor division, as
+    // TileLang and tlc's outputs compute it (C's truncation would make it 1).
+    Problem p;
+    p.tensors = {{"img", {1, 2, 3, 4}}, {"Y", std::vector<double>(16 * 16, -1)}};
+    run(R"(kernel k(img: f32[1, 2, 2, 1], Y: f32[16, 16]) {
+        grid(1, threads = 32) as bx {
+            let col = alloc_shared([16, 16], f32);
+            im2col(img, col, 0, 0, 3, 1, 2, 1);
+            copy(col, Y[0, 0]);
+        }
+    })",
+        p);
+    CHECK(p.tensors["Y"] == std::vector<double>(16 * 16, 0));
+}
+
 TEST_CASE("the program's own faults are reported, not computed") {
     Problem p;
     p.tensors = {{"Y", {0, 0}}};
