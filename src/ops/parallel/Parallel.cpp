@@ -216,15 +216,12 @@ protected:
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);
         Expr v = n->buffer->scope == MemScope::Global ? Expr() : mutate(n->value);
-        if (spilled.count(n->buffer.get())) {
-            Stmt s = store(ctx_.exchangeBuffer(n->buffer), {flatIndex(n->buffer, idx)}, v, n->loc, n->storeKind);
-            Expr ok = simplify(writer_, bounds_);
-            return asConstInt(ok) && *asConstInt(ok) ? s : ifThenElse(ok, s, {}, n->loc);
-        }
-        if (n->buffer->scope == MemScope::Fragment)
+        const bool spill = spilled.count(n->buffer.get()) > 0;  // the fragment's shared copy
+        if (n->buffer->scope == MemScope::Fragment && !spill)
             return store(ctx_.localBuffer(n->buffer), {*slotOf(n->buffer, idx, true)}, v, n->loc, n->storeKind);
         if (n->buffer->scope != MemScope::Global) {
-            Stmt s = store(n->buffer, idx, v, n->loc, n->storeKind);
+            Stmt s = spill ? store(ctx_.exchangeBuffer(n->buffer), {flatIndex(n->buffer, idx)}, v, n->loc, n->storeKind)
+                           : store(n->buffer, idx, v, n->loc, n->storeKind);
             if (n->buffer->scope == MemScope::Local) return s;  // each thread's own
             // Shared memory: one replica writes. Each storing would race, and an update in place
             // (`sh[i, j] += v[j]`) could read another replica's result and add twice.
@@ -389,44 +386,24 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
     for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
     Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
     loop = simplify(loop, ctx.bounds());
-    if (!spilled.empty()) {
-        std::string over;
-        for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
-        std::vector<Stmt> steps;
-        for (const Buffer& f : spilled) {
-            const Buffer shared = ctx.exchangeBuffer(f);
-            ctx.decide(fmt::format("writes of {} in the parallel loop over {}", f->name, over),
-                       fmt::format("through shared memory ({}[{}])", shared->name, printExpr(shared->shape[0])),
-                       "lowering",
-                       fmt::format("the loop writes elements of '{}' that another thread than the one running the "
-                                   "iteration may hold (the loop runs as {} {} is {}): the fragment goes to shared "
-                                   "memory, the loop works there, and each thread loads its elements back",
-                                   f->name, D.str(), f->name, ctx.layoutOf(f).str()),
-                       nest.loc);
-            steps.push_back(stageToShared(ctx, f, shared, nest.loc));
-        }
-        for (const auto& s : rewriter.staged) steps.push_back(stageToShared(ctx, s.fragment, s.shared, nest.loc));
-        steps.push_back(loop);
-        steps.push_back(barrier(nest.loc));
-        for (const Buffer& f : spilled) {
-            const layout::Fragment& F = ctx.layoutOf(f);
-            Buffer local = ctx.localBuffer(f), shared = ctx.exchangeBuffer(f);
-            steps.push_back(fragmentLoop(ctx, F, 1, indexNames(F.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
-                std::vector<Expr> full = idx;
-                while (full.size() < f->shape.size()) full.insert(full.begin(), intImm(0));
-                return store(local, {slot}, load(shared, {flatIndex(f, full)}));
-            }));
-        }
-        steps.push_back(barrier(nest.loc));
-        return seq(steps, nest.loc);
-    }
-    if (rewriter.staged.empty()) return loop;
-    // Reads of elements other threads hold: the fragment goes through shared memory first.
-    // The loop does not write it (err_fragment_read_written), so every order of the
-    // iterations reads the same values.
+    if (spilled.empty() && rewriter.staged.empty()) return loop;
+    // Fragments the loop writes at other threads' elements (spilled) or reads there (staged) go
+    // through shared memory first. A staged one the loop does not write
+    // (err_fragment_read_written), so every order of the iterations reads the same values.
     std::string over;
     for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
     std::vector<Stmt> steps;
+    for (const Buffer& f : spilled) {
+        const Buffer shared = ctx.exchangeBuffer(f);
+        ctx.decide(fmt::format("writes of {} in the parallel loop over {}", f->name, over),
+                   fmt::format("through shared memory ({}[{}])", shared->name, printExpr(shared->shape[0])), "lowering",
+                   fmt::format("the loop writes elements of '{}' that another thread than the one running the "
+                               "iteration may hold (the loop runs as {} {} is {}): the fragment goes to shared "
+                               "memory, the loop works there, and each thread loads its elements back",
+                               f->name, D.str(), f->name, ctx.layoutOf(f).str()),
+                   nest.loc);
+        steps.push_back(stageToShared(ctx, f, shared, nest.loc));
+    }
     for (const auto& s : rewriter.staged) {
         const layout::Fragment& F = ctx.layoutOf(s.fragment);
         ctx.decide(fmt::format("reads of {} in the parallel loop over {}", s.fragment->name, over),
@@ -439,6 +416,11 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
         steps.push_back(stageToShared(ctx, s.fragment, s.shared, nest.loc));
     }
     steps.push_back(loop);
+    if (!spilled.empty()) {
+        steps.push_back(barrier(nest.loc));
+        for (const Buffer& f : spilled) steps.push_back(loadFromShared(ctx, f, ctx.exchangeBuffer(f)));
+        steps.push_back(barrier(nest.loc));
+    }
     return seq(steps, nest.loc);
 }
 
@@ -448,15 +430,29 @@ Expr flatIndex(const Buffer& b, const std::vector<Expr>& idx) {
     return flat ? flat : intImm(0);
 }
 
+namespace {
+// The row-major offset in `fragment`'s shared copy of the element a layout index names (a full
+// reduction's result is laid out without the buffer's unit dimensions).
+Expr sharedOffset(const Buffer& fragment, std::vector<Expr> idx) {
+    while (idx.size() < fragment->shape.size()) idx.insert(idx.begin(), intImm(0));
+    return flatIndex(fragment, idx);
+}
+} // namespace
+
+Stmt loadFromShared(LowerContext& ctx, const Buffer& fragment, const Buffer& shared) {
+    const layout::Fragment& F = ctx.layoutOf(fragment);
+    Buffer local = ctx.localBuffer(fragment);
+    return fragmentLoop(ctx, F, 1, indexNames(F.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+        return store(local, {slot}, load(shared, {sharedOffset(fragment, idx)}));
+    });
+}
+
 Stmt stageToShared(LowerContext& ctx, const Buffer& fragment, const Buffer& shared, SourceLoc loc) {
     const layout::Fragment& F = ctx.layoutOf(fragment);
     Buffer local = ctx.localBuffer(fragment);
     Expr writer = F.replicas() > 1 ? binary(BinaryOp::Eq, F.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
     Stmt fill = fragmentLoop(ctx, F, 1, indexNames(F.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
-        std::vector<Expr> full = idx;
-        // A full reduction's result is laid out without the buffer's unit dimensions.
-        while (full.size() < fragment->shape.size()) full.insert(full.begin(), intImm(0));
-        Stmt st = store(shared, {flatIndex(fragment, full)}, load(local, {slot}));
+        Stmt st = store(shared, {sharedOffset(fragment, idx)}, load(local, {slot}));
         Expr cond = simplify(writer, ctx.bounds());
         return asConstInt(cond) && *asConstInt(cond) ? st : ifThenElse(cond, st);
     });

@@ -67,5 +67,7 @@ ir::Expr flatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
 // Every element of `fragment` into `shared` (its elements row-major) by the threads that hold
 // them, between barriers: for reads of elements another thread holds.
 ir::Stmt stageToShared(LowerContext& ctx, const ir::Buffer& fragment, const ir::Buffer& shared, SourceLoc loc);
+// The reverse, without barriers: every thread (replicas too) loads the elements it holds.
+ir::Stmt loadFromShared(LowerContext& ctx, const ir::Buffer& fragment, const ir::Buffer& shared);
 
 } // namespace tlc::ops
