@@ -130,6 +130,7 @@ class Program:
         self.tparams = []      # (name, text of default)
         self.dflags = []       # "NAME=VALUE" given with -D
         self.sizes = {}        # size name -> value
+        self.vector_rows = False  # sizes kept to rows the GPU launchers vectorise (build())
         self.params = []
         self.host = []         # statements before the grid
         self.decls = []        # allocations at the top of the grid
@@ -207,10 +208,18 @@ class Ctx:
         return (["B"] if self.batch else []) + list(dims_)
 
 
-def choose_size(rng, aligned):
+def choose_size(rng, aligned, vector_rows):
     if aligned:
         return rng.choice([16, 32, 48, 64, 80, 96])
+    if vector_rows:
+        return rng.choice(range(8, 101, 8))
     return rng.randint(1, 100)
+
+
+def choose_pad(p, pads):
+    """A row padding: any of pads, or only the multiples of 8 for programs whose sizes the GPU
+    launchers' vector checks accept (rows a multiple of 16 bytes)."""
+    return p.rng.choice([x for x in pads if x % 8 == 0] if p.vector_rows else pads)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -729,7 +738,7 @@ def gemm_operand(p, ctx, stem, dt, dims, values):
     r = rng.random()
     if r < 0.15:
         s = p.fresh("S")
-        pad = rng.choice([0, 8, 16, 16, 32, 64, 1, 4])
+        pad = choose_pad(p, [0, 8, 16, 16, 32, 64, 1, 4])
         p.sizes[s] = p.sizes[dims[1]] + pad
         p.stride_min[s] = [dims[1], pad]
         st = ([f"{dims[0]} * {s}"] if ctx.batch else []) + [s, "1"]
@@ -740,7 +749,7 @@ def gemm_operand(p, ctx, stem, dt, dims, values):
     if r < 0.22:
         # Column-major: unit stride in the first dimension.
         s = p.fresh("S")
-        pad = rng.choice([0, 8, 16, 1])
+        pad = choose_pad(p, [0, 8, 16, 1])
         p.sizes[s] = p.sizes[dims[0]] + pad
         p.stride_min[s] = [dims[0], pad]
         st = ([f"{dims[1]} * {s}"] if ctx.batch else []) + ["1", s]
@@ -1096,7 +1105,7 @@ def phase_strided(p, ctx):
 
     def strided(stem, dt, role, kind):
         s = p.fresh("S")
-        pad = rng.choice([0, 8, 16, 16, 32, 1, 3, 4])
+        pad = choose_pad(p, [0, 8, 16, 16, 32, 1, 3, 4])
         if kind == "rows":
             p.sizes[s] = N + pad
             p.stride_min[s] = ["N", pad]
@@ -1259,7 +1268,7 @@ def phase_im2col(p, ctx):
     bm, bn = ctx.BM, ctx.BN
     dt = rng.choice(["f16", "f16", "bf16", "f32"])
     names = [p.fresh(n) for n in ("IN", "IH", "IW", "IC")]
-    nb, h, w, c = rng.randint(1, 2), rng.randint(2, 9), rng.randint(2, 9), rng.choice([8, 16, 8, 1, 2, 3, 4])
+    nb, h, w, c = rng.randint(1, 2), rng.randint(2, 9), rng.randint(2, 9), rng.choice([8, 16, 8] + ([] if p.vector_rows else [1, 2, 3, 4]))
     for n, v in zip(names, (nb, h, w, c)):
         p.sizes[n] = v
     k = rng.choice([1, 2, 3])
@@ -1497,11 +1506,18 @@ def build(seed):
     aligned = rng.random() < 0.85
     if not aligned:
         p.features.add("sizes:unaligned")
-    p.sizes["M"] = choose_size(rng, aligned)
-    p.sizes["N"] = choose_size(rng, aligned)
+    # Most programs keep rows a multiple of 8 elements (partial tiles all the same), so that the
+    # GPU launchers' documented vector checks accept them and the GPU lowerings run; the others
+    # test odd sizes on the cpu and the launchers' refusals.
+    p.vector_rows = rng.random() < 0.75
+    if not p.vector_rows:
+        p.features.add("sizes:any_rows")
+    p.sizes["M"] = choose_size(rng, aligned, p.vector_rows)
+    p.sizes["N"] = choose_size(rng, aligned, p.vector_rows)
     phases = pick_phases(rng)
     if phase_gemm in phases or phase_gemm_chain in phases:
-        p.sizes["K"] = rng.choice([16, 32, 48, 64, 80]) if aligned else rng.randint(1, 80)
+        p.sizes["K"] = rng.choice([16, 32, 48, 64, 80]) if aligned else \
+            rng.choice(range(8, 81, 8)) if p.vector_rows else rng.randint(1, 80)
         p.gemm_bk = rng.choice([16, 32, 32]) if not odd else rng.choice([8, 16, 24, 32])
     if dims == 3:
         p.sizes["B"] = rng.randint(1, 3)
