@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""The GPU kit's GPU side (scripts/gpu-kit.sh; docs/testing.md, "GPU kit"). Runs from the kit
+folder that scripts/gpu-kit.sh prepare wrote; needs nvcc, and for `run` a CUDA GPU,
+compute-sanitizer and PyTorch (Triton optional).
+
+    kit.py build --arch sm_90a[,sm_80] [--jobs N]   build every executable and benchmark library
+    kit.py run [--quick] [--jobs N] [--skip-sanitizer] [--skip-bench]
+
+`run` finds the device's architecture, builds for it, runs every test executable (the run
+layer's drivers: random inputs, sizes on and off the tile, double-precision references), runs
+them again under compute-sanitizer (memcheck, racecheck, synccheck), runs the benchmarks
+(bench.py) and writes report.md and report.json beside this file. --quick (about 5 minutes on
+an H100) runs memcheck only and shorter benchmarks.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+KIT = os.path.dirname(os.path.abspath(__file__))
+NVCC_FLAGS = ["-O2", "-std=c++17", "-lineinfo", "-w"]
+
+
+def arch_number(arch):
+    """sm_90a -> 90."""
+    return int(re.match(r"sm_(\d+)", arch).group(1))
+
+
+def target_arch(target):
+    """tlc's target -> the least nvcc architecture its code needs."""
+    return {"sm80": 80, "sm86": 86, "sm89": 89, "sm90": 90}[target]
+
+
+def nvcc():
+    found = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(found):
+        sys.exit("kit: no nvcc on PATH or in /usr/local/cuda/bin")
+    return found
+
+
+def sh(cmd, timeout=None, env=None):
+    """(exit status or None on timeout, combined output)."""
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                           timeout=timeout, env=env)
+        return r.returncode, r.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return None, out
+
+
+def kernel_arch(kernel_target, arch):
+    """The -arch a kernel is built with for a device arch: the device's, or (sm89 fp8 code for an
+    sm_80 device) the kernel's own, which builds but cannot run there."""
+    n = arch_number(arch)
+    need = target_arch(kernel_target)
+    if need <= n:
+        return arch
+    return "sm_90a" if need == 90 else f"sm_{need}"
+
+
+def runnable(exe, arch):
+    """Why an executable cannot run on a device of this arch, or None."""
+    n = arch_number(arch)
+    for k in exe["kernels"]:
+        need = target_arch(k["target"])
+        if need > n or (need == 90 and arch != "sm_90a"):
+            return f"{k['name']} needs sm_{need}{'a' if need == 90 else ''}"
+    return None
+
+
+def build(manifest, arches, jobs, log=print, own_flavour_only=False):
+    """Builds every test executable and benchmark library for each arch (with own_flavour_only,
+    only the executables of the flavour named for it: sm80 for sm_8x, sm90 for sm_90a); returns
+    {(arch, name): path or None} and the failures [(what, output)]."""
+    cc = nvcc()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    failures, built = [], {}
+
+    def fresh(out, *inputs):
+        """Whether out was built after its inputs and the kit (a re-run after prepare rebuilds)."""
+        return os.path.exists(out) and all(os.path.getmtime(out) > os.path.getmtime(i)
+                                           for i in inputs + (os.path.join(KIT, "kit.json"),))
+
+    def compile_one(src, obj, arch, extra=()):
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        if fresh(obj, src):
+            return obj
+        rc, out = sh([cc] + NVCC_FLAGS + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
+        return obj if rc == 0 else (obj, out)
+
+    def link_library(src, lib, arch):
+        """A benchmark kernel as a shared library for ctypes: (status, output)."""
+        if fresh(lib, src):
+            return 0, ""
+        return sh([cc, "-O3", "-std=c++17", "-w", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", src, "-o", lib])
+
+    for arch in arches:
+        bdir = os.path.join(KIT, "build", arch)
+        managed = pool.submit(compile_one, os.path.join(KIT, "managed_new.cpp"), os.path.join(bdir, "managed_new.o"),
+                              arch)
+        jobs_of = {}
+        for exe in manifest["executables"]:
+            if exe["flavour"] == "sm90" and arch_number(arch) != 90:
+                continue  # Hopper code: only for sm_90a
+            if own_flavour_only and exe["flavour"] != ("sm90" if arch_number(arch) == 90 else "sm80"):
+                continue
+            edir = os.path.join(bdir, exe["name"])
+            incs = [x for d in exe["include_dirs"] for x in ("-I", os.path.join(KIT, d))]
+            futs = [pool.submit(compile_one, os.path.join(KIT, k["cu"]), os.path.join(edir, k["name"] + ".o"),
+                                kernel_arch(k["target"], arch), incs) for k in exe["kernels"]]
+            futs += [pool.submit(compile_one, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"), arch,
+                                 incs + ["-include", os.path.join(KIT, "kit_types.h")])
+                     for i, d in enumerate(exe["drivers"])]
+            jobs_of[exe["name"]] = (edir, futs)
+        for bench in manifest["bench"] + [dict(c, id=f"recommend_rank{c['rank']}", flavour="sm90", target="sm90")
+                                          for c in (manifest["recommend"] or {}).get("candidates", [])]:
+            if (bench["flavour"] == "sm90") != (arch_number(arch) == 90):
+                continue
+            lib = os.path.join(bdir, "bench", "lib" + bench["id"] + ".so")
+            os.makedirs(os.path.dirname(lib), exist_ok=True)
+            jobs_of["bench:" + bench["id"]] = (lib, [pool.submit(
+                link_library, os.path.join(KIT, bench["cu"]), lib, kernel_arch(bench["target"], arch))])
+        m = managed.result()
+        if isinstance(m, tuple):
+            failures.append((f"{arch} managed_new.cpp", m[1]))
+            continue
+        for name, (path, futs) in jobs_of.items():
+            results = [f.result() for f in futs]
+            if name.startswith("bench:"):
+                rc, out = results[0]
+                built[(arch, name)] = path if rc == 0 else None
+                if rc != 0:
+                    failures.append((f"{arch} {name}", out))
+                continue
+            bad = [r for r in results if isinstance(r, tuple)]
+            if bad:
+                failures += [(f"{arch} {name}: {os.path.basename(o)}", out) for o, out in bad]
+                built[(arch, name)] = None
+                continue
+            exe_path = os.path.join(path, name)
+            rc, out = sh([cc, f"-arch={arch}", "-o", exe_path, m] + results)
+            built[(arch, name)] = exe_path if rc == 0 else None
+            if rc != 0:
+                failures.append((f"{arch} {name}: link", out))
+        log(f"kit: built for {arch}: {sum(1 for (a, _), p in built.items() if a == arch and p)} of "
+            f"{sum(1 for (a, _) in built if a == arch)} executables and libraries")
+    return built, failures
+
+
+def device():
+    rc, out = sh(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version,memory.total", "--format=csv,noheader"])
+    if rc != 0 or not out.strip():
+        sys.exit(f"kit: nvidia-smi found no GPU:\n{out}")
+    name, cap, driver, mem = [x.strip() for x in out.strip().splitlines()[0].split(",")]
+    major, minor = cap.split(".")
+    arch = f"sm_{major}{minor}" + ("a" if (major, minor) == ("9", "0") else "")
+    return {"name": name, "compute_capability": cap, "driver": driver, "memory": mem, "arch": arch}
+
+
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+
+
+def run_tests(manifest, built, arch, log):
+    results = []
+    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+    for exe in manifest["executables"]:
+        why = runnable(exe, arch)
+        path = built.get((arch, exe["name"]))
+        if why or not path:
+            results.append({"name": exe["name"], "status": "not run", "why": why or "did not build"})
+            continue
+        t0 = time.time()
+        rc, out = sh([path], timeout=900, env=env)
+        m = SUMMARY.search(out)
+        fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+        status = "pass" if rc == 0 and m and m.group(2) == "0" else ("timeout" if rc is None else "fail")
+        results.append({"name": exe["name"], "status": status, "exit": rc, "passed": int(m.group(1)) if m else 0,
+                        "failed": int(m.group(2)) if m else None, "seconds": round(time.time() - t0, 1),
+                        "failures": fails[:50], "tail": out[-4000:] if status != "pass" else ""})
+        log(f"kit: {exe['name']}: {status} ({results[-1]['passed']} checks, {results[-1]['seconds']} s)")
+    return results
+
+
+def sanitizer_path():
+    return shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+
+
+def run_sanitizer(manifest, built, arch, tools, log, timeout):
+    cs = sanitizer_path()
+    results = []
+    if not os.path.exists(cs):
+        return [{"tool": t, "name": "*", "status": "not run", "why": "no compute-sanitizer"} for t in tools]
+    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+    for tool in tools:
+        for exe in manifest["executables"]:
+            path = built.get((arch, exe["name"]))
+            if runnable(exe, arch) or not path:
+                continue
+            t0 = time.time()
+            rc, out = sh([cs, f"--tool={tool}", "--error-exitcode=99", "--print-limit=20", path], timeout=timeout,
+                         env=env)
+            errors = re.search(r"ERROR SUMMARY: (\d+) error", out)
+            n = int(errors.group(1)) if errors else None
+            status = "clean" if rc == 0 and n == 0 else ("timeout" if rc is None else "errors")
+            results.append({"tool": tool, "name": exe["name"], "status": status, "errors": n, "exit": rc,
+                            "seconds": round(time.time() - t0, 1), "tail": out[-4000:] if status != "clean" else ""})
+            log(f"kit: {tool} {exe['name']}: {status} ({results[-1]['seconds']} s)")
+    return results
+
+
+def write_report(report):
+    with open(os.path.join(KIT, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    d = report["device"]
+    lines = [f"# tlc GPU kit report", "",
+             f"Device: {d['name']} (compute capability {d['compute_capability']}, driver {d['driver']}, "
+             f"{d['memory']}), built for {d['arch']}; tlc {report['kit']['tlc_version']} "
+             f"(commit {report['kit']['commit']}, kit prepared {report['kit']['prepared']}); "
+             f"run {report['started']}, {report['minutes']:.1f} minutes{', --quick' if report['quick'] else ''}.", ""]
+    if report["build_failures"]:
+        lines += ["## Build failures", ""]
+        for what, out in report["build_failures"]:
+            lines += [f"- {what}", "", "```", out[-2000:], "```", ""]
+    lines += ["## Correctness (random inputs against double-precision references)", "",
+              "| executable | status | checks passed | failed | seconds |", "|---|---|---:|---:|---:|"]
+    for r in report["tests"]:
+        lines.append(f"| {r['name']} | {r['status']}{' (' + r['why'] + ')' if r.get('why') else ''} | "
+                     f"{r.get('passed', '')} | {r.get('failed', '')} | {r.get('seconds', '')} |")
+    for r in report["tests"]:
+        if r["status"] in ("fail", "timeout"):
+            lines += ["", f"### {r['name']}: {r['status']}", "", "```"] + r["failures"][:20] + [r["tail"][-2000:], "```"]
+    if report["sanitizer"]:
+        lines += ["", "## compute-sanitizer", "", "| tool | executable | status | errors | seconds |",
+                  "|---|---|---|---:|---:|"]
+        for r in report["sanitizer"]:
+            lines.append(f"| {r['tool']} | {r['name']} | {r['status']}{' (' + r['why'] + ')' if r.get('why') else ''} "
+                         f"| {r.get('errors', '')} | {r.get('seconds', '')} |")
+        for r in report["sanitizer"]:
+            if r["status"] in ("errors", "timeout"):
+                lines += ["", f"### {r['tool']} {r['name']}", "", "```", r["tail"][-3000:], "```"]
+    for section in report["bench"]:
+        lines += ["", f"## {section['title']}", ""] + ([section["note"], ""] if section.get("note") else [])
+        lines.append("| " + " | ".join(section["columns"]) + " |")
+        lines.append("|" + "|".join("---" for _ in section["columns"]) + "|")
+        for row in section["rows"]:
+            lines.append("| " + " | ".join(str(x) for x in row) + " |")
+    with open(os.path.join(KIT, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--arch", required=True, help="nvcc architectures, comma-separated: sm_80,sm_90a")
+    b.add_argument("--jobs", type=int, default=os.cpu_count())
+    b.add_argument("--own-flavour-only", action="store_true",
+                   help="each arch builds only its own flavour's executables (CI: the sm80 ones for sm_80, the sm90 "
+                        "ones for sm_90a), not the sm80 ones again for sm_90a as a Hopper run does")
+    r = sub.add_parser("run")
+    r.add_argument("--quick", action="store_true")
+    r.add_argument("--jobs", type=int, default=os.cpu_count())
+    r.add_argument("--skip-sanitizer", action="store_true")
+    r.add_argument("--skip-bench", action="store_true")
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(KIT, "kit.json")))
+    t0 = time.time()
+    log = lambda s: print(f"[{time.time() - t0:6.0f} s] {s}", flush=True)
+    if args.cmd == "build":
+        built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only)
+        for what, out in failures:
+            print(f"kit: FAILED {what}\n{out[-3000:]}")
+        print(f"kit: {len(failures)} build failures")
+        sys.exit(1 if failures else 0)
+
+    dev = device()
+    log(f"kit: {dev['name']}, compute capability {dev['compute_capability']}: building for {dev['arch']}")
+    built, failures = build(manifest, [dev["arch"]], args.jobs, log)
+    report = {"device": dev, "kit": {k: manifest[k] for k in ("tlc_version", "commit", "prepared")},
+              "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
+              "build_failures": failures, "tests": [], "sanitizer": [], "bench": []}
+    report["tests"] = run_tests(manifest, built, dev["arch"], log)
+    if not args.skip_sanitizer:
+        tools = ["memcheck"] if args.quick else ["memcheck", "racecheck", "synccheck"]
+        report["sanitizer"] = run_sanitizer(manifest, built, dev["arch"], tools, log, 120 if args.quick else 600)
+    if not args.skip_bench:
+        import bench
+        report["bench"] = bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
+    report["minutes"] = (time.time() - t0) / 60
+    write_report(report)
+    bad = [t for t in report["tests"] if t["status"] in ("fail", "timeout")] + \
+          [s for s in report["sanitizer"] if s["status"] in ("errors", "timeout")]
+    log(f"kit: report.md and report.json in {KIT}; {len(failures)} build failures, {len(bad)} failing runs")
+    sys.exit(1 if failures or bad else 0)
+
+
+if __name__ == "__main__":
+    main()
