@@ -84,7 +84,8 @@ def bench_gemm(torch, entries, lib_of, quick, iters):
             except RuntimeError as x:
                 rows.append([e["id"], config, M, N, K, str(x), "", "", ""])
                 continue
-            ref = a.double() @ (b.double().t() if fp8 else b.double())
+            ad, bd = a.float().double(), b.float().double()  # (float8 converts to float, not double)
+            ref = ad @ (bd.t() if fp8 else bd)
             err = rel_err(torch, c, ref)
             ours = median_ms(torch, run, iters)
             if fp8:
