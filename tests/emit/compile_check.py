@@ -317,6 +317,12 @@ def main():
         temp = tempfile.TemporaryDirectory(prefix="tlc-emit-")
         work = Path(temp.name)
 
+    # The compilers' temporaries go under the work folder: hipcc leaves two empty folders in
+    # $TMPDIR for every file it compiles, which would pile up in /tmp run after run.
+    tmp = work / "tmp"
+    tmp.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(tmp)
+
     ck = Checker(args)
     dirs = [d.resolve() for d in args.dirs]
     samples = None
