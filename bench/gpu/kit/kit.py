@@ -4,13 +4,16 @@ folder that scripts/gpu-kit.sh prepare wrote; needs nvcc, and for `run` a CUDA G
 compute-sanitizer and PyTorch (Triton optional).
 
     kit.py build --arch sm_90a[,sm_80] [--jobs N]   build every executable and benchmark library
-    kit.py run [--quick] [--jobs N] [--skip-sanitizer] [--skip-bench]
+    kit.py run [--quick] [--phases tests,memcheck,racecheck,synccheck,bench] [--out DIR] [--jobs N]
+    kit.py report PART.json... [--out DIR]           one report from runs of some phases each
 
 `run` finds the device's architecture, builds for it, runs every test executable (the run
 layer's drivers: random inputs, sizes on and off the tile, double-precision references), runs
 them again under compute-sanitizer (memcheck, racecheck, synccheck), runs the benchmarks
-(bench.py) and writes report.md and report.json beside this file. --quick (about 5 minutes on
-an H100) runs memcheck only and shorter benchmarks.
+(bench.py) and writes report.md and report.json (into the kit, or --out), after each phase.
+--quick (about 5 minutes on an H100) leaves out racecheck and synccheck and runs shorter
+benchmarks. Where a machine allows only short commands, run the phases in separate commands
+(each builds first; the build is incremental on the same machine) and merge with `report`.
 """
 import argparse
 import concurrent.futures
@@ -44,7 +47,9 @@ def nvcc():
 
 
 def sh(cmd, timeout=None, env=None):
-    """(exit status or None on timeout, combined output)."""
+    """(exit status or None on timeout, combined output); 127 when the program is missing."""
+    if not shutil.which(cmd[0]):
+        return 127, f"{cmd[0]}: not found"
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                            timeout=timeout, env=env)
@@ -163,6 +168,7 @@ def device():
     return {"name": name, "compute_capability": cap, "driver": driver, "memory": mem, "arch": arch}
 
 
+PHASES = ["tests", "memcheck", "racecheck", "synccheck", "bench"]
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
@@ -214,21 +220,37 @@ def run_sanitizer(manifest, built, arch, tools, log, timeout):
     return results
 
 
-def write_report(report):
-    with open(os.path.join(KIT, "report.json"), "w") as f:
+def merge_reports(parts):
+    """One report from the reports of runs of some phases each (the device tool's 10-minute
+    commands): the first one's device and kit, every part's results in order."""
+    out = dict(parts[0], build_failures=[], tests=[], sanitizer=[], bench=[], minutes=0.0, phases=[])
+    for p in parts:
+        if p["device"]["name"] != out["device"]["name"]:
+            raise SystemExit(f"kit: reports from two devices: {out['device']['name']} and {p['device']['name']}")
+        for key in ("build_failures", "tests", "sanitizer", "bench", "phases"):
+            out[key] = out[key] + p.get(key, [])
+        out["minutes"] += p["minutes"]
+    return out
+
+
+def write_report(report, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
     d = report["device"]
     lines = [f"# tlc GPU kit report", "",
              f"Device: {d['name']} (compute capability {d['compute_capability']}, driver {d['driver']}, "
              f"{d['memory']}), built for {d['arch']}; tlc {report['kit']['tlc_version']} "
              f"(commit {report['kit']['commit']}, kit prepared {report['kit']['prepared']}); "
-             f"run {report['started']}, {report['minutes']:.1f} minutes{', --quick' if report['quick'] else ''}.", ""]
+             f"run {report['started']}, {report['minutes']:.1f} minutes{', --quick' if report['quick'] else ''} "
+             f"({', '.join(report.get('phases', [])) or 'no phases'}).", ""]
     if report["build_failures"]:
         lines += ["## Build failures", ""]
         for what, out in report["build_failures"]:
             lines += [f"- {what}", "", "```", out[-2000:], "```", ""]
-    lines += ["## Correctness (random inputs against double-precision references)", "",
-              "| executable | status | checks passed | failed | seconds |", "|---|---|---:|---:|---:|"]
+    if report["tests"]:
+        lines += ["## Correctness (random inputs against double-precision references)", "",
+                  "| executable | status | checks passed | failed | seconds |", "|---|---|---:|---:|---:|"]
     for r in report["tests"]:
         lines.append(f"| {r['name']} | {r['status']}{' (' + r['why'] + ')' if r.get('why') else ''} | "
                      f"{r.get('passed', '')} | {r.get('failed', '')} | {r.get('seconds', '')} |")
@@ -250,7 +272,7 @@ def write_report(report):
         lines.append("|" + "|".join("---" for _ in section["columns"]) + "|")
         for row in section["rows"]:
             lines.append("| " + " | ".join(str(x) for x in row) + " |")
-    with open(os.path.join(KIT, "report.md"), "w") as f:
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 
@@ -266,12 +288,22 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--jobs", type=int, default=os.cpu_count())
-    r.add_argument("--skip-sanitizer", action="store_true")
-    r.add_argument("--skip-bench", action="store_true")
+    r.add_argument("--phases", default=None,
+                   help=f"comma-separated, in order: {','.join(PHASES)} (default: all; --quick: all but racecheck "
+                        "and synccheck)")
+    r.add_argument("--out", default=KIT, help="where report.md and report.json go (default: the kit)")
+    m = sub.add_parser("report")
+    m.add_argument("parts", nargs="+", help="report.json files of runs of some phases each")
+    m.add_argument("--out", default=KIT)
     args = ap.parse_args()
-    manifest = json.load(open(os.path.join(KIT, "kit.json")))
     t0 = time.time()
     log = lambda s: print(f"[{time.time() - t0:6.0f} s] {s}", flush=True)
+    if args.cmd == "report":
+        report = merge_reports([json.load(open(p)) for p in args.parts])
+        write_report(report, args.out)
+        print(f"kit: {os.path.join(args.out, 'report.md')} from {len(args.parts)} parts")
+        return
+    manifest = json.load(open(os.path.join(KIT, "kit.json")))
     if args.cmd == "build":
         built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only)
         for what, out in failures:
@@ -279,24 +311,31 @@ def main():
         print(f"kit: {len(failures)} build failures")
         sys.exit(1 if failures else 0)
 
+    phases = args.phases.split(",") if args.phases else \
+        [p for p in PHASES if not (args.quick and p in ("racecheck", "synccheck"))]
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown:
+        sys.exit(f"kit: unknown phase {unknown[0]} (phases: {', '.join(PHASES)})")
     dev = device()
     log(f"kit: {dev['name']}, compute capability {dev['compute_capability']}: building for {dev['arch']}")
     built, failures = build(manifest, [dev["arch"]], args.jobs, log)
     report = {"device": dev, "kit": {k: manifest[k] for k in ("tlc_version", "commit", "prepared")},
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
-              "build_failures": failures, "tests": [], "sanitizer": [], "bench": []}
-    report["tests"] = run_tests(manifest, built, dev["arch"], log)
-    if not args.skip_sanitizer:
-        tools = ["memcheck"] if args.quick else ["memcheck", "racecheck", "synccheck"]
-        report["sanitizer"] = run_sanitizer(manifest, built, dev["arch"], tools, log, 120 if args.quick else 600)
-    if not args.skip_bench:
-        import bench
-        report["bench"] = bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
-    report["minutes"] = (time.time() - t0) / 60
-    write_report(report)
+              "phases": phases, "build_failures": failures, "tests": [], "sanitizer": [], "bench": []}
+    for phase in phases:
+        if phase == "tests":
+            report["tests"] = run_tests(manifest, built, dev["arch"], log)
+        elif phase == "bench":
+            import bench
+            report["bench"] = bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
+        else:
+            report["sanitizer"] += run_sanitizer(manifest, built, dev["arch"], [phase], log,
+                                                 120 if args.quick else 600)
+        report["minutes"] = (time.time() - t0) / 60
+        write_report(report, args.out)  # after each phase: a run cut short keeps what it did
     bad = [t for t in report["tests"] if t["status"] in ("fail", "timeout")] + \
           [s for s in report["sanitizer"] if s["status"] in ("errors", "timeout")]
-    log(f"kit: report.md and report.json in {KIT}; {len(failures)} build failures, {len(bad)} failing runs")
+    log(f"kit: report.md and report.json in {args.out}; {len(failures)} build failures, {len(bad)} failing runs")
     sys.exit(1 if failures or bad else 0)
 
 

@@ -44,7 +44,7 @@ class Report(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             old, kit.KIT = kit.KIT, d
             try:
-                kit.write_report({
+                kit.write_report({"phases": ["tests", "racecheck", "bench"],
                     "device": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "driver": "560",
                                "memory": "81559 MiB", "arch": "sm_90a"},
                     "kit": {"tlc_version": "tlc 0.1.0", "commit": "abc1234", "prepared": "2026-11-25 04:00 UTC"},
@@ -56,7 +56,7 @@ class Report(unittest.TestCase):
                     "sanitizer": [{"tool": "racecheck", "name": "run-samples-sm90", "status": "errors", "errors": 2,
                                    "seconds": 40, "tail": "RACE REPORT"}],
                     "bench": [{"title": "GEMM", "note": "ratios", "columns": ["kernel", "baseline / tlc"],
-                               "rows": [["gemm_f16", "0.91"]]}]})
+                               "rows": [["gemm_f16", "0.91"]]}]}, d)
                 text = open(os.path.join(d, "report.md")).read()
                 data = json.load(open(os.path.join(d, "report.json")))
             finally:
@@ -68,6 +68,19 @@ class Report(unittest.TestCase):
         self.assertIn("| racecheck | run-samples-sm90 | errors | 2 | 40 |", text)
         self.assertIn("| gemm_f16 | 0.91 |", text)
         self.assertEqual(data["tests"][1]["failed"], 1)
+
+
+class Merge(unittest.TestCase):
+    def test_parts_concatenate(self):
+        dev = {"name": "H100"}
+        a = {"device": dev, "minutes": 2.0, "phases": ["tests"], "tests": [{"name": "t"}], "sanitizer": [],
+             "bench": [], "build_failures": []}
+        b = {"device": dev, "minutes": 3.0, "phases": ["bench"], "tests": [], "sanitizer": [],
+             "bench": [{"title": "GEMM"}], "build_failures": []}
+        m = kit.merge_reports([a, b])
+        self.assertEqual((m["phases"], m["minutes"], len(m["tests"]), len(m["bench"])), (["tests", "bench"], 5.0, 1, 1))
+        with self.assertRaises(SystemExit):
+            kit.merge_reports([a, dict(b, device={"name": "A100"})])
 
 
 class Manifest(unittest.TestCase):
