@@ -324,6 +324,16 @@ std::string CEmitter::typeName(DType t) const {
 
 bool CEmitter::wordTyped(DType t) const { return typeName(t).find(' ') == std::string::npos; }
 
+// C and C++ compute arithmetic on 8- and 16-bit integers in int; the language computes it in
+// the operands' type (u8 - u8 wraps in u8, docs/language.md "Arithmetic"), so such a result is
+// cast back to its type where it is made: uint8_t(x - y).
+void CEmitter::wrapNarrowInteger(DType type, std::string& text, int& prec) const {
+    int bits = dtypeInfo(type).bits;
+    if (!isInteger(type) || (bits != 8 && bits != 16)) return;
+    text = typeName(type) + "(" + text + ")";
+    prec = kPrimary;
+}
+
 std::string CEmitter::castText(DType to, DType from, const std::string& value) {
     if (to == from) return value;
     std::string v = value;
@@ -415,6 +425,7 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
         if (operand.front() == '-' || operand.front() == '+') operand = "(" + operand + ")";
         text = op + operand;
         prec = kUnary;
+        if (u->op != UnaryOp::Not) wrapNarrowInteger(u->dtype, text, prec);
         break;
     }
     case NodeKind::Binary: {
@@ -437,6 +448,10 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
         std::string lhs = operand(b->a, false);
         std::string rhs = operand(b->b, true);
         text = lhs + " " + spelling(b->op) + " " + rhs;
+        // (&, |, ^ and >> cannot leave the operands' range; comparisons and && || give bool.)
+        if (!isRelational(b->op) && !isBitwise(b->op) && b->op != BinaryOp::Shr && b->op != BinaryOp::And &&
+            b->op != BinaryOp::Or)
+            wrapNarrowInteger(b->dtype, text, prec);
         break;
     }
     case NodeKind::Select: {

@@ -152,6 +152,7 @@ protected:
     static std::vector<std::string> wrapCall(const std::string& head, const std::vector<std::string>& items,
                                              const std::string& tail, int indentColumns, bool onePerLine = false);
     bool wordTyped(DType t) const;  // typeName is one token, so T(x) is a valid cast
+    void wrapNarrowInteger(DType type, std::string& text, int& prec) const;
 
     const Target& target_;
     const EmitOptions& options_;

@@ -375,10 +375,22 @@ std::vector<std::string> CEmitter::checkDescriptions(const Kernel& k) const {
         if (!c.message.empty()) what += " (" + c.message + ")";
         checks.push_back(what);
     }
-    for (const auto& m : k.tensorMaps)
+    for (const auto& m : k.tensorMaps) {
+        if (m.source && m.source->viewOf) {
+            // A map over a view: the view's strides are the ones TMA checks, which the
+            // tensor's own (flat) shape does not show; name them in the sizes.
+            int64_t bytes = dtypeInfo(m.source->dtype).bits / 8;
+            for (size_t d = 0; d + 1 < m.source->strides.size(); ++d)
+                if (bytes > 0 && 16 % bytes == 0)
+                    checks.push_back(fmt::format("{} % {} == 0 (TMA: the view {} of {} needs strides of 16-byte multiples)",
+                                                 printExpr(m.source->strides[d]), 16 / bytes, m.source->name, m.tensor));
+            checks.push_back(fmt::format("{} is 16-byte aligned (TMA)", m.tensor));
+            continue;
+        }
         checks.push_back(m.box.size() == 2
                              ? fmt::format("{} is 16-byte aligned with rows a multiple of 16 bytes apart (TMA)", m.tensor)
                              : fmt::format("{} is 16-byte aligned with strides multiples of 16 bytes (TMA)", m.tensor));
+    }
     return checks;
 }
 
