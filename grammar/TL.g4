@@ -65,6 +65,7 @@ primary
     | STRING                                # StringLit
     | ID                                    # NameRef
     | '(' expr ')'                          # ParenExpr
+    | '(' expr ',' exprList? ')'            # TupleExpr
     | '[' exprList? ']'                     # ListExpr
     | callee=ID '(' argList? ')'            # PrimaryCall
     | AUTO                                  # AutoExpr

@@ -108,6 +108,10 @@ struct Call : Expr {
     // For `parallel`, boundArgs holds the extents in order.
     int builtin = -1;
     std::vector<const Expr*> boundArgs;
+    // Filled by sema: an element atomic_add outside `parallel` loops whose operands or enclosing
+    // conditions differ between threads, so that each thread adds (the expert level); without
+    // it such a statement is the block's, done once.
+    bool perThread = false;
 
     Call(SourceRange r, std::string c, SourceRange cr, std::vector<Arg> a)
         : Expr(Kind, r), callee(std::move(c)), calleeRange(cr), args(std::move(a)) {}
@@ -273,6 +277,9 @@ struct GridStmt : Stmt {
     std::unique_ptr<Call> launch;
     std::vector<LoopVar> vars;
     std::unique_ptr<Block> body;
+    // Set by sema: the block's threads per dimension as `threads =` gives them ((32, 4) is
+    // {32, 4}; 128 is {128}); empty when left out.
+    std::vector<int64_t> threadDims;
     GridStmt(SourceRange r, std::unique_ptr<Call> l, std::vector<LoopVar> v, std::unique_ptr<Block> b)
         : Stmt(Kind, r), launch(std::move(l)), vars(std::move(v)), body(std::move(b)) {}
 };

@@ -229,6 +229,7 @@ protected:
     }
 
     std::string loopPragma(const For* f) const override {
+        if (f->forKind == ForKind::Vectorized) return "#pragma omp simd";
         const int64_t* extent = asConstInt(f->extent);
         if (f->forKind != ForKind::Unroll || !extent || *extent < 1) return "";
         return fmt::format("#pragma GCC unroll {}", std::min<int64_t>(*extent, 65534));

@@ -38,9 +38,11 @@ protected:
     }
     std::string runtimeFile() const override { return "tl_cuda.h"; }
     std::string apiPrefix() const override { return "cuda"; }
-    std::string shuffleXor(const std::vector<std::string>& a) const override {
-        return fmt::format("__shfl_xor_sync(0xffffffffu, {}, {}, {})", a[0], a[1], a[2]);
+    std::string shuffle(const std::string& kind, const std::vector<std::string>& a) const override {
+        std::string name = kind == "shfl_idx" ? "__shfl_sync" : "__" + kind + "_sync";
+        return fmt::format("{}(0xffffffffu, {}, {}, {})", name, a[0], a[1], a[2]);
     }
+    std::string syncWarp() const override { return "__syncwarp()"; }
     std::string fastTanh(const std::string& x) override {
         need(runtimeFile(), "math");
         return "tl::fast_tanh(" + x + ")";

@@ -189,9 +189,20 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         if (args.size() != count)
             throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
     };
-    if (n == "shfl_xor") {
+    if (n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx") {
         arity(3);
-        return shuffleXor(args);
+        return shuffle(n, args);
+    }
+    if (n == "sync_warp") {
+        arity(0);
+        return syncWarp();
+    }
+    // warp_reduce_sum/max/min(value, width): the runtime's butterfly over `width` lanes.
+    if (n.rfind("warp_reduce_", 0) == 0) {
+        arity(2);
+        if (!asConstInt(c->args[1])) throw EmitError("emit: " + n + " takes a constant width");
+        need(runtimeFile(), "warp");
+        return fmt::format("tl::{}<{}>({})", n, args[1], args[0]);
     }
     // Instruction helpers of the runtime headers (Runtime.h): immediates are template arguments.
     if (const InstructionHelper* h = findInstructionHelper(n)) {
@@ -295,7 +306,7 @@ void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const 
 
 std::string GpuEmitter::loopPragma(const For* f) const {
     if (f->forKind == ForKind::Rolled) return "#pragma unroll 1";
-    return f->forKind == ForKind::Unroll ? "#pragma unroll" : "";
+    return f->forKind == ForKind::Unroll || f->forKind == ForKind::Vectorized ? "#pragma unroll" : "";
 }
 
 } // namespace tlc::codegen

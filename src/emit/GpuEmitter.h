@@ -15,7 +15,10 @@ public:
 protected:
     // ---- what CUDA and HIP spell differently -----------------------------------------------
     virtual std::string apiPrefix() const = 0;  // "cuda" / "hip"
-    virtual std::string shuffleXor(const std::vector<std::string>& args) const = 0;
+    // shfl_xor / shfl_down / shfl_up / shfl_idx (value, lane argument, width) in the target's
+    // spelling; sync_warp.
+    virtual std::string shuffle(const std::string& kind, const std::vector<std::string>& args) const = 0;
+    virtual std::string syncWarp() const = 0;
     virtual std::string fastTanh(const std::string& x) = 0;
     virtual bool nativeAtomicAdd(DType t) const = 0;
     virtual std::string setDynamicSharedCall(const std::string& kernel, int64_t bytes) const = 0;

@@ -49,9 +49,13 @@ protected:
     }
     std::string runtimeFile() const override { return "tl_hip.h"; }
     std::string apiPrefix() const override { return "hip"; }
-    std::string shuffleXor(const std::vector<std::string>& a) const override {
-        return fmt::format("__shfl_xor({}, {}, {})", a[0], a[1], a[2]);
+    std::string shuffle(const std::string& kind, const std::vector<std::string>& a) const override {
+        std::string name = kind == "shfl_idx" ? "__shfl" : "__" + kind;
+        return fmt::format("{}({}, {}, {})", name, a[0], a[1], a[2]);
     }
+    // A wavefront runs in lockstep: the barrier only keeps the compiler from moving memory
+    // accesses across it.
+    std::string syncWarp() const override { return "__builtin_amdgcn_wave_barrier()"; }
     std::string fastTanh(const std::string& x) override { return "tanhf(" + x + ")"; }
     bool nativeAtomicAdd(DType t) const override {
         return t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::U32 || t == DType::U64;

@@ -166,6 +166,7 @@ const char* forKindName(ForKind k) {
     switch (k) {
     case ForKind::Serial: return "serial";
     case ForKind::Unroll: return "unroll";
+    case ForKind::Vectorized: return "vectorized";
     case ForKind::Rolled: return "rolled";
     case ForKind::Parallel: return "parallel";
     case ForKind::Pipelined: return "pipelined";

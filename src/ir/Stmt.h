@@ -76,6 +76,7 @@ struct Store : StmtNode {
 enum class ForKind {
     Serial,     // an ordinary loop
     Unroll,     // fully unrolled (`#pragma unroll`)
+    Vectorized, // the expert level's `vectorized(n)`: unrolled on GPUs, `#pragma omp simd` on the CPU
     Rolled,     // kept a loop even where the compiler would unroll it (`#pragma unroll 1`)
     Parallel,   // tile level: iterations spread over the block's threads (lowered away)
     Pipelined,  // tile level: software pipelined over `stages`

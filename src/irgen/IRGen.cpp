@@ -132,6 +132,8 @@ public:
         }
         gridExtents_ = k.gridExtents;
         rawBlocks_ = k.blockVars;
+        threadIndex_ = k.threadIndex = makeVar("tx", DType::I32, VarRole::ThreadIndex);
+        threadDims_ = grid->threadDims;
 
         std::vector<const A::Stmt*> body;
         for (const auto& s : grid->body->stmts) body.push_back(s.get());
@@ -185,6 +187,10 @@ private:
     std::vector<std::pair<VarPtr, Expr>> letDefs_;
     std::vector<Expr> gridExtents_;
     std::vector<VarPtr> rawBlocks_;
+    // The expert level: the thread's index in the block (the one lowering maps tile ops onto)
+    // and the block's shape as `threads =` gave it.
+    VarPtr threadIndex_;
+    std::vector<int64_t> threadDims_;
     int64_t swizzlePanel_ = 0;
     int parallelDepth_ = 0;  // parallel loops around the statement being built
 
@@ -343,9 +349,23 @@ private:
         // its own dtype: f16 arithmetic computes in f32 here, its result is an f16.
         case Builtin::Reinterpret:
             return call("reinterpret", c.type.dtype, {cast(c.boundArgs[1]->type.dtype, arg(1))});
+        case Builtin::ThreadId:
+            return threadPosition(c.boundArgs[0] ? std::get<int64_t>(*c.boundArgs[0]->constant) : -1);
+        // The warp's size is the target's: the lower-thread-level pass spells these.
+        case Builtin::LaneId: return call("lane_id", DType::I32, {});
+        case Builtin::WarpId: return call("warp_id", DType::I32, {});
+        case Builtin::WarpSize: return call("warp_size", DType::I32, {});
         default: break;
         }
         const BuiltinInfo& info = builtinInfo(id);
+        // Collectives keep their name; a width left out is 0, "the warp" (lower-thread-level).
+        if (info.kind == BuiltinKind::Collective) {
+            Expr v = arg(0);
+            std::vector<Expr> args = {v};
+            if (c.boundArgs.size() == 3) args.push_back(cast(DType::I32, arg(1)));
+            if (c.boundArgs.size() >= 2) args.push_back(c.boundArgs.back() ? arg(c.boundArgs.size() - 1) : intImm(0));
+            return call(std::string(info.name), v.dtype(), args);
+        }
         if (info.kind == BuiltinKind::Math) {
             std::vector<Expr> args;
             for (size_t i = 0; i < c.boundArgs.size(); ++i) {
@@ -360,6 +380,17 @@ private:
             return call(std::string(info.name), t, args);
         }
         unsupported(c, "'" + c.callee + "'", "it is not a value");
+    }
+
+    // thread_id(): the linear index; thread_id(d): the index along dimension d of `threads`
+    // (x fastest, as CUDA numbers the threads of a block).
+    Expr threadPosition(int64_t dim) {
+        Expr tx(threadIndex_);
+        if (dim < 0 || threadDims_.size() <= 1) return tx;
+        int64_t below = 1;
+        for (int64_t d = 0; d < dim; ++d) below *= threadDims_[size_t(d)];
+        Expr pos = below == 1 ? tx : tx / below;
+        return size_t(dim) + 1 == threadDims_.size() ? pos : pos % threadDims_[size_t(dim)];
     }
 
     Expr withoutLets(Expr e) {
@@ -590,6 +621,7 @@ private:
         }
         case Builtin::Serial: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Serial, body, loc);
         case Builtin::Unroll: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Unroll, body, loc);
+        case Builtin::Vectorized: return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Vectorized, body, loc);
         case Builtin::Pipelined: {
             PipelineInfo p;
             // stages = 0 and stages = 1 are TileLang's "no pipelining": a plain loop whose copies
@@ -722,7 +754,8 @@ private:
             // Inside a parallel loop the scalar form adds into one element, in the iteration
             // that names it: an atomic store, which the loop's lowering places like any store
             // (one replica of its domain writes; global indices are bounds-checked).
-            if (parallelDepth_ > 0)
+            // So does a thread-level one (each thread adds its own value: sema's perThread).
+            if (parallelDepth_ > 0 || c->perThread)
                 return store(dst.buffer, dst.starts, cast(dst.buffer->dtype, value(src)), loc, StoreKind::AtomicAdd);
             return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
         }
@@ -744,6 +777,8 @@ private:
         }
         case Builtin::Print: return evaluate(call("print", DType::I32, {value(*arg(0))}), loc);
         case Builtin::Assert: return evaluate(call("assert", DType::I32, {truth(value(*arg(0)))}), loc);
+        case Builtin::SyncThreads: return barrier(loc);
+        case Builtin::SyncWarp: return evaluate(call("sync_warp", DType::I32, {}), loc);
         default: break;
         }
         return evaluate(value(e), loc);

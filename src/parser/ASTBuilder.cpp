@@ -257,6 +257,13 @@ private:
         }
         if (auto* p = dynamic_cast<TLParser::ListExprContext*>(ctx))
             return std::make_unique<List>(r, exprList(p->exprList()));
+        // `(32, 4)`, as TileLang writes `threads = (32, 4)`: a list (sema says where one fits).
+        if (auto* p = dynamic_cast<TLParser::TupleExprContext*>(ctx)) {
+            std::vector<ExprPtr> elements;
+            elements.push_back(expr(p->expr()));
+            for (auto& e : exprList(p->exprList())) elements.push_back(std::move(e));
+            return std::make_unique<List>(r, std::move(elements));
+        }
         if (auto* p = dynamic_cast<TLParser::BoolLitContext*>(ctx))
             return std::make_unique<BoolLit>(r, p->TRUE() != nullptr);
         auto* p = static_cast<TLParser::StringLitContext*>(ctx);

@@ -14,6 +14,7 @@
 // count as barriers. Buffers the pipeline orders with mbarriers (TMA-filled tiles and the
 // barrier arrays themselves, ctx.mbarrierSynced) need no block barrier and are not tracked.
 #include "passes/Passes.h"
+#include "passes/ThreadDependence.h"
 
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
@@ -210,10 +211,14 @@ State acrossBackEdge(const State& s, const std::set<const Var*>& vars) {
 
 class Inserter {
 public:
-    explicit Inserter(const std::set<const BufferNode*>& skip) : skip_(skip) {}
+    Inserter(const std::set<const BufferNode*>& skip, const ThreadDependence& threads) : skip_(skip), threads_(threads) {}
 
     Stmt process(const Stmt& s, State& st) {
         if (!s) return s;
+        // Thread-level code under a condition only some threads meet (if (lane == 0) ...) is
+        // one statement here: a barrier inside would not be reached by the others. What it
+        // needs goes before it; ordering inside it is the author's (sync_threads()).
+        if (onlySomeThreads(s)) return seq({leaf(accessesOf(s), st, s->loc), s});
         switch (s->kind) {
         case NodeKind::Seq: {
             std::vector<Stmt> out;
@@ -289,6 +294,16 @@ public:
 
 private:
     const std::set<const BufferNode*>& skip_;
+    const ThreadDependence& threads_;
+
+    bool onlySomeThreads(const Stmt& s) const {
+        bool varies = false;
+        if (const auto* i = s.as<IfThenElse>()) varies = threads_.varies(i->cond);
+        else if (const auto* f = s.as<For>())
+            varies = threads_.varies(f->min) || threads_.varies(f->extent) || (f->step && threads_.varies(f->step));
+        else if (const auto* w = s.as<While>()) varies = threads_.varies(w->cond);
+        return varies && !hasSplit(s);
+    }
 
     template <typename Node>
     State accessesOf(const Node& n) const {
@@ -315,7 +330,8 @@ private:
 
 Stmt insertBarriers(const Stmt& body, const LowerContext& ctx) {
     State st;
-    return Inserter(ctx.mbarrierSynced).process(body, st);
+    ThreadDependence threads(body, ctx.threadIndex.get());
+    return Inserter(ctx.mbarrierSynced, threads).process(body, st);
 }
 
 } // namespace tlc

@@ -27,6 +27,8 @@ struct Pass {
 
 const std::vector<Pass>& pipeline() {
     static const std::vector<Pass> passes = {
+        {"lower-thread-level", [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
+        {"serialize-threads", [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
         {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
         {"insert-barriers", [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
@@ -151,6 +153,7 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
     std::map<int, int64_t> refused;
     for (;;) {
         LowerContext ctx(target, loweredThreads(kernel, target), diags);
+        if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
         ctx.decisionLog = &kernel.decisions;
         ctx.stageCaps = stageCaps;
         ctx.stagesRefusedBytes = refused;
@@ -194,6 +197,7 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
 std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
     inferThreads(kernel, target);
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
+    if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
     if (!inferLayouts(kernel, ctx)) return {};
     // In program order of the fragments' declarations.
     class Order : public IRVisitor {
@@ -218,6 +222,7 @@ std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngi
     // How pipelined copies from global to shared memory move (targets with TMA): the software
     // pipeline decides, so it runs here on a scratch context.
     LowerContext pipeline(target, loweredThreads(kernel, target), diags);
+    if (kernel.threadIndex) pipeline.threadIndex = kernel.threadIndex;
     NameCollector(pipeline).visit(kernel.body);
     pipelineLoops(kernel.body, pipeline);
     for (const auto& d : pipeline.copyDecisions)

@@ -60,6 +60,15 @@ protected:
     // it can), else through shared memory; a store goes to the threads that hold the element.
     Stmt mutateStore(const Store* n, const Stmt& self) override {
         size_t mark = reads_.size();
+        if (n->buffer->scope == MemScope::Global) {
+            // Thread-level element stores (parallel loops are lowered on their own): past a
+            // tensor's end they are dropped, as in parallel loops.
+            Stmt st = IRMutator::mutateStore(n, self);
+            const auto* stored = st.as<Store>();
+            Expr ok = simplify(ops::inBounds(n->buffer, stored ? stored->indices : n->indices), ctx_.bounds());
+            if (!(asConstInt(ok) && *asConstInt(ok))) st = ifThenElse(ok, st, {}, n->loc);
+            return broadcastReads(st, mark, n->loc);
+        }
         if (n->buffer->scope != MemScope::Fragment) return broadcastReads(IRMutator::mutateStore(n, self), mark, n->loc);
         bool changed = false;
         std::vector<Expr> idx = mutateAll(n->indices, changed);

@@ -14,6 +14,16 @@ namespace tlc {
 // accumulators or the largest tile, logging why in kernel.decisions. No-op when it is given.
 void inferThreads(ir::Kernel& kernel, const Target& target);
 
+// The expert level in target terms (lane_id(), warp_id(), warp_size(), collectives' default
+// widths), each collective lifted into a `let` of its own, block reductions expanded into warp
+// reductions over a shared buffer of partials.
+ir::Stmt lowerThreadLevel(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
+// The CPU target: thread-level code as loops over the block's threads, split at barriers,
+// collectives and tile ops; what lives across a split and differs between threads gets one
+// entry per thread. Other targets: unchanged.
+ir::Stmt serializeThreads(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
 // Chooses a layout for every fragment (ctx.layouts): gemm accumulators first, then along the
 // tile graph (reductions, fragment copies, parallel loops), then defaults for the rest; and
 // a swizzle for the shared operands of tensor-core gemms (ctx.sharedLayouts).

@@ -39,13 +39,14 @@ constexpr P kAnnotateLayout[] = {req("buffer", K::Buffer), req("layout", K::Name
 constexpr P kRange[] = {req("a", K::Int), absent("b", K::Int), absent("step", K::Int)};
 constexpr P kSerial[] = {req("n", K::Int)};
 constexpr P kUnroll[] = {req("n", K::Int)};
+constexpr P kVectorized[] = {req("n", K::ConstInt)};
 constexpr P kParallel[] = {req("extent", K::ConstInt)};
 // pipelined(stop) / pipelined(start, stop), as TileLang's T.Pipelined (one argument is the stop).
 constexpr P kPipelined[] = {req("start", K::Int), absent("stop", K::Int), absent("stages", K::ConstInt),
                             absent("order", K::IntList), absent("stage", K::IntList),
                             absent("warp_specialize", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
-                       absent("threads", K::ConstInt)};
+                       absent("threads", K::Threads)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
 constexpr P kMinMax[] = {req("a", K::Scalar), req("b", K::Scalar)};
 constexpr P kClamp[] = {req("x", K::Scalar), req("lo", K::Scalar), req("hi", K::Scalar)};
@@ -55,6 +56,12 @@ constexpr P kOne[] = {req("x", K::Scalar)};
 constexpr P kPow[] = {req("x", K::Scalar), req("y", K::Scalar)};
 constexpr P kPrint[] = {req("value", K::Scalar), absent("msg", K::String)};
 constexpr P kAssert[] = {req("cond", K::Bool), absent("msg", K::String)};
+constexpr P kThreadId[] = {absent("dim", K::ConstInt)};
+// shfl_xor(value, lane_mask), shfl_down/up(value, delta), shfl_idx(value, lane); `width` a
+// power of two up to the warp size (default: the warp, or the block when it is smaller).
+constexpr P kShfl[] = {req("value", K::Scalar), req("lane", K::Int), absent("width", K::ConstInt)};
+constexpr P kWarpReduce[] = {req("value", K::Scalar), absent("width", K::ConstInt)};
+constexpr P kBlockReduce[] = {req("value", K::Scalar)};
 
 constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocShared, "alloc_shared", BuiltinKind::Alloc, kAlloc},
@@ -108,6 +115,23 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Reinterpret, "reinterpret", BuiltinKind::Bits, kReinterpret},
     {Builtin::Print, "print", BuiltinKind::Debug, kPrint},
     {Builtin::Assert, "assert", BuiltinKind::Debug, kAssert},
+    {Builtin::ThreadId, "thread_id", BuiltinKind::ThreadPos, kThreadId},
+    {Builtin::LaneId, "lane_id", BuiltinKind::ThreadPos, {}},
+    {Builtin::WarpId, "warp_id", BuiltinKind::ThreadPos, {}},
+    {Builtin::WarpSize, "warp_size", BuiltinKind::ThreadPos, {}},
+    {Builtin::ShflXor, "shfl_xor", BuiltinKind::Collective, kShfl},
+    {Builtin::ShflDown, "shfl_down", BuiltinKind::Collective, kShfl},
+    {Builtin::ShflUp, "shfl_up", BuiltinKind::Collective, kShfl},
+    {Builtin::ShflIdx, "shfl_idx", BuiltinKind::Collective, kShfl},
+    {Builtin::WarpReduceSum, "warp_reduce_sum", BuiltinKind::Collective, kWarpReduce},
+    {Builtin::WarpReduceMax, "warp_reduce_max", BuiltinKind::Collective, kWarpReduce},
+    {Builtin::WarpReduceMin, "warp_reduce_min", BuiltinKind::Collective, kWarpReduce},
+    {Builtin::BlockReduceSum, "block_reduce_sum", BuiltinKind::Collective, kBlockReduce},
+    {Builtin::BlockReduceMax, "block_reduce_max", BuiltinKind::Collective, kBlockReduce},
+    {Builtin::BlockReduceMin, "block_reduce_min", BuiltinKind::Collective, kBlockReduce},
+    {Builtin::SyncThreads, "sync_threads", BuiltinKind::Sync, {}},
+    {Builtin::SyncWarp, "sync_warp", BuiltinKind::Sync, {}},
+    {Builtin::Vectorized, "vectorized", BuiltinKind::LoopIter, kVectorized},
 };
 static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
 // builtinInfo indexes the table by id: a row out of the enum's order would answer for another

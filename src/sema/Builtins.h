@@ -30,10 +30,22 @@ enum class Builtin {
     Reinterpret,
     // debugging
     Print, Assert,
+    // the expert level: the thread's position, collectives and synchronisation (docs/language.md)
+    ThreadId, LaneId, WarpId, WarpSize,
+    ShflXor, ShflDown, ShflUp, ShflIdx,
+    WarpReduceSum, WarpReduceMax, WarpReduceMin,
+    BlockReduceSum, BlockReduceMax, BlockReduceMin,
+    SyncThreads, SyncWarp,
+    Vectorized,
     Count
 };
 
-enum class BuiltinKind { Alloc, TileOp, LoopIter, Grid, IntHelper, Math, Bits, Debug };
+enum class BuiltinKind {
+    Alloc, TileOp, LoopIter, Grid, IntHelper, Math, Bits, Debug,
+    ThreadPos,   // thread_id(), lane_id(), warp_id(), warp_size(): values, inside the grid
+    Collective,  // shuffles and warp / block reductions: values every thread of a group must reach
+    Sync,        // sync_threads(), sync_warp(): statements
+};
 
 // What an argument must be. Sema turns violations into diagnostics.
 enum class ParamKind {
@@ -52,6 +64,7 @@ enum class ParamKind {
     String,
     Name,        // a bare identifier from a fixed vocabulary (policy = full_row, layouts)
     IntList,     // [0, 1, 2] of compile-time integers (pipelined order/stage)
+    Threads,     // the block's threads: a positive constant, or (x, y[, z]) of them
 };
 
 struct BuiltinParam {

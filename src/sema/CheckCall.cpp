@@ -95,10 +95,18 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
             return false;
         }
         break;
+    case BuiltinKind::Sync:
+        if (site != CallSite::Statement) {
+            diags_.report(DiagId::err_void_value, c.range, c.callee);
+            return false;
+        }
+        break;
     case BuiltinKind::Grid:
     case BuiltinKind::IntHelper:
     case BuiltinKind::Math:
-    case BuiltinKind::Bits: break;
+    case BuiltinKind::Bits:
+    case BuiltinKind::ThreadPos:
+    case BuiltinKind::Collective: break;
     }
     // Global scratch belongs to the whole kernel (every grid may use it, the launcher lays it
     // out in the caller's workspace): a statement of the kernel body, outside the grids.
@@ -111,21 +119,31 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
         return true;
     }
     // A view is an alias the launcher knows too: it may be declared before the grid.
+    bool threadLevel = info.kind == BuiltinKind::ThreadPos || info.kind == BuiltinKind::Collective ||
+                       info.kind == BuiltinKind::Sync;
     bool needsGrid = (info.kind == BuiltinKind::Alloc && info.id != Builtin::View) ||
-                     info.kind == BuiltinKind::TileOp || info.id == Builtin::Parallel;
+                     info.kind == BuiltinKind::TileOp || info.id == Builtin::Parallel || threadLevel;
     if (needsGrid && !inGrid_) {
         diags_.report(DiagId::err_outside_grid, c.calleeRange,
                       info.id == Builtin::Parallel ? std::string("a 'parallel' loop") : quoted);
         return false;
     }
     // atomic_add of a scalar is an element operation; checkAtomicAdd rejects a tile source there.
+    // The thread's position means nothing in a `parallel` loop, whose iterations the compiler
+    // spreads over the threads.
     bool forbiddenInParallel = info.kind == BuiltinKind::Alloc ||
                                (info.kind == BuiltinKind::TileOp && info.id != Builtin::AtomicAdd) ||
-                               info.id == Builtin::Pipelined;
+                               info.id == Builtin::Pipelined || (threadLevel && info.id != Builtin::WarpSize);
     if (forbiddenInParallel && !parallel_.empty()) {
         diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, quoted);
         return false;
     }
+    // What every thread of the block must reach (ThreadLevel.cpp checks the conditions around it).
+    bool wholeBlock = (info.kind == BuiltinKind::TileOp && info.id != Builtin::AtomicAdd) ||
+                      info.id == Builtin::Parallel || info.id == Builtin::Pipelined ||
+                      info.kind == BuiltinKind::Collective || info.kind == BuiltinKind::Sync;
+    if (wholeBlock && parallel_.empty()) noteSyncPoint(c.calleeRange, quoted);
+    if (info.id == Builtin::AtomicAdd && parallel_.empty()) threadAtomics_.push_back({&c, controls_});
     return true;
 }
 
@@ -386,6 +404,7 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();
         return;
     }
+    case ParamKind::Threads: checkThreadsArg(c, arg); return;
     case ParamKind::ConstBool: {
         Type t = checkValue(arg);
         if (t.isError()) return;
@@ -578,6 +597,9 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
         return Type::scalar(result);
     }
     case BuiltinKind::Bits: return reinterpretResult(c);
+    case BuiltinKind::ThreadPos:
+    case BuiltinKind::Collective:
+    case BuiltinKind::Sync: return threadBuiltinResult(c, info);
     case BuiltinKind::Math: {
         DType result = args[0]->type.dtype;
         if (info.id == Builtin::Pow) result = promote(result, args[1]->type.dtype);

@@ -247,6 +247,7 @@ void KernelChecker::finishKernel() {
     kernel_.grid = firstGrid_;
     finishAutoShapes();
     checkWhileConditions();
+    checkThreadLevel();
     if (gridCount_ == 0) diags_.report(DiagId::err_no_grid, kernel_.nameRange, kernel_.name);
 
     // Shared memory is planned after lowering (plan-shared-memory): buffers never live at once

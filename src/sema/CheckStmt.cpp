@@ -170,9 +170,13 @@ void KernelChecker::checkAssign(AssignStmt& s) {
 // tell the threads apart.
 void KernelChecker::checkGlobalStore(const Index& target, const Decl* tensor) {
     if (parallel_.empty()) {
-        diags_.report(DiagId::err_global_store_race, target.range, tensor->name,
-                      "it is not inside a 'parallel' loop, so every thread stores to the same element");
-        diags_.note(target.range, "use copy() or atomic_add(), or store inside 'for ... in parallel(...)'");
+        // Thread-level code may tell the threads apart (out[thread_id()] = ...): decided when
+        // the kernel is done and every var's assignments are known (ThreadLevel.cpp).
+        ThreadStore store{target.range, tensor->name, {}, controls_};
+        for (const auto& sub : target.subscripts)
+            for (const Expr* part : {sub.point.get(), sub.lo.get(), sub.hi.get(), sub.length.get()})
+                if (part) store.index.push_back(part);
+        threadStores_.push_back(std::move(store));
         return;
     }
     std::set<const Decl*> deps;
@@ -195,6 +199,7 @@ void KernelChecker::checkExprStmt(ExprStmt& s) {
         Type t = checkCall(*call, CallSite::Statement);
         const BuiltinInfo* info = call->builtin >= 0 ? &builtinInfo(Builtin(call->builtin)) : nullptr;
         bool hasEffect = info && (info->kind == BuiltinKind::TileOp || info->kind == BuiltinKind::Debug ||
+                                  info->kind == BuiltinKind::Sync ||
                                   info->kind == BuiltinKind::Alloc);
         if (!hasEffect && !t.isError()) diags_.report(DiagId::warn_unused_result, s.expr->range);
         return;
@@ -240,7 +245,14 @@ void KernelChecker::checkFor(ForStmt& s) {
         vars.push_back(d);
     }
     if (isParallel) parallel_.push_back(vars);
+    // The loop's bounds decide how often each thread runs the body.
+    if (!isParallel) {
+        Control control{{}, iter.range, "a 'for' loop"};
+        for (const auto& a : iter.args) control.exprs.push_back(a.value.get());
+        controls_.push_back(std::move(control));
+    }
     checkBlock(*s.body);
+    if (!isParallel) controls_.pop_back();
     if (isParallel) parallel_.pop_back();
     nesting_.pop_back();
 }
@@ -254,8 +266,10 @@ void KernelChecker::checkIf(IfStmt& s) {
     std::set<const Decl*> deps;
     collectDeps(*s.cond, deps);
     guards_.push_back(std::move(deps));
+    controls_.push_back({{s.cond.get()}, s.cond->range, "an 'if'"});
     checkBlock(*s.thenBlock);
     if (s.elseStmt) checkStmt(*s.elseStmt);
+    controls_.pop_back();
     guards_.pop_back();
     nesting_.pop_back();
 }
@@ -270,7 +284,9 @@ void KernelChecker::checkWhile(WhileStmt& s) {
     else if (!parallel_.empty()) diags_.report(DiagId::err_tile_op_in_parallel, keyword, "'while'");
     else if (!s.cond->type.isError()) whiles_.push_back(&s);
     nesting_.push_back("a 'while' loop");
+    controls_.push_back({{s.cond.get()}, s.cond->range, "a 'while' loop"});
     checkBlock(*s.body);
+    controls_.pop_back();
     nesting_.pop_back();
 }
 
@@ -284,7 +300,19 @@ void KernelChecker::checkGrid(GridStmt& g) {
     if (++gridCount_ == 1) firstGrid_ = &g;
     if (gridCount_ == kMaxGrids + 1) diags_.report(DiagId::err_too_many_grids, launch.calleeRange, kernel_.name, kMaxGrids);
     kernel_.grids.push_back(&g);
+    gridThreads_.clear();
+    threadsMissingReported_ = false;
     checkCall(launch, CallSite::Launch);
+    if (const Expr* threads = boundArg(launch, "threads"); threads && !threads->type.isError()) {
+        if (const auto* list = threads->as<List>()) {
+            for (const auto& el : list->elements)
+                if (el->constant && asInt(*el->constant)) gridThreads_.push_back(*asInt(*el->constant));
+            if (gridThreads_.size() != list->elements.size()) gridThreads_.clear();
+        } else if (threads->constant && asInt(*threads->constant)) {
+            gridThreads_.push_back(*asInt(*threads->constant));
+        }
+    }
+    g.threadDims = gridThreads_;
     size_t dims = 0;
     for (const auto& a : launch.args) dims += a.keyword.empty() ? 1 : 0;
     dims = std::min<size_t>(dims, 3);

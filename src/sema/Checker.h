@@ -116,6 +116,10 @@ public:
     struct Varying {
         SourceRange where;
         std::string why;  // "is assigned inside a 'parallel' loop", ...
+        // Computed from the thread's position or a collective (the expert level's rules look
+        // only at these: a fragment element read outside parallel loops is the same value in
+        // every thread once lowered, and tile code has always branched on such values).
+        bool threadLevel = false;
     };
     std::map<const ast::Decl*, Varying> varyingSeeds_;
     struct VarAssign {
@@ -125,10 +129,56 @@ public:
     };
     std::vector<VarAssign> varAssigns_;
     std::vector<const ast::WhileStmt*> whiles_;
-    // The first element of a fragment or local buffer `e` reads, if any.
-    const ast::Expr* perThreadElement(const ast::Expr& e) const;
+    // The first part of `e` that differs between threads by itself, if any: an element of a
+    // fragment or local buffer, or a thread-level builtin (thread_id(), a shuffle, ...).
+    const ast::Expr* threadVaryingPart(const ast::Expr& e, bool threadLevelOnly = false) const;
+    std::string describeVarying(const ast::Expr& part) const;
+    // Every let and var whose value may differ between threads, with why (a fixed point over
+    // the seeds, the lets' dependencies and the vars' assignments).
+    std::map<const ast::Decl*, Varying> varyingDecls(bool threadLevelOnly = false) const;
     void noteScalarWrite(const ast::Decl* target, const ast::Expr& value, SourceRange range);
     void checkWhileConditions();
+
+    // ---- the expert level (ThreadLevel.cpp) ----
+    // The statements enclosing the one being checked whose conditions (or loop bounds) decide
+    // which threads run it.
+    struct Control {
+        std::vector<const ast::Expr*> exprs;
+        SourceRange range;
+        std::string what;  // "an 'if'", "a 'for' loop", "a 'while' loop"
+    };
+    std::vector<Control> controls_;
+    // Statements every thread of the block must reach (tile ops, allocations, collectives,
+    // synchronisation) and element stores to global tensors outside `parallel` loops; checked
+    // when the kernel is done, when every var's assignments are known.
+    struct SyncPoint {
+        SourceRange range;
+        std::string what;
+        std::vector<Control> controls;
+    };
+    std::vector<SyncPoint> syncPoints_;
+    struct ThreadStore {
+        SourceRange range;
+        std::string tensor;
+        std::vector<const ast::Expr*> index;
+        std::vector<Control> controls;
+    };
+    std::vector<ThreadStore> threadStores_;
+    // atomic_add calls outside `parallel` loops: per thread when something about them varies.
+    struct ThreadAtomic {
+        ast::Call* call;
+        std::vector<Control> controls;
+    };
+    std::vector<ThreadAtomic> threadAtomics_;
+    std::vector<int64_t> gridThreads_;  // the current grid's threads per dimension; empty: left out
+    bool threadsMissingReported_ = false;
+    Type threadBuiltinResult(ast::Call& c, const BuiltinInfo& info);
+    void checkThreadsArg(ast::Call& c, ast::Expr& arg);
+    void noteSyncPoint(SourceRange range, std::string what);
+    // The reason one of `exprs` differs between threads ("'lane_id()'", "'x', which ..."), or "".
+    std::string varyingReason(const std::vector<const ast::Expr*>& exprs,
+                              const std::map<const ast::Decl*, Varying>& varying) const;
+    void checkThreadLevel();
 
     // ---- calls (CheckCall.cpp) ----
     Type checkCall(ast::Call& c, CallSite site);

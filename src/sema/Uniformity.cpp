@@ -1,8 +1,10 @@
 // Which scalars may differ between the threads of a block, for the rule that a `while`
 // condition is the same in every thread (its body may hold barriers and tile ops, which every
-// thread of the block must reach). Code outside `parallel` loops runs in every thread with the
-// same values, except where it reads a fragment or local element (each thread holds its own)
-// or a `var` some `parallel` loop assigns (each thread keeps its own copy).
+// thread of the block must reach) and the expert level's rules (ThreadLevel.cpp). Code outside
+// `parallel` loops runs in every thread with the same values, except where it reads a fragment
+// or local element (each thread holds its own), the thread's position (thread_id(), lane_id(),
+// warp_id()) or a shuffle's or warp reduction's result, or a `var` some `parallel` loop assigns
+// (each thread keeps its own copy) or that is assigned under a condition that differs.
 #include "sema/Checker.h"
 
 #include <fmt/format.h>
@@ -11,13 +13,22 @@ namespace tlc::sema {
 
 using namespace ast;
 
-const Expr* KernelChecker::perThreadElement(const Expr& e) const {
+const Expr* KernelChecker::threadVaryingPart(const Expr& e, bool threadLevelOnly) const {
     const Expr* found = nullptr;
     std::function<void(const Expr&)> walk = [&](const Expr& x) {
         if (found) return;
+        if (const auto* c = x.as<Call>(); c && c->builtin >= 0) {
+            const BuiltinInfo& info = builtinInfo(Builtin(c->builtin));
+            bool same = info.id == Builtin::WarpSize || info.id == Builtin::BlockReduceSum ||
+                        info.id == Builtin::BlockReduceMax || info.id == Builtin::BlockReduceMin;
+            if ((info.kind == BuiltinKind::ThreadPos || info.kind == BuiltinKind::Collective) && !same) {
+                found = &x;
+                return;
+            }
+        }
         if (const auto* ix = x.as<Index>()) {
             const Decl* root = rootDecl(*ix->base);
-            if (root && buffers_.count(root) &&
+            if (!threadLevelOnly && root && buffers_.count(root) &&
                 (root->type.scope == MemScope::Fragment || root->type.scope == MemScope::Local)) {
                 found = &x;
                 return;
@@ -49,6 +60,14 @@ const Expr* KernelChecker::perThreadElement(const Expr& e) const {
     return found;
 }
 
+std::string KernelChecker::describeVarying(const Expr& part) const {
+    if (const auto* c = part.as<Call>())
+        return fmt::format("'{}(...)', which differs between threads", c->callee);
+    const Decl* root = rootDecl(part);
+    return fmt::format("an element of {} buffer '{}', which each thread holds its own part of",
+                       scopeName(root->type.scope), root->name);
+}
+
 // A `let`, `var` or assignment gives `target` the value `value`.
 void KernelChecker::noteScalarWrite(const Decl* target, const Expr& value, SourceRange range) {
     if (!target || varyingSeeds_.count(target)) return;
@@ -56,17 +75,56 @@ void KernelChecker::noteScalarWrite(const Decl* target, const Expr& value, Sourc
         varyingSeeds_[target] = {range, "is assigned inside a 'parallel' loop (each thread keeps its own)"};
         return;
     }
-    if (const Expr* el = perThreadElement(value)) {
-        const Decl* root = rootDecl(*el);
-        varyingSeeds_[target] = {el->range, fmt::format("is given an element of {} buffer '{}' (each thread holds its own)",
-                                                        scopeName(root->type.scope), root->name)};
+    if (const Expr* part = threadVaryingPart(value)) {
+        const Decl* root = part->as<Call>() ? nullptr : rootDecl(*part);
+        std::string what = root ? fmt::format("is given an element of {} buffer '{}' (each thread holds its own)",
+                                              scopeName(root->type.scope), root->name)
+                                : fmt::format("is given {}", describeVarying(*part));
+        varyingSeeds_[target] = {part->range, std::move(what), root == nullptr};
         return;
     }
     if (target->kind == Decl::Kind::Var) {
         std::set<const Decl*> deps;
         collectDeps(value, deps);
+        // A var assigned where only some threads get is as varied as the condition that decides.
+        for (const Control& c : controls_)
+            for (const Expr* e : c.exprs) {
+                if (const Expr* part = threadVaryingPart(*e)) {
+                    varyingSeeds_[target] = {range,
+                                             fmt::format("is assigned inside {} whose condition reads {}", c.what,
+                                                         describeVarying(*part)),
+                                             part->as<Call>() != nullptr};
+                    return;
+                }
+                collectDeps(*e, deps);
+            }
         varAssigns_.push_back({target, std::move(deps), range});
     }
+}
+
+std::map<const Decl*, KernelChecker::Varying> KernelChecker::varyingDecls(bool threadLevelOnly) const {
+    std::map<const Decl*, Varying> varying;
+    for (const auto& [decl, why] : varyingSeeds_)
+        if (why.threadLevel || !threadLevelOnly) varying[decl] = why;
+    auto from = [&](const std::set<const Decl*>& deps) -> const Decl* {
+        for (const Decl* d : deps)
+            if (varying.count(d)) return d;
+        return nullptr;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const auto& [decl, deps] : deps_)
+            if (const Decl* src = varying.count(decl) ? nullptr : from(deps)) {
+                varying[decl] = {decl->range, fmt::format("is computed from '{}'", src->name), varying[src].threadLevel};
+                changed = true;
+            }
+        for (const auto& a : varAssigns_)
+            if (const Decl* src = varying.count(a.var) ? nullptr : from(a.deps)) {
+                varying[a.var] = {a.range, fmt::format("is assigned from '{}'", src->name), varying[src].threadLevel};
+                changed = true;
+            }
+    }
+    return varying;
 }
 
 namespace {
@@ -77,32 +135,15 @@ constexpr const char* kHowTo =
 
 void KernelChecker::checkWhileConditions() {
     if (whiles_.empty()) return;
-    // Everything that varies: the seeds, and what is computed from them, to a fixed point.
-    std::map<const Decl*, Varying> varying = varyingSeeds_;
+    const std::map<const Decl*, Varying> varying = varyingDecls();
     auto from = [&](const std::set<const Decl*>& deps) -> const Decl* {
         for (const Decl* d : deps)
             if (varying.count(d)) return d;
         return nullptr;
     };
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const auto& [decl, deps] : deps_)
-            if (const Decl* src = varying.count(decl) ? nullptr : from(deps)) {
-                varying[decl] = {decl->range, fmt::format("is computed from '{}'", src->name)};
-                changed = true;
-            }
-        for (const auto& a : varAssigns_)
-            if (const Decl* src = varying.count(a.var) ? nullptr : from(a.deps)) {
-                varying[a.var] = {a.range, fmt::format("is assigned from '{}'", src->name)};
-                changed = true;
-            }
-    }
     for (const WhileStmt* w : whiles_) {
-        if (const Expr* el = perThreadElement(*w->cond)) {
-            const Decl* root = rootDecl(*el);
-            diags_.report(DiagId::err_while_condition_varies, el->range,
-                          fmt::format("an element of {} buffer '{}', which each thread holds its own part of",
-                                      scopeName(root->type.scope), root->name));
+        if (const Expr* part = threadVaryingPart(*w->cond)) {
+            diags_.report(DiagId::err_while_condition_varies, part->range, describeVarying(*part));
             diags_.note(w->cond->range, kHowTo);
             continue;
         }

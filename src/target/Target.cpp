@@ -41,7 +41,7 @@ constexpr EmbeddedProfile kProfiles[] = {
 
 // The fields of a profile, in the order they are documented (docs/recommend.md).
 const std::set<std::string> kKnownFields = {
-    "name", "base", "device", "description", "backend", "arch", "warp_size", "max_threads_per_block",
+    "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "registers_per_sm",
     "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "mma_shapes", "features"};
 
@@ -105,6 +105,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
             else if (b == "cpu") t.backend = Backend::Cpu;
             else throw SchemaError{fmt::format("field 'backend' is '{}'; it must be cuda, hip or cpu", b)};
         } else if (key == "warp_size") t.warpSize = requireInt(value, key, 1);
+        else if (key == "thread_warp_size") t.threadWarpSize = requireInt(value, key, 1);
         else if (key == "max_threads_per_block") t.maxThreadsPerBlock = requireInt(value, key, 1);
         else if (key == "max_threads_per_sm") t.maxThreadsPerSM = requireInt(value, key, 1);
         else if (key == "max_blocks_per_sm") t.maxBlocksPerSM = requireInt(value, key, 1);
@@ -151,7 +152,8 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
     }
 }
 
-void checkConsistent(const Target& t) {
+void checkConsistent(Target& t) {
+    if (t.threadWarpSize == 0) t.threadWarpSize = t.warpSize;
     if (t.sharedMemPerBlock > t.sharedMemPerSM)
         throw SchemaError{fmt::format("field 'shared_mem_per_block' ({}) is larger than 'shared_mem_per_sm' ({})",
                                       t.sharedMemPerBlock, t.sharedMemPerSM)};
@@ -236,7 +238,8 @@ std::optional<Target> parseTargetProfile(std::string_view text, std::string& err
         if (!seen.count("base")) {
             std::vector<std::string> missing;
             for (const std::string& field : kKnownFields)
-                if (field != "base" && !seen.count(field)) missing.push_back("'" + field + "'");
+                if (field != "base" && field != "thread_warp_size" && !seen.count(field))  // the one optional field
+                    missing.push_back("'" + field + "'");
             if (missing.size() == 1) throw SchemaError{fmt::format("missing field {}", missing[0])};
             if (!missing.empty())
                 throw SchemaError{fmt::format("missing fields {} (or name a built-in target as \"base\")",

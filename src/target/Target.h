@@ -44,6 +44,9 @@ struct Target {
     std::string arch;              // what the backend compiler is told: sm_90a, gfx90a, native
     std::string description;       // short, for comments in the output
     int warpSize;                  // 1 on the CPU
+    // The warp of the expert level (warp_size(), lane_id(), the warp collectives): the hardware's
+    // on GPUs; on the CPU, which runs a block's threads as loops, 32, as NVIDIA's.
+    int threadWarpSize = 0;
     int maxThreadsPerBlock;
     int sharedMemPerBlock;         // bytes a block may use (opt-in maximum)
     int sharedMemPerSM;

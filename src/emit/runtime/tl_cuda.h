@@ -43,6 +43,32 @@ __device__ __forceinline__ void fill_zero(void* dst) {
 } // namespace tl
 // tlc:end
 
+// tlc:section warp
+namespace tl {
+// The expert level's warp reductions (docs/language.md): a butterfly over groups of Width
+// lanes (a power of two dividing the warp), every lane of a group ending with the group's
+// result. Every lane of the warp must take part.
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_sum(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset, Width);
+    return v;
+}
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_max(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) {
+        T o = __shfl_xor_sync(0xffffffffu, v, offset, Width);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) {
+        T o = __shfl_xor_sync(0xffffffffu, v, offset, Width);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section math
 namespace tl {
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }

@@ -67,8 +67,18 @@ inline cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, u
 template <typename F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
 
 template <typename T> T __shfl_xor_sync(unsigned, T value, int laneMask, int width = 32) {
-    return ::simt::shuffleXor(value, laneMask, width);
+    return ::simt::shuffle(::simt::ShuffleKind::Xor, value, laneMask, width);
 }
+template <typename T> T __shfl_down_sync(unsigned, T value, unsigned delta, int width = 32) {
+    return ::simt::shuffle(::simt::ShuffleKind::Down, value, int(delta), width);
+}
+template <typename T> T __shfl_up_sync(unsigned, T value, unsigned delta, int width = 32) {
+    return ::simt::shuffle(::simt::ShuffleKind::Up, value, int(delta), width);
+}
+template <typename T> T __shfl_sync(unsigned, T value, int srcLane, int width = 32) {
+    return ::simt::shuffle(::simt::ShuffleKind::Idx, value, srcLane, width);
+}
+inline void __syncwarp(unsigned = 0xffffffffu) { ::simt::syncWarp(); }
 
 // One OS thread runs every fiber: adds are atomic as they stand.
 template <typename T, typename V> T atomicAdd(T* address, V value) {

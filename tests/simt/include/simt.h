@@ -117,14 +117,32 @@ inline int linearThreadIndex() { return int(state().current - state().fibers.dat
 inline void spinYield() { yieldToScheduler(); }
 inline void noteProgress() { state().acted = true; }
 
-// __shfl_xor_sync as a collective: each lane reads the value of lane ^ laneMask (its own when
-// that lane is outside its width-group or has exited).
+// The warp shuffles as collectives. Each lane names its source lane; CUDA's rules (and HIP's):
+// xor reads lane ^ mask, down lane + delta and up lane - delta, each only inside the lane's
+// group of `width` (its own value otherwise); idx reads lane `src % width` of its group. A
+// source lane that has exited gives the reader its own value.
+enum class ShuffleKind { Xor, Down, Up, Idx };
 struct ShuffleLane {
     unsigned long long in = 0, out = 0;
-    int lane = 0, mask = 0, width = 32;
+    int lane = 0, arg = 0, width = 32;
+    ShuffleKind kind = ShuffleKind::Xor;
 };
 
-inline void exchangeXor(void** lanes, int count) {
+inline int shuffleSource(const ShuffleLane& l) {
+    int group = l.lane - l.lane % l.width;
+    switch (l.kind) {
+    case ShuffleKind::Xor: {
+        int src = l.lane ^ l.arg;
+        return src / l.width == l.lane / l.width ? src : l.lane;
+    }
+    case ShuffleKind::Down: return l.lane % l.width + l.arg < l.width ? l.lane + l.arg : l.lane;
+    case ShuffleKind::Up: return l.lane % l.width >= l.arg ? l.lane - l.arg : l.lane;
+    case ShuffleKind::Idx: return group + ((l.arg % l.width) + l.width) % l.width;
+    }
+    return l.lane;
+}
+
+inline void exchange(void** lanes, int count) {
     ShuffleLane* byLane[64] = {};
     for (int i = 0; i < count; ++i) {
         auto* l = static_cast<ShuffleLane*>(lanes[i]);
@@ -132,24 +150,32 @@ inline void exchangeXor(void** lanes, int count) {
     }
     for (int i = 0; i < count; ++i) {
         auto* l = static_cast<ShuffleLane*>(lanes[i]);
-        int src = l->lane ^ l->mask;
-        if (src / l->width != l->lane / l->width || src >= 64 || !byLane[src]) src = l->lane;
+        int src = shuffleSource(*l);
+        if (src < 0 || src >= 64 || !byLane[src]) src = l->lane;
         l->out = byLane[src]->in;
     }
 }
 
-template <typename T> T shuffleXor(T value, int laneMask, int width) {
+template <typename T> T shuffle(ShuffleKind kind, T value, int arg, int width) {
     static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffles move up to 8 bytes");
     Block& b = state();
     ShuffleLane l;
     std::memcpy(&l.in, &value, sizeof(T));
     l.lane = int((b.current - b.fibers.data()) % warpSize());
-    l.mask = laneMask;
+    l.arg = arg;
     l.width = width;
-    warpCollective(&l, exchangeXor);
+    l.kind = kind;
+    warpCollective(&l, exchange);
     T out;
     std::memcpy(&out, &l.out, sizeof(T));
     return out;
+}
+template <typename T> T shuffleXor(T value, int laneMask, int width) { return shuffle(ShuffleKind::Xor, value, laneMask, width); }
+
+// __syncwarp: every live lane of the warp must reach it.
+inline void syncWarp() {
+    static auto nothing = [](void**, int) {};
+    warpCollective(nullptr, nothing);
 }
 
 inline void fiberEntry() {

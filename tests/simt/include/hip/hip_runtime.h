@@ -13,5 +13,15 @@ inline hipError_t hipGetLastError() { return hipSuccess; }
 template <typename F> hipError_t hipFuncSetAttribute(F, hipFuncAttribute, int) { return hipSuccess; }
 
 template <typename T> T __shfl_xor(T value, int laneMask, int width = 64) {
-    return ::simt::shuffleXor(value, laneMask, width);
+    return ::simt::shuffle(::simt::ShuffleKind::Xor, value, laneMask, width);
 }
+template <typename T> T __shfl_down(T value, unsigned delta, int width = 64) {
+    return ::simt::shuffle(::simt::ShuffleKind::Down, value, int(delta), width);
+}
+template <typename T> T __shfl_up(T value, unsigned delta, int width = 64) {
+    return ::simt::shuffle(::simt::ShuffleKind::Up, value, int(delta), width);
+}
+template <typename T> T __shfl(T value, int srcLane, int width = 64) {
+    return ::simt::shuffle(::simt::ShuffleKind::Idx, value, srcLane, width);
+}
+inline void __builtin_amdgcn_wave_barrier() { ::simt::syncWarp(); }

@@ -1,0 +1,139 @@
+// Run layer: the expert level (thread-level code). The thread-level samples and a kernel that
+// exercises every collective, against double-precision references on random inputs, with sizes
+// that are and are not multiples of the blocks. The warp size is the target's (32 on sm80 and
+// the cpu, 64 on gfx90a): the kernel reports it and the references follow it.
+#include "harness.h"
+
+#include "block_histogram.h"
+#include "gemv_fp16xint4.h"
+#include "thread_collectives.h"
+#include "warp_softmax.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace harness;
+
+namespace {
+
+std::string dims(std::initializer_list<std::pair<const char*, int>> sizes) {
+    std::string out;
+    for (const auto& [name, value] : sizes) out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(value);
+    return out;
+}
+
+void warpSoftmax(int M, int N) {
+    const std::string at = " " + dims({{"M", M}, {"N", N}});
+    auto X = random<float>(size_t(M) * N, 41, -4.0, 4.0);
+    std::vector<float> Y(size_t(M) * N, -7.0f);
+    std::vector<double> want(Y.size());
+    for (int m = 0; m < M; ++m) {
+        double mx = -1e300, sum = 0.0;
+        for (int n = 0; n < N; ++n) mx = std::max(mx, double(X[size_t(m) * N + n]));
+        for (int n = 0; n < N; ++n) sum += std::exp(double(X[size_t(m) * N + n]) - mx);
+        for (int n = 0; n < N; ++n) want[size_t(m) * N + n] = std::exp(double(X[size_t(m) * N + n]) - mx) / sum;
+    }
+    expectStatus("warp_softmax status" + at, tl_kernels::warp_softmax(X.data(), Y.data(), M, N), 0);
+    check("warp_softmax" + at, Y, want, 1e-6, 1e-5);
+}
+
+void blockHistogram(int N) {
+    const std::string at = " " + dims({{"N", N}});
+    auto X = random<int32_t>(N, 42, 0, 1000);
+    std::vector<int32_t> H(64, 0);
+    std::vector<double> want(64, 0.0);
+    for (int32_t x : X) want[size_t(x % 64)] += 1;
+    expectStatus("block_histogram status" + at, tl_kernels::block_histogram(X.data(), H.data(), N), 0);
+    check("block_histogram" + at, H, want, 0, 0);
+}
+
+void gemvInt4(int M, int N, int K) {
+    const std::string at = " " + dims({{"M", M}, {"N", N}, {"K", K}});
+    const int group = 128;
+    auto A = random<tl::half>(size_t(M) * K, 43, 0.0, 1.0);
+    auto B = random<uint8_t>(size_t(N) * K / 2, 44, 0, 255);
+    auto S = random<tl::half>(size_t(N) * (K / group), 45, 0.01, 0.1);
+    std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+    std::vector<double> want(C.size(), 0.0);
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+            double sum = 0.0;
+            for (int k = 0; k < K; ++k) {
+                int nibble = (B[size_t(n) * K / 2 + k / 2] >> (k % 2 * 4)) & 15;
+                // The kernel rounds each dequantised weight to f16, as the original does.
+                float w = float(tl::half(float(nibble) * float(S[size_t(n) * (K / group) + k / group])));
+                sum += toDouble(A[size_t(m) * K + k]) * double(w);
+            }
+            want[size_t(m) * N + n] = sum;
+        }
+    expectStatus("gemv_fp16xint4 status" + at,
+                 int(tl_kernels::gemv_fp16xint4(A.data(), B.data(), S.data(), C.data(), M, K, N)), 0);
+    // f32 sums of f16 products, rounded once to f16.
+    check("gemv_fp16xint4" + at, C, want, 1e-2, 2e-3);
+}
+
+void collectives(int N) {
+    const std::string at = " " + dims({{"N", N}});
+    const int threads = 128, G = (N + threads - 1) / threads;
+    auto X = random<float>(N, 46, -1.0, 1.0);
+    std::vector<float> Down(N, -7), Up(N, -7), Idx(N, -7), Xor(N, -7), WSum(N, -7), WMin(N, -7), BSum(G, -7), BMax(G, -7);
+    std::vector<int32_t> Ids(N, -7), WS(1, -7);
+    expectStatus("thread_collectives status" + at,
+                 tl_kernels::thread_collectives(X.data(), Down.data(), Up.data(), Idx.data(), Xor.data(), WSum.data(),
+                                                WMin.data(), BSum.data(), BMax.data(), Ids.data(), WS.data(), N, G),
+                 0);
+    const int W = WS[0];
+    if (W != 32 && W != 64) {
+        std::printf("FAIL thread_collectives: warp_size() = %d\n", W);
+        ++failures();
+        return;
+    }
+    // x of thread t of block b, zero past N (reads past the end).
+    auto x = [&](int b, int t) { return b * threads + t < N ? double(X[size_t(b * threads + t)]) : 0.0; };
+    std::vector<double> down(N), up(N), idx(N), xr(N), wsum(N), wmin(N), bsum(G), bmax(G), ids(N);
+    for (int b = 0; b < G; ++b) {
+        double s = 0, m = -1e300;
+        for (int t = 0; t < threads; ++t) {
+            s += x(b, t);
+            m = std::max(m, x(b, t));
+        }
+        bsum[size_t(b)] = s;
+        bmax[size_t(b)] = m;
+        for (int t = 0; t < threads && b * threads + t < N; ++t) {
+            size_t i = size_t(b * threads + t);
+            down[i] = x(b, t % W + 1 < W ? t + 1 : t);
+            up[i] = x(b, t % 16 >= 2 ? t - 2 : t);
+            idx[i] = x(b, t - t % W + (5 + b % 3) % W);
+            xr[i] = x(b, t ^ 3);
+            double gs = 0, gm = 1e300;
+            for (int j = t - t % 16; j < t - t % 16 + 16; ++j) gs += x(b, j);
+            for (int j = t - t % W; j < t - t % W + W; ++j) gm = std::min(gm, x(b, j));
+            wsum[i] = gs;
+            wmin[i] = gm;
+            ids[i] = t % 16 + 100 * (t / 16 % 4) + 1000 * (t / 64) + 10000 * (t % W) + 1000000 * (t / W);
+        }
+    }
+    check("shfl_down" + at, Down, down, 0, 0);
+    check("shfl_up width 16" + at, Up, up, 0, 0);
+    check("shfl_idx" + at, Idx, idx, 0, 0);
+    check("shfl_xor width 8" + at, Xor, xr, 0, 0);
+    check("warp_reduce_sum width 16" + at, WSum, wsum, 1e-5, 1e-5);
+    check("warp_reduce_min" + at, WMin, wmin, 0, 0);
+    check("block_reduce_sum" + at, BSum, bsum, 1e-4, 1e-5);
+    check("block_reduce_max" + at, BMax, bmax, 0, 0);
+    check("thread_id, lane_id, warp_id" + at, Ids, ids, 0, 0);
+}
+
+} // namespace
+
+int main() {
+    warpSoftmax(8, 256);
+    warpSoftmax(10, 200);
+    blockHistogram(4096);
+    blockHistogram(5000);
+    gemvInt4(1, 1024, 1024);
+    gemvInt4(3, 1001, 896);  // a partial block of outputs and a partial k-step
+    collectives(512);
+    collectives(300);
+    return summary();
+}
