@@ -79,33 +79,25 @@ protected:
     void visitFor(const For* n) override {
         if (n->forKind == ForKind::Parallel || n->forKind == ForKind::Pipelined)
             return report(n->loc, fmt::format("this {} loop", forKindName(n->forKind)));
-        At at(here_, n->loc);
+        AtLoc at(here_, n->loc);
         IRVisitor::visitFor(n);
     }
     void visitIfThenElse(const IfThenElse* n) override {
-        At at(here_, n->loc);
+        AtLoc at(here_, n->loc);
         IRVisitor::visitIfThenElse(n);
     }
     void visitLetStmt(const LetStmt* n) override {
-        At at(here_, n->loc);
+        AtLoc at(here_, n->loc);
         IRVisitor::visitLetStmt(n);
     }
     void visitAllocate(const Allocate* n) override {
-        At at(here_, n->loc);
+        AtLoc at(here_, n->loc);
         IRVisitor::visitAllocate(n);
     }
 
 private:
     DiagnosticEngine& diags_;
     SourceLoc here_;
-    struct At {
-        SourceLoc& here;
-        SourceLoc saved;
-        At(SourceLoc& h, SourceLoc loc) : here(h), saved(h) {
-            if (loc.valid()) here = loc;
-        }
-        ~At() { here = saved; }
-    };
     void report(SourceLoc loc, const std::string& what) {
         found = true;
         diags_.report(DiagId::err_not_lowerable, SourceRange(loc.valid() ? loc : here_), what,

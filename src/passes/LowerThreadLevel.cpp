@@ -70,14 +70,14 @@ protected:
         return hoisted(IRMutator::mutateEvaluate(n, self), n->loc);
     }
     Stmt mutateIfThenElse(const IfThenElse* n, const Stmt& self) override {
-        At at(loc_, n->loc);
+        AtLoc at(loc_, n->loc);
         Expr cond = lift(mutate(n->cond));
         Lets lets = take();
         Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
         return wrap(ifThenElse(cond, t, e, n->loc), n->loc, std::move(lets));
     }
     Stmt mutateFor(const For* n, const Stmt& self) override {
-        At at(loc_, n->loc);
+        AtLoc at(loc_, n->loc);
         Expr mn = lift(mutate(n->min)), ext = lift(mutate(n->extent));
         Lets lets = take();
         Stmt body = mutate(n->body);
@@ -85,7 +85,7 @@ protected:
         return wrap(forLoop(n->var, mn, ext, n->forKind, body, n->loc, n->pipeline, n->step), n->loc, std::move(lets));
     }
     Stmt mutateLetStmt(const LetStmt* n, const Stmt& self) override {
-        At at(loc_, n->loc);
+        AtLoc at(loc_, n->loc);
         Expr value = mutate(n->value);
         // `let v = collective(...)` is already in its final form; anything inside its arguments
         // and any collective deeper in the value is lifted.
@@ -106,14 +106,6 @@ protected:
     }
 
 private:
-    struct At {
-        SourceLoc& here;
-        SourceLoc saved;
-        At(SourceLoc& h, SourceLoc loc) : here(h), saved(h) {
-            if (loc.valid()) here = loc;
-        }
-        ~At() { here = saved; }
-    };
 
     // Replaces every collective in `e` (innermost first) by a variable, remembering the lets.
     Expr lift(const Expr& e) {
@@ -138,7 +130,7 @@ private:
     }
 
     Stmt hoisted(Stmt s, SourceLoc loc) {
-        At at(loc_, loc);
+        AtLoc at(loc_, loc);
         // Lift out of what the default mutation rebuilt.
         if (const Store* st = s.as<Store>()) {
             std::vector<Expr> idx;

@@ -10,6 +10,17 @@
 
 namespace tlc {
 
+// The statement a pass is in, for diagnostics of what it finds below: `AtLoc at(here_, n->loc);`
+// makes n's location current until the scope ends (an invalid one keeps the enclosing).
+struct AtLoc {
+    SourceLoc& here;
+    SourceLoc saved;
+    AtLoc(SourceLoc& h, SourceLoc loc) : here(h), saved(h) {
+        if (loc.valid()) here = loc;
+    }
+    ~AtLoc() { here = saved; }
+};
+
 // Before lowering: fills a `threads` the author left out (kernel.threads == 0) from the gemms'
 // accumulators or the largest tile, logging why in kernel.decisions. No-op when it is given.
 void inferThreads(ir::Kernel& kernel, const Target& target);

@@ -68,29 +68,7 @@ public:
     }
 
 private:
-    bool threadCode(const Stmt& s) const {
-        if (uses(s, tx_.get())) return true;
-        class Touches : public IRVisitor {
-        public:
-            explicit Touches(const std::set<const BufferNode*>& b) : b_(b) {}
-            bool found = false;
-
-        protected:
-            void visitLoad(const Load* n) override {
-                found = found || b_.count(n->buffer.get());
-                IRVisitor::visitLoad(n);
-            }
-            void visitStore(const Store* n) override {
-                found = found || b_.count(n->buffer.get());
-                IRVisitor::visitStore(n);
-            }
-
-        private:
-            const std::set<const BufferNode*>& b_;
-        } t(perThread_);
-        t.visit(s);
-        return t.found;
-    }
+    bool threadCode(const Stmt& s) const { return uses(s, tx_.get()) || touchesPerThread(s, true); }
 
     // `for (thread = 0; thread < threads; ++thread) s`, the thread index renamed to the loop's.
     Stmt threadLoop(const Stmt& s, SourceLoc loc) {
@@ -207,10 +185,11 @@ private:
         return allocate(lanes, serializeSeq({publish, barrier(let->loc), rest}, let->loc), let->loc);
     }
 
-    bool readsPerThread(const Expr& e) const {
-        class Reads : public IRVisitor {
+    // Whether `node` reads a per-thread buffer (or, with `stores`, writes one).
+    template <typename Node> bool touchesPerThread(const Node& node, bool stores) const {
+        class Touches : public IRVisitor {
         public:
-            explicit Reads(const std::set<const BufferNode*>& b) : b_(b) {}
+            Touches(const std::set<const BufferNode*>& b, bool stores) : b_(b), stores_(stores) {}
             bool found = false;
 
         protected:
@@ -218,13 +197,19 @@ private:
                 found = found || b_.count(n->buffer.get());
                 IRVisitor::visitLoad(n);
             }
+            void visitStore(const Store* n) override {
+                found = found || (stores_ && b_.count(n->buffer.get()));
+                IRVisitor::visitStore(n);
+            }
 
         private:
             const std::set<const BufferNode*>& b_;
-        } r(perThread_);
-        r.visit(e);
-        return r.found;
+            bool stores_;
+        } t(perThread_, stores);
+        t.visit(node);
+        return t.found;
     }
+    bool readsPerThread(const Expr& e) const { return touchesPerThread(e, false); }
 
     LowerContext& ctx_;
     VarPtr tx_;
