@@ -157,6 +157,11 @@ protected:
                 throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
         };
         if (n == "shfl_xor") throw EmitError("emit: shfl_xor on the cpu target (one thread per block)");
+        if (n == "dp4a") {
+            arity(3);
+            need("tl_cpu.h", "dp4a");
+            return fmt::format("tl::dp4a({}, {}, {})", args[0], args[1], args[2]);
+        }
         DType t = c->dtype;
         include("<cmath>");
         if (n == "abs" && isInteger(t)) {

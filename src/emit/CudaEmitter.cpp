@@ -43,6 +43,13 @@ protected:
         return fmt::format("{}(0xffffffffu, {}, {}, {})", name, a[0], a[1], a[2]);
     }
     std::string syncWarp() const override { return "__syncwarp()"; }
+    std::string vote(const std::string& kind, const std::string& pred) const override {
+        if (kind == "ballot") return fmt::format("uint64_t(__ballot_sync(0xffffffffu, {}))", pred);
+        return fmt::format("bool(__{}_sync(0xffffffffu, {}))", kind, pred);
+    }
+    std::string dp4a(DType, const std::vector<std::string>& a) const override {
+        return fmt::format("__dp4a({}, {}, {})", a[0], a[1], a[2]);
+    }
     std::string fastTanh(const std::string& x) override {
         need(runtimeFile(), "math");
         return "tl::fast_tanh(" + x + ")";

@@ -197,6 +197,14 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(0);
         return syncWarp();
     }
+    if (n == "ballot" || n == "any" || n == "all") {
+        arity(1);
+        return vote(n, args[0]);
+    }
+    if (n == "dp4a") {
+        arity(3);
+        return dp4a(c->dtype, args);
+    }
     // warp_reduce_sum/max/min(value, width): the runtime's butterfly over `width` lanes.
     if (n.rfind("warp_reduce_", 0) == 0) {
         arity(2);

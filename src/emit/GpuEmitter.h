@@ -19,6 +19,9 @@ protected:
     // spelling; sync_warp.
     virtual std::string shuffle(const std::string& kind, const std::vector<std::string>& args) const = 0;
     virtual std::string syncWarp() const = 0;
+    // ballot (a u64 mask) / any / all of a condition over the warp; dp4a of three i32 or u32.
+    virtual std::string vote(const std::string& kind, const std::string& pred) const = 0;
+    virtual std::string dp4a(DType t, const std::vector<std::string>& args) const = 0;
     virtual std::string fastTanh(const std::string& x) = 0;
     virtual bool nativeAtomicAdd(DType t) const = 0;
     virtual std::string setDynamicSharedCall(const std::string& kernel, int64_t bytes) const = 0;

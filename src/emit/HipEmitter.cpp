@@ -56,6 +56,14 @@ protected:
     // A wavefront runs in lockstep: the barrier only keeps the compiler from moving memory
     // accesses across it.
     std::string syncWarp() const override { return "__builtin_amdgcn_wave_barrier()"; }
+    std::string vote(const std::string& kind, const std::string& pred) const override {
+        if (kind == "ballot") return fmt::format("uint64_t(__ballot({}))", pred);
+        return fmt::format("bool(__{}({}))", kind, pred);
+    }
+    // v_dot4_i32_i8 / v_dot4_u32_u8 (CDNA2 and CDNA3); false: no clamping.
+    std::string dp4a(DType t, const std::vector<std::string>& a) const override {
+        return fmt::format("__builtin_amdgcn_{}dot4({}, {}, {}, false)", t == DType::U32 ? "u" : "s", a[0], a[1], a[2]);
+    }
     std::string fastTanh(const std::string& x) override { return "tanhf(" + x + ")"; }
     bool nativeAtomicAdd(DType t) const override {
         return t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::U32 || t == DType::U64;

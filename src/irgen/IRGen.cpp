@@ -349,6 +349,12 @@ private:
         // its own dtype: f16 arithmetic computes in f32 here, its result is an f16.
         case Builtin::Reinterpret:
             return call("reinterpret", c.type.dtype, {cast(c.boundArgs[1]->type.dtype, arg(1))});
+        case Builtin::Dp4a:
+            return call("dp4a", c.type.dtype, {arg(0), arg(1), arg(2)});
+        // Votes over the warp (lower-thread-level spells them for the cpu).
+        case Builtin::Ballot: return call("ballot", DType::U64, {truth(arg(0))});
+        case Builtin::Any: return call("any", DType::Bool, {truth(arg(0))});
+        case Builtin::All: return call("all", DType::Bool, {truth(arg(0))});
         case Builtin::ThreadId:
             return threadPosition(c.boundArgs[0] ? std::get<int64_t>(*c.boundArgs[0]->constant) : -1);
         // The warp's size is the target's: the lower-thread-level pass spells these.

@@ -2,6 +2,8 @@
 //
 //   lane_id(), warp_id(), warp_size()   tx % W, tx / W, W with W the target's warp
 //   a collective's width left out       min(W, threads): the warp, or the block when smaller
+//   ballot/any/all on the cpu           warp reductions of each lane's bit / 0 or 1 (GPUs have
+//                                        the votes as instructions)
 //   a collective inside an expression   a `let` of its own just before the statement using it,
 //                                        so that each collective is `let v = coll(...)` (on the
 //                                        CPU the threads' loops split there; GPU output reads
@@ -46,6 +48,8 @@ protected:
         if (c->name == "lane_id") return tx_ % warp_;
         if (c->name == "warp_id") return tx_ / warp_;
         if (c->name == "warp_size") return intImm(warp_);
+        if ((c->name == "ballot" || c->name == "any" || c->name == "all") && ctx_.target.backend == Backend::Cpu)
+            return voteByReduction(c);
         bool shuffle = isShuffle(c->name);
         if (!shuffle && !isWarpReduce(c->name)) return e;
         size_t w = shuffle ? 2 : 1;
@@ -106,6 +110,20 @@ protected:
     }
 
 private:
+
+    // A vote as a warp reduction: the lanes' bits summed (each lane's bit is its own, so the sum
+    // is the OR), or the predicate's maximum (any) or minimum (all) as 0 or 1.
+    Expr voteByReduction(const Call* c) {
+        int64_t width = std::min<int64_t>(warp_, threads_);
+        const Expr& pred = c->args.at(0);
+        if (c->name == "ballot") {
+            Expr bit = binary(BinaryOp::Shl, cast(DType::U64, intImm(1)), cast(DType::U64, tx_ % warp_));
+            return call("warp_reduce_sum", DType::U64, {select(pred, bit, cast(DType::U64, intImm(0))), intImm(width)});
+        }
+        Expr one = select(pred, intImm(1), intImm(0));
+        return binary(BinaryOp::Ne, call(c->name == "any" ? "warp_reduce_max" : "warp_reduce_min", DType::I32, {one, intImm(width)}),
+                      intImm(0));
+    }
 
     // Replaces every collective in `e` (innermost first) by a variable, remembering the lets.
     Expr lift(const Expr& e) {

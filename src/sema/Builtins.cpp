@@ -62,6 +62,8 @@ constexpr P kThreadId[] = {absent("dim", K::ConstInt)};
 constexpr P kShfl[] = {req("value", K::Scalar), req("lane", K::Int), absent("width", K::ConstInt)};
 constexpr P kWarpReduce[] = {req("value", K::Scalar), absent("width", K::ConstInt)};
 constexpr P kBlockReduce[] = {req("value", K::Scalar)};
+constexpr P kVote[] = {req("pred", K::Bool)};
+constexpr P kDp4a[] = {req("a", K::Scalar), req("b", K::Scalar), req("c", K::Scalar)};
 
 constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::AllocShared, "alloc_shared", BuiltinKind::Alloc, kAlloc},
@@ -132,6 +134,10 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::SyncThreads, "sync_threads", BuiltinKind::Sync, {}},
     {Builtin::SyncWarp, "sync_warp", BuiltinKind::Sync, {}},
     {Builtin::Vectorized, "vectorized", BuiltinKind::LoopIter, kVectorized},
+    {Builtin::Ballot, "ballot", BuiltinKind::Collective, kVote},
+    {Builtin::Any, "any", BuiltinKind::Collective, kVote},
+    {Builtin::All, "all", BuiltinKind::Collective, kVote},
+    {Builtin::Dp4a, "dp4a", BuiltinKind::Bits, kDp4a},
 };
 static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
 // builtinInfo indexes the table by id: a row out of the enum's order would answer for another

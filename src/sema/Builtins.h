@@ -37,6 +37,8 @@ enum class Builtin {
     BlockReduceSum, BlockReduceMax, BlockReduceMin,
     SyncThreads, SyncWarp,
     Vectorized,
+    Ballot, Any, All,  // warp votes
+    Dp4a,              // four byte products summed into a 32-bit integer
     Count
 };
 

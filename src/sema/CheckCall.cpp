@@ -544,6 +544,18 @@ Type KernelChecker::reinterpretResult(Call& c) {
     return Type::scalar(to);
 }
 
+// dp4a(a, b, c): the four bytes of a times those of b, summed into c; three i32 (signed bytes)
+// or three u32 (unsigned bytes), as CUDA's __dp4a.
+Type KernelChecker::dp4aResult(Call& c) {
+    DType first = c.boundArgs[0]->type.dtype;
+    for (const Expr* e : c.boundArgs)
+        if ((e->type.dtype != DType::I32 && e->type.dtype != DType::U32) || e->type.dtype != first) {
+            diags_.report(DiagId::err_dp4a_operands, e->range, describe(*e));
+            return Type::error();
+        }
+    return Type::scalar(first);
+}
+
 Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite site) {
     const auto& args = c.boundArgs;
     switch (info.kind) {
@@ -596,7 +608,7 @@ Type KernelChecker::builtinResult(Call& c, const BuiltinInfo& info, CallSite sit
         }
         return Type::scalar(result);
     }
-    case BuiltinKind::Bits: return reinterpretResult(c);
+    case BuiltinKind::Bits: return info.id == Builtin::Dp4a ? dp4aResult(c) : reinterpretResult(c);
     case BuiltinKind::ThreadPos:
     case BuiltinKind::Collective:
     case BuiltinKind::Sync: return threadBuiltinResult(c, info);

@@ -173,6 +173,7 @@ public:
     std::vector<int64_t> gridThreads_;  // the current grid's threads per dimension; empty: left out
     bool threadsMissingReported_ = false;
     Type threadBuiltinResult(ast::Call& c, const BuiltinInfo& info);
+    Type dp4aResult(ast::Call& c);
     void checkThreadsArg(ast::Call& c, ast::Expr& arg);
     void noteSyncPoint(SourceRange range, std::string what);
     // The reason one of `exprs` differs between threads ("'lane_id()'", "'x', which ..."), or "".

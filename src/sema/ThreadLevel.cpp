@@ -96,17 +96,19 @@ Type KernelChecker::threadBuiltinResult(Call& c, const BuiltinInfo& info) {
     case Builtin::SyncWarp: return Type::voidType();
     default: break;
     }
-    // Collectives: a scalar in, the same type out.
+    // Votes take a condition: the mask of the warp's lanes where it holds (lane i is bit i), or
+    // whether it holds in any / every lane. Other collectives: a scalar in, the same type out.
+    const bool vote = info.id == Builtin::Ballot || info.id == Builtin::Any || info.id == Builtin::All;
     const Expr& value = *c.boundArgs[0];
     DType t = value.type.dtype;
     bool reduction = info.id != Builtin::ShflXor && info.id != Builtin::ShflDown && info.id != Builtin::ShflUp &&
                      info.id != Builtin::ShflIdx;
-    if (dtypeBits(t) > 64 || dtypeBits(t) < 8 || (reduction && t == DType::Bool)) {
+    if (!vote && (dtypeBits(t) > 64 || dtypeBits(t) < 8 || (reduction && t == DType::Bool))) {
         diags_.report(DiagId::err_collective_value, value.range, c.callee, describe(value));
         return Type::error();
     }
     // The width a collective works over: the one given, or the warp (the block when it is
-    // smaller); block reductions work over warps of that default width too.
+    // smaller); block reductions work over warps of that default width too, votes over it.
     const int64_t warp = target ? target->threadWarpSize : 64;
     const Expr* width = boundArg(c, "width");
     std::optional<int64_t> w;
@@ -117,7 +119,8 @@ Type KernelChecker::threadBuiltinResult(Call& c, const BuiltinInfo& info) {
                       target ? target->name : std::string("(none)"), threads);
         return Type::error();
     }
-    return Type::scalar(t);
+    if (info.id == Builtin::Ballot) return Type::scalar(DType::U64);
+    return Type::scalar(vote ? DType::Bool : t);
 }
 
 void KernelChecker::noteSyncPoint(SourceRange range, std::string what) {

@@ -7,10 +7,12 @@
 #include "block_histogram.h"
 #include "gemv_fp16xint4.h"
 #include "thread_collectives.h"
+#include "thread_votes.h"
 #include "warp_softmax.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 using namespace harness;
 
@@ -124,6 +126,64 @@ void collectives(int N) {
     check("thread_id, lane_id, warp_id" + at, Ids, ids, 0, 0);
 }
 
+// dp4a's definition: the four bytes of a times those of b, summed into c.
+int64_t dot4(uint32_t a, uint32_t b, int64_t c, bool isSigned) {
+    for (int i = 0; i < 4; ++i) {
+        uint32_t x = (a >> (8 * i)) & 0xffu, y = (b >> (8 * i)) & 0xffu;
+        c += isSigned ? int64_t(int8_t(x)) * int64_t(int8_t(y)) : int64_t(x) * int64_t(y);
+    }
+    return c;
+}
+
+void votes(int N) {
+    const std::string at = " " + dims({{"N", N}});
+    const int threads = 128;
+    auto X = random<float>(N, 47, -1.0, 1.0);
+    std::vector<unsigned long long> B(N, 7);  // the launchers' u64
+    std::vector<int32_t> AnyAll(N, -7), D(N, -7), WS(1, -7);
+    std::vector<uint32_t> U(N, 7);
+    expectStatus("thread_votes status" + at,
+                 tl_kernels::thread_votes(X.data(), B.data(), AnyAll.data(), D.data(), U.data(), WS.data(), N), 0);
+    const int W = WS[0];
+    if (W != 32 && W != 64) {
+        std::printf("FAIL thread_votes: warp_size() = %d\n", W);
+        ++failures();
+        return;
+    }
+    auto x = [&](int i) { return i < N ? double(X[size_t(i)]) : 0.0; };
+    std::vector<uint64_t> b(N);
+    std::vector<double> anyAll(N), d(N), u(N);
+    for (int i = 0; i < N; ++i) {
+        int first = i - i % threads + (i % threads) / W * W;  // the warp's first thread
+        uint64_t mask = 0;
+        bool any = false, all = true;
+        for (int l = 0; l < W; ++l) {
+            mask |= x(first + l) > 0.0 ? uint64_t(1) << l : 0;
+            any = any || x(first + l) > 0.9;
+            all = all && x(first + l) > -0.9;
+        }
+        b[size_t(i)] = mask;
+        anyAll[size_t(i)] = double(any) + 2.0 * double(all);
+        int32_t a = int32_t(float(X[size_t(i)]) * 1000.0f) * 65793;
+        d[size_t(i)] = double(int32_t(dot4(uint32_t(a), 0x01ff7f80u, i, true)));
+        u[size_t(i)] = double(uint32_t(dot4(uint32_t(i) * 2654435761u, 0x80ff017fu, 7, false)));
+    }
+    // Masks compare exactly: doubles hold 53 bits, so check the low and high halves apart.
+    std::vector<uint32_t> lo(N), hi(N);
+    std::vector<double> wantLo(N), wantHi(N);
+    for (int i = 0; i < N; ++i) {
+        lo[size_t(i)] = uint32_t(B[size_t(i)]);
+        hi[size_t(i)] = uint32_t(B[size_t(i)] >> 32);
+        wantLo[size_t(i)] = double(uint32_t(b[size_t(i)]));
+        wantHi[size_t(i)] = double(uint32_t(b[size_t(i)] >> 32));
+    }
+    check("ballot (low lanes)" + at, lo, wantLo, 0, 0);
+    check("ballot (high lanes)" + at, hi, wantHi, 0, 0);
+    check("any + 2 * all" + at, AnyAll, anyAll, 0, 0);
+    check("dp4a i32" + at, D, d, 0, 0);
+    check("dp4a u32" + at, U, u, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -135,5 +195,7 @@ int main() {
     gemvInt4(3, 1001, 896);  // a partial block of outputs and a partial k-step
     collectives(512);
     collectives(300);
+    votes(512);
+    votes(300);
     return summary();
 }

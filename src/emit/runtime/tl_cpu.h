@@ -41,6 +41,22 @@ inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 } // namespace tl
 // tlc:end
 
+// tlc:section dp4a
+#include <cstdint>
+namespace tl {
+// CUDA's __dp4a: the four bytes of a times those of b (signed for int, unsigned for unsigned),
+// summed into c.
+inline int32_t dp4a(int32_t a, int32_t b, int32_t c) {
+    for (int i = 0; i < 4; ++i) c += int32_t(int8_t(a >> (8 * i))) * int32_t(int8_t(b >> (8 * i)));
+    return c;
+}
+inline uint32_t dp4a(uint32_t a, uint32_t b, uint32_t c) {
+    for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+    return c;
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section narrow_atomic_add
 #include <cstdint>
 #include <cstring>

@@ -79,6 +79,21 @@ template <typename T> T __shfl_sync(unsigned, T value, int srcLane, int width = 
     return ::simt::shuffle(::simt::ShuffleKind::Idx, value, srcLane, width);
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { ::simt::syncWarp(); }
+inline unsigned __ballot_sync(unsigned, int pred) { return unsigned(::simt::ballot(pred != 0)); }
+inline int __any_sync(unsigned, int pred) { return ::simt::ballot(pred != 0) != 0; }
+inline int __all_sync(unsigned, int pred) {
+    unsigned long long yes = ::simt::ballot(pred != 0);
+    return yes == ::simt::liveLanes();
+}
+// __dp4a: the four signed (or unsigned) byte products of a and b, summed into c.
+inline int __dp4a(int a, int b, int c) {
+    for (int i = 0; i < 4; ++i) c += int(int8_t(a >> (8 * i))) * int(int8_t(b >> (8 * i)));
+    return c;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+    for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+    return c;
+}
 
 // One OS thread runs every fiber: adds are atomic as they stand.
 template <typename T, typename V> T atomicAdd(T* address, V value) {

@@ -172,6 +172,32 @@ template <typename T> T shuffle(ShuffleKind kind, T value, int arg, int width) {
 }
 template <typename T> T shuffleXor(T value, int laneMask, int width) { return shuffle(ShuffleKind::Xor, value, laneMask, width); }
 
+// Warp votes (__ballot_sync, __any_sync, __all_sync and HIP's): every lane gets the mask of
+// the warp's lanes whose predicate holds (lane i is bit i; lanes that exited count as false).
+struct VoteLane {
+    bool pred = false;
+    int lane = 0;
+    unsigned long long mask = 0;
+};
+
+inline unsigned long long ballot(bool pred) {
+    VoteLane l;
+    l.pred = pred;
+    l.lane = int((state().current - state().fibers.data()) % warpSize());
+    warpCollective(&l, [](void** lanes, int count) {
+        unsigned long long mask = 0;
+        for (int i = 0; i < count; ++i) {
+            auto* v = static_cast<VoteLane*>(lanes[i]);
+            if (v->pred) mask |= 1ull << v->lane;
+        }
+        for (int i = 0; i < count; ++i) static_cast<VoteLane*>(lanes[i])->mask = mask;
+    });
+    return l.mask;
+}
+
+// The lanes of the caller's warp that are still running, as a mask (for __all_sync).
+inline unsigned long long liveLanes() { return ballot(true); }
+
 // __syncwarp: every live lane of the warp must reach it.
 inline void syncWarp() {
     static auto nothing = [](void**, int) {};

@@ -25,3 +25,18 @@ template <typename T> T __shfl(T value, int srcLane, int width = 64) {
     return ::simt::shuffle(::simt::ShuffleKind::Idx, value, srcLane, width);
 }
 inline void __builtin_amdgcn_wave_barrier() { ::simt::syncWarp(); }
+inline unsigned long long __ballot(int pred) { return ::simt::ballot(pred != 0); }
+inline int __any(int pred) { return ::simt::ballot(pred != 0) != 0; }
+inline int __all(int pred) {
+    unsigned long long yes = ::simt::ballot(pred != 0);
+    return yes == ::simt::liveLanes();
+}
+// v_dot4_i32_i8 / v_dot4_u32_u8: the four byte products of a and b, summed into c.
+inline int __builtin_amdgcn_sdot4(int a, int b, int c, bool) {
+    for (int i = 0; i < 4; ++i) c += int(int8_t(a >> (8 * i))) * int(int8_t(b >> (8 * i)));
+    return c;
+}
+inline unsigned __builtin_amdgcn_udot4(unsigned a, unsigned b, unsigned c, bool) {
+    for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+    return c;
+}
