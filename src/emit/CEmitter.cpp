@@ -713,6 +713,7 @@ void CEmitter::emitStore(const Store* s) {
     }
     std::string value = castText(b->dtype, s->value.dtype(), expr(s->value));
     if (s->storeKind == StoreKind::AtomicAdd) emitAtomicAdd(s, target, value);
+    else if (s->storeKind != StoreKind::Plain) emitAtomicMinMax(s, target, value, s->storeKind == StoreKind::AtomicMax);
     else line(target + " = " + value + ";");
 }
 

@@ -94,6 +94,8 @@ protected:
     virtual void emitSharedOrLocal(const ir::Allocate* a) = 0;  // declares the buffer
     virtual void emitBarrier() = 0;
     virtual void emitAtomicAdd(const ir::Store* s, const std::string& target, const std::string& value) = 0;
+    virtual void emitAtomicMinMax(const ir::Store* s, const std::string& target, const std::string& value,
+                                  bool max) = 0;
     virtual std::string loopPragma(const ir::For* f) const = 0;  // "" for none
     virtual std::string printfName() const = 0;
     virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h

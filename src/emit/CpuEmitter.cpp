@@ -157,6 +157,11 @@ protected:
                 throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
         };
         if (n == "shfl_xor") throw EmitError("emit: shfl_xor on the cpu target (one thread per block)");
+        if (n == "memory_fence") {
+            arity(0);
+            include("<atomic>");
+            return "std::atomic_thread_fence(std::memory_order_seq_cst)";
+        }
         if (n == "dp4a") {
             arity(3);
             need("tl_cpu.h", "dp4a");
@@ -231,6 +236,11 @@ protected:
         }
         line("#pragma omp atomic");
         line(fmt::format("{} += {};", target, value));
+    }
+
+    void emitAtomicMinMax(const Store*, const std::string& target, const std::string& value, bool max) override {
+        need("tl_cpu.h", "atomic_minmax");
+        line(fmt::format("tl::atomic_{}(&{}, {});", max ? "max" : "min", target, value));
     }
 
     std::string loopPragma(const For* f) const override {

@@ -197,6 +197,10 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(0);
         return syncWarp();
     }
+    if (n == "memory_fence") {
+        arity(0);
+        return "__threadfence()";
+    }
     if (n == "ballot" || n == "any" || n == "all") {
         arity(1);
         return vote(n, args[0]);
@@ -309,6 +313,24 @@ void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const 
         line(fmt::format("tl::atomic_add_narrow(&{}, {});", target, value));
     } else {
         throw EmitError(fmt::format("emit: atomic add on {}", dtypeName(t)));
+    }
+}
+
+// atomicMax/atomicMin for i32, u32 and u64; i64 and floats through the runtime's
+// compare-and-swap loop (CUDA has no float forms, HIP no signed 64-bit one).
+void GpuEmitter::emitAtomicMinMax(const Store* s, const std::string& target, const std::string& value, bool max) {
+    DType t = s->buffer->dtype;
+    const char* op = max ? "Max" : "Min";
+    if (t == DType::I32 || t == DType::U32) {
+        line(fmt::format("atomic{}(&{}, {});", op, target, value));
+    } else if (t == DType::U64) {
+        line(fmt::format("atomic{}(reinterpret_cast<unsigned long long*>(&{}), static_cast<unsigned long long>({}));", op,
+                         target, value));
+    } else if (t == DType::I64 || t == DType::F32 || t == DType::F64) {
+        need(runtimeFile(), "atomic_minmax");
+        line(fmt::format("tl::atomic_{}(&{}, {});", max ? "max" : "min", target, value));
+    } else {
+        throw EmitError(fmt::format("emit: atomic {} on {}", max ? "max" : "min", dtypeName(t)));
     }
 }
 

@@ -40,6 +40,7 @@ protected:
     void emitSharedOrLocal(const ir::Allocate* a) override;
     void emitBarrier() override { line("__syncthreads();"); }
     void emitAtomicAdd(const ir::Store* s, const std::string& target, const std::string& value) override;
+    void emitAtomicMinMax(const ir::Store* s, const std::string& target, const std::string& value, bool max) override;
     std::string loopPragma(const ir::For* f) const override;
     std::string printfName() const override { return "printf"; }
 

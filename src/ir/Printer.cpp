@@ -145,7 +145,10 @@ void printInto(std::string& out, const Stmt& s, int indent) {
         for (size_t i = 0; i < st->indices.size(); ++i) idx += (i ? ", " : "") + printExpr(st->indices[i]);
         std::string lanes = st->value->lanes > 1 ? fmt::format("<x{}>", st->value->lanes) : "";
         line(fmt::format("{}[{}]{} {} {}", st->buffer->name, idx, lanes,
-                         st->storeKind == StoreKind::AtomicAdd ? "atomic+=" : "=", printExpr(st->value)));
+                         st->storeKind == StoreKind::AtomicAdd   ? "atomic+="
+                         : st->storeKind == StoreKind::AtomicMax ? "atomic max="
+                         : st->storeKind == StoreKind::AtomicMin ? "atomic min="
+                                                                 : "=", printExpr(st->value)));
         break;
     }
     case NodeKind::For: {

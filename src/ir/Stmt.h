@@ -60,7 +60,8 @@ struct Evaluate : StmtNode {
     Evaluate(SourceLoc l, Expr e) : StmtNode(Kind, l), value(std::move(e)) {}
 };
 
-enum class StoreKind { Plain, AtomicAdd };
+// Atomic read-modify-writes of one element (relaxed: memory orders are fences around them).
+enum class StoreKind { Plain, AtomicAdd, AtomicMax, AtomicMin };
 
 // buffer[indices] = value (lanes of value consecutive elements), or an atomic add.
 struct Store : StmtNode {

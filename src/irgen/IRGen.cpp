@@ -679,6 +679,18 @@ private:
         return fallback;
     }
 
+    // An element atomic with its memory order: relaxed as it stands; the others as fences
+    // (memory_fence) after it (acquire), before it (release) or on both sides.
+    Stmt ordered(Stmt atomic, const A::Expr* order, SourceLoc loc) {
+        const auto* name = order ? order->as<A::Name>() : nullptr;
+        std::string o = name ? name->name : "relaxed";
+        if (o == "relaxed") return atomic;
+        Stmt fence = evaluate(call("memory_fence", DType::I32, {}), loc);
+        if (o == "acquire") return seq({atomic, fence}, loc);
+        if (o == "release") return seq({fence, atomic}, loc);
+        return seq({fence, atomic, fence}, loc);
+    }
+
     Stmt exprStmt(const A::Expr& e, SourceLoc loc) {
         const auto* c = e.as<A::Call>();
         if (!c || c->builtin < 0) return evaluate(value(e), loc);
@@ -756,14 +768,23 @@ private:
         case Builtin::AtomicAdd: {
             Region dst = region(*arg(0));
             const A::Expr& src = *arg(1);
-            if (src.type.isTile()) return tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc);
+            if (src.type.isTile())
+                return ordered(tileOp(std::make_shared<ops::AtomicAddOp>(dst, region(src), Expr()), loc), arg(2), loc);
             // Inside a parallel loop the scalar form adds into one element, in the iteration
             // that names it: an atomic store, which the loop's lowering places like any store
             // (one replica of its domain writes; global indices are bounds-checked).
             // So does a thread-level one (each thread adds its own value: sema's perThread).
             if (parallelDepth_ > 0 || c->perThread)
-                return store(dst.buffer, dst.starts, cast(dst.buffer->dtype, value(src)), loc, StoreKind::AtomicAdd);
-            return tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc);
+                return ordered(store(dst.buffer, dst.starts, cast(dst.buffer->dtype, value(src)), loc, StoreKind::AtomicAdd),
+                               arg(2), loc);
+            return ordered(tileOp(std::make_shared<ops::AtomicAddOp>(dst, std::nullopt, value(src)), loc), arg(2), loc);
+        }
+        // Every thread that reaches it updates the element: the same as once, for a min or max.
+        case Builtin::AtomicMax:
+        case Builtin::AtomicMin: {
+            Region dst = region(*arg(0));
+            StoreKind kind = id == Builtin::AtomicMax ? StoreKind::AtomicMax : StoreKind::AtomicMin;
+            return ordered(store(dst.buffer, dst.starts, cast(dst.buffer->dtype, value(*arg(1))), loc, kind), arg(2), loc);
         }
         case Builtin::Im2col: {
             ops::Im2ColParams p{intArg(arg(4), 1), intArg(arg(5), 1), intArg(arg(6), 1), intArg(arg(7), 0)};

@@ -32,7 +32,8 @@ constexpr P kReduce[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K:
                          opt("clear", K::ConstBool, true)};
 constexpr P kCumsum[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(0)),
                          opt("reverse", K::ConstBool, false)};
-constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::TileOrScalar)};
+constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::TileOrScalar), absent("order", K::Name)};
+constexpr P kAtomicMinMax[] = {req("dst", K::Tile), req("value", K::Scalar), absent("order", K::Name)};
 constexpr P kUseSwizzle[] = {opt("panel", K::ConstInt, int64_t(10)), opt("enable", K::ConstBool, true)};
 constexpr P kAnnotateLayout[] = {req("buffer", K::Buffer), req("layout", K::Name)};
 // range(stop) / range(start, stop[, step]): positional only.
@@ -138,6 +139,8 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Any, "any", BuiltinKind::Collective, kVote},
     {Builtin::All, "all", BuiltinKind::Collective, kVote},
     {Builtin::Dp4a, "dp4a", BuiltinKind::Bits, kDp4a},
+    {Builtin::AtomicMax, "atomic_max", BuiltinKind::TileOp, kAtomicMinMax},
+    {Builtin::AtomicMin, "atomic_min", BuiltinKind::TileOp, kAtomicMinMax},
 };
 static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
 // builtinInfo indexes the table by id: a row out of the enum's order would answer for another
@@ -165,9 +168,14 @@ const BuiltinInfo* findBuiltin(std::string_view name) {
 
 const BuiltinInfo& builtinInfo(Builtin id) { return kBuiltins[size_t(id)]; }
 
+// The memory orders of the element atomics: relaxed (the default) or fences around them.
+constexpr std::string_view kMemoryOrders[] = {"relaxed", "acquire", "release", "acq_rel", "seq_cst"};
+
 std::span<const std::string_view> allowedNames(Builtin id, std::string_view param) {
     if (id == Builtin::Gemm && param == "policy") return kPolicies;
     if (id == Builtin::AnnotateLayout && param == "layout") return kLayouts;
+    if ((id == Builtin::AtomicAdd || id == Builtin::AtomicMax || id == Builtin::AtomicMin) && param == "order")
+        return kMemoryOrders;
     return {};
 }
 

@@ -39,6 +39,7 @@ enum class Builtin {
     Vectorized,
     Ballot, Any, All,  // warp votes
     Dp4a,              // four byte products summed into a 32-bit integer
+    AtomicMax, AtomicMin,  // element atomics (atomic_add is the tile ops')
     Count
 };
 

@@ -131,15 +131,15 @@ bool KernelChecker::checkSite(Call& c, const BuiltinInfo& info, CallSite site) {
     // atomic_add of a scalar is an element operation; checkAtomicAdd rejects a tile source there.
     // The thread's position means nothing in a `parallel` loop, whose iterations the compiler
     // spreads over the threads.
-    bool forbiddenInParallel = info.kind == BuiltinKind::Alloc ||
-                               (info.kind == BuiltinKind::TileOp && info.id != Builtin::AtomicAdd) ||
+    const bool atomic = info.id == Builtin::AtomicAdd || info.id == Builtin::AtomicMax || info.id == Builtin::AtomicMin;
+    bool forbiddenInParallel = info.kind == BuiltinKind::Alloc || (info.kind == BuiltinKind::TileOp && !atomic) ||
                                info.id == Builtin::Pipelined || (threadLevel && info.id != Builtin::WarpSize);
     if (forbiddenInParallel && !parallel_.empty()) {
         diags_.report(DiagId::err_tile_op_in_parallel, c.calleeRange, quoted);
         return false;
     }
     // What every thread of the block must reach (ThreadLevel.cpp checks the conditions around it).
-    bool wholeBlock = (info.kind == BuiltinKind::TileOp && info.id != Builtin::AtomicAdd) ||
+    bool wholeBlock = (info.kind == BuiltinKind::TileOp && !atomic) ||
                       info.id == Builtin::Parallel || info.id == Builtin::Pipelined ||
                       info.kind == BuiltinKind::Collective || info.kind == BuiltinKind::Sync;
     if (wholeBlock && parallel_.empty()) noteSyncPoint(c.calleeRange, quoted);

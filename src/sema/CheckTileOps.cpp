@@ -72,6 +72,8 @@ void KernelChecker::checkTileOp(Call& c, Builtin id) {
     case Builtin::ReduceAbsMax: checkReduce(c, id); break;
     case Builtin::Cumsum: checkCumsum(c); break;
     case Builtin::AtomicAdd: checkAtomicAdd(c); break;
+    case Builtin::AtomicMax:
+    case Builtin::AtomicMin: checkAtomicMinMax(c); break;
     case Builtin::AnnotateLayout: checkAnnotateLayout(c); break;
     case Builtin::Im2col: checkIm2col(c); break;
     default: break;  // use_swizzle: its arguments say everything
@@ -315,6 +317,30 @@ void KernelChecker::checkAtomicAdd(Call& c) {
         return;
     }
     checkCopyLike(c, src, dst);
+}
+
+// atomic_max/atomic_min(T[i, j], value): one element of a global tensor or shared buffer of
+// 32- or 64-bit integers or floats. Each thread that reaches it updates the element (doing it
+// once or in every thread is the same for a maximum).
+void KernelChecker::checkAtomicMinMax(Call& c) {
+    Expr& dst = const_cast<Expr&>(*c.boundArgs[0]);
+    if (!requireScope(dst, "the destination", c.callee, {MemScope::Global, MemScope::Shared},
+                      "a global tensor or a shared buffer"))
+        return;
+    const auto* point = dst.as<Index>();
+    bool isPoint = point != nullptr;
+    for (size_t i = 0; point && i < point->subscripts.size(); ++i)
+        isPoint = isPoint && point->subscripts[i].form == Subscript::Form::Point;
+    DType t = dst.type.dtype;
+    bool wide = t == DType::I32 || t == DType::U32 || t == DType::I64 || t == DType::U64 || t == DType::F32 ||
+                t == DType::F64;
+    if (!isPoint || !wide) {
+        diags_.report(DiagId::err_atomic_minmax, dst.range, c.callee, describe(dst));
+        noteDeclared(dst);
+        return;
+    }
+    if (dst.type.kind == Type::Kind::Region && dst.type.extentsFromOtherOperand)
+        dst.type.shape.assign(point->subscripts.size(), Extent::constant(1));
 }
 
 void KernelChecker::checkFillClear(Call& c) {

@@ -6,6 +6,7 @@
 
 #include "block_histogram.h"
 #include "gemv_fp16xint4.h"
+#include "thread_atomics.h"
 #include "thread_collectives.h"
 #include "thread_votes.h"
 #include "warp_softmax.h"
@@ -184,6 +185,39 @@ void votes(int N) {
     check("dp4a u32" + at, U, u, 0, 0);
 }
 
+void atomics(int N) {
+    const std::string at = " " + dims({{"N", N}});
+    const int threads = 128, G = (N + threads - 1) / threads;
+    auto X = random<float>(N, 48, -100.0, 100.0);
+    auto I = random<int32_t>(N, 49, -1000000, 1000000);
+    std::vector<float> Mx(G, -7), Gmax(1, -1e30f), Count(1, 0.0f);
+    std::vector<int32_t> Mn(G, -7);
+    std::vector<long long> Gmin(1, (long long)(1) << 62);  // the launchers' i64
+    std::vector<uint32_t> Umax(1, 0);
+    expectStatus("thread_atomics status" + at,
+                 tl_kernels::thread_atomics(X.data(), I.data(), Mx.data(), Mn.data(), Gmax.data(), Gmin.data(),
+                                            Umax.data(), Count.data(), N, G),
+                 0);
+    std::vector<double> mx(G, -1e30), mn(G, double(1 << 30));
+    double gmax = -1e30;
+    long long gmin = (long long)(1) << 62;
+    uint32_t umax = 0;
+    for (int i = 0; i < N; ++i) {
+        mx[size_t(i / threads)] = std::max(mx[size_t(i / threads)], double(X[size_t(i)]));
+        mn[size_t(i / threads)] = std::min(mn[size_t(i / threads)], double(I[size_t(i)]));
+        gmax = std::max(gmax, double(X[size_t(i)]));
+        gmin = std::min(gmin, (long long)(I[size_t(i)]) * 1000000007LL);
+        umax = std::max(umax, uint32_t(I[size_t(i)]) * 2654435761u);
+    }
+    check("atomic_max f32 (shared)" + at, Mx, mx, 0, 0);
+    check("atomic_min i32 (shared)" + at, Mn, mn, 0, 0);
+    check("atomic_max f32 (global, release)" + at, Gmax, {gmax}, 0, 0);
+    // i64 and u32 extremes compare exactly as integers.
+    check("atomic_min i64 (global, seq_cst)" + at, std::vector<int64_t>{Gmin[0] == gmin ? 1 : 0}, {1.0}, 0, 0);
+    check("atomic_max u32 (global)" + at, Umax, {double(umax)}, 0, 0);
+    check("atomic_add f32 (global, acq_rel)" + at, Count, {double(N)}, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -197,5 +231,7 @@ int main() {
     collectives(300);
     votes(512);
     votes(300);
+    atomics(512);
+    atomics(300);
     return summary();
 }

@@ -57,6 +57,33 @@ inline uint32_t dp4a(uint32_t a, uint32_t b, uint32_t c) {
 } // namespace tl
 // tlc:end
 
+// tlc:section atomic_minmax
+#include <cstring>
+namespace tl {
+// atomic_max/atomic_min of one element: a compare-and-swap loop on the element's bits (GCC's
+// __atomic builtins; relaxed, as on the GPUs), for integers and floats alike.
+template <typename T, typename Better> inline void atomic_update(T* address, T value, Better better) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic min/max take 32- or 64-bit elements");
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    Bits* bits = reinterpret_cast<Bits*>(address);
+    Bits seen = __atomic_load_n(bits, __ATOMIC_RELAXED), wanted;
+    std::memcpy(&wanted, &value, sizeof value);
+    for (;;) {
+        T current;
+        std::memcpy(&current, &seen, sizeof current);
+        if (!better(value, current)) return;
+        if (__atomic_compare_exchange_n(bits, &seen, wanted, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    }
+}
+template <typename T, typename V> inline void atomic_max(T* address, V value) {
+    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a > b; });
+}
+template <typename T, typename V> inline void atomic_min(T* address, V value) {
+    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a < b; });
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section narrow_atomic_add
 #include <cstdint>
 #include <cstring>

@@ -76,6 +76,35 @@ __device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x
 } // namespace tl
 // tlc:end
 
+// tlc:section atomic_minmax
+namespace tl {
+// atomic_max/atomic_min of a float, double or i64: a compare-and-swap loop on its bits that
+// stops once the stored value is already at least as good.
+template <typename T, typename Better> __device__ __forceinline__ void atomic_update(T* address, T value, Better better) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic min/max take 32- or 64-bit elements");
+    using Bits = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
+    Bits* bits = reinterpret_cast<Bits*>(address);
+    Bits seen = *reinterpret_cast<volatile Bits*>(bits);
+    for (;;) {
+        T current;
+        memcpy(&current, &seen, sizeof current);
+        if (!better(value, current)) return;
+        Bits wanted;
+        memcpy(&wanted, &value, sizeof value);
+        Bits before = atomicCAS(bits, seen, wanted);
+        if (before == seen) return;
+        seen = before;
+    }
+}
+template <typename T, typename V> __device__ __forceinline__ void atomic_max(T* address, V value) {
+    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a > b; });
+}
+template <typename T, typename V> __device__ __forceinline__ void atomic_min(T* address, V value) {
+    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a < b; });
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section narrow_atomic_add
 #include <type_traits>
 namespace tl {

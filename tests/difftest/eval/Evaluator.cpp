@@ -233,6 +233,16 @@ private:
         write(b, idx, add(read(b, idx), value));
     }
 
+    void atomicMinMax(const BufferNode* b, const std::vector<int64_t>& idx, const Value& value, bool max) {
+        const Bound& bd = bind(b);
+        if (offset(bd, idx) < 0) return;
+        Value old = read(b, idx), v = convert(value, old.t);
+        bool better = isFloat(old.t) ? (max ? v.f > old.f : v.f < old.f)
+                      : isSigned(old.t) ? (max ? v.i > old.i : v.i < old.i)
+                                        : (max ? uint64_t(v.i) > uint64_t(old.i) : uint64_t(v.i) < uint64_t(old.i));
+        if (better) write(b, idx, v);
+    }
+
     // ---- expressions -----------------------------------------------------------------------
 
     static Value add(const Value& a, const Value& b) {
@@ -434,7 +444,7 @@ private:
         }
         case NodeKind::Evaluate: {
             const auto* c = s.as<Evaluate>()->value.as<Call>();
-            if (c && (c->name == "print" || c->name == "assert")) return;  // compiled out without --debug
+            if (c && (c->name == "print" || c->name == "assert" || c->name == "memory_fence")) return;  // compiled out without --debug; one thread: fences order nothing
             eval(s.as<Evaluate>()->value);
             return;
         }
@@ -444,6 +454,7 @@ private:
             Value v = eval(st->value);
             std::vector<int64_t> idx = evalInts(st->indices);
             if (st->storeKind == StoreKind::AtomicAdd) atomicAdd(st->buffer.get(), idx, v);
+            else if (st->storeKind != StoreKind::Plain) atomicMinMax(st->buffer.get(), idx, v, st->storeKind == StoreKind::AtomicMax);
             else write(st->buffer.get(), idx, v);
             return;
         }

@@ -79,6 +79,23 @@ template <typename T> T __shfl_sync(unsigned, T value, int srcLane, int width = 
     return ::simt::shuffle(::simt::ShuffleKind::Idx, value, srcLane, width);
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { ::simt::syncWarp(); }
+// One OS thread runs every fiber: memory is ordered as it stands.
+inline void __threadfence() {}
+template <typename T> T atomicMax(T* address, T value) {
+    T old = *address;
+    if (value > old) *address = value;
+    return old;
+}
+template <typename T> T atomicMin(T* address, T value) {
+    T old = *address;
+    if (value < old) *address = value;
+    return old;
+}
+inline unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value) {
+    unsigned long long old = *address;
+    if (old == compare) *address = value;
+    return old;
+}
 inline unsigned __ballot_sync(unsigned, int pred) { return unsigned(::simt::ballot(pred != 0)); }
 inline int __any_sync(unsigned, int pred) { return ::simt::ballot(pred != 0) != 0; }
 inline int __all_sync(unsigned, int pred) {
