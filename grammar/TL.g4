@@ -2,7 +2,7 @@
 // authoritative syntax. Only src/parser/ASTBuilder.cpp sees the generated parser.
 grammar TL;
 
-file : kernel* EOF ;
+file : (importDecl | kernel)* EOF ;
 
 kernel
     : KERNEL name=ID templateParams? '(' (param (',' param)* ','?)? ')' block
@@ -82,7 +82,13 @@ index
     | lo=expr? ':' hi=expr?                 # RangeSlice
     ;
 
+// `import "my_helpers.cuh";`: a header of device functions that call_extern names, included
+// by the output as written (docs/language.md, "The expert level"). Defined last so that the
+// implicit tokens keep their numbers (expected-token lists follow them).
+importDecl : IMPORT path=STRING ';' ;
+
 KERNEL  : 'kernel' ;
+IMPORT  : 'import' ;
 LET     : 'let' ;
 VAR     : 'var' ;
 FOR     : 'for' ;

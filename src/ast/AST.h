@@ -314,6 +314,7 @@ struct Param {
 struct Kernel {
     std::string name;
     SourceRange nameRange;
+    std::vector<std::string> imports;  // the file's `import` paths (set by sema)
     SourceRange range;
     std::vector<TemplateParam> templateParams;
     std::vector<Param> params;
@@ -334,7 +335,14 @@ struct Kernel {
     }
 };
 
+// `import "path";`: a header the output includes for call_extern's functions.
+struct Import {
+    std::string path;
+    SourceRange range;
+};
+
 struct File {
+    std::vector<Import> imports;
     std::vector<std::unique_ptr<Kernel>> kernels;
 };
 

@@ -475,6 +475,9 @@ std::string CEmitter::print(const Expr& e, int parentPrec) {
             if (args.size() != 2) throw EmitError("emit: " + c->name + " takes two arguments");
             need("tl_common.h", "intmath");
             text = fmt::format("tl::{}({}, {})", c->name, args[0], args[1]);
+        } else if (c->name.rfind("extern:", 0) == 0) {
+            // call_extern: the author's function, called as written (its header is included).
+            text = fmt::format("{}({})", c->name.substr(7), join(args, ", "));
         } else if (c->name == "reinterpret") {
             if (args.size() != 1) throw EmitError("emit: reinterpret takes one argument");
             need("tl_common.h", "bit_cast");

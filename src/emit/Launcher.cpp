@@ -113,6 +113,8 @@ void CEmitter::beginKernel(const Kernel& k) {
 void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
     out_ = &out;
     beginKernel(k);
+    // call_extern's functions: the author's headers, as the file imports them.
+    for (const auto& h : k.externHeaders) include("\"" + h + "\"");
     const LauncherSignature& sig = signature(k);
 
     std::string title = fmt::format("// ---- {} ({}) ", k.name, k.loc.valid() ? where(k.loc) : sourceName());

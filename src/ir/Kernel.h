@@ -67,6 +67,7 @@ struct KernelParam {
 
 struct Kernel {
     std::string name;
+    std::vector<std::string> externHeaders;  // `import`ed headers, included by the output as written
     std::string sourceName;  // the .tl file, for comments
     SourceLoc loc;
     std::vector<std::pair<std::string, std::string>> templateValues;  // name, value: for comments

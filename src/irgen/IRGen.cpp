@@ -44,6 +44,7 @@ public:
     Kernel build() {
         Kernel k;
         k.name = ast_.name;
+        k.externHeaders = ast_.imports;
         const size_t parts = std::max<size_t>(ast_.grids.size(), 1);
         k.sourceName = file_.name();
         k.loc = ast_.range.begin;
@@ -351,6 +352,11 @@ private:
             return call("reinterpret", c.type.dtype, {cast(c.boundArgs[1]->type.dtype, arg(1))});
         case Builtin::Dp4a:
             return call("dp4a", c.type.dtype, {arg(0), arg(1), arg(2)});
+        case Builtin::CallExtern: {
+            std::vector<Expr> args;
+            for (size_t i = 2; i < c.boundArgs.size(); ++i) args.push_back(arg(i));
+            return call("extern:" + c.boundArgs[1]->as<A::StringLit>()->value, c.type.dtype, args);
+        }
         // Votes over the warp (lower-thread-level spells them for the cpu).
         case Builtin::Ballot: return call("ballot", DType::U64, {truth(arg(0))});
         case Builtin::Any: return call("any", DType::Bool, {truth(arg(0))});

@@ -33,6 +33,8 @@ public:
 
     std::unique_ptr<File> file(TLParser::FileContext* ctx) {
         auto f = std::make_unique<File>();
+        for (auto* i : ctx->importDecl())
+            f->imports.push_back({unescape(i->path->getText()), rangeOf(i)});
         for (auto* k : ctx->kernel()) f->kernels.push_back(kernel(k));
         return f;
     }

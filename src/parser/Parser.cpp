@@ -399,8 +399,10 @@ std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& d
             syntaxErrors = true;
             continue;
         }
-        if (!syntaxErrors)
+        if (!syntaxErrors) {
+            for (auto& i : group->imports) result->imports.push_back(std::move(i));
             for (auto& k : group->kernels) result->kernels.push_back(std::move(k));
+        }
     }
     if (syntaxErrors) return nullptr;
     if (result->kernels.empty()) {

@@ -141,6 +141,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Dp4a, "dp4a", BuiltinKind::Bits, kDp4a},
     {Builtin::AtomicMax, "atomic_max", BuiltinKind::TileOp, kAtomicMinMax},
     {Builtin::AtomicMin, "atomic_min", BuiltinKind::TileOp, kAtomicMinMax},
+    {Builtin::CallExtern, "call_extern", BuiltinKind::Math, {}},
 };
 static_assert(std::size(kBuiltins) == size_t(Builtin::Count));
 // builtinInfo indexes the table by id: a row out of the enum's order would answer for another

@@ -40,6 +40,7 @@ enum class Builtin {
     Ballot, Any, All,  // warp votes
     Dp4a,              // four byte products summed into a 32-bit integer
     AtomicMax, AtomicMin,  // element atomics (atomic_add is the tile ops')
+    CallExtern,            // call_extern(dtype, "name", args...): checked by checkCallExtern
     Count
 };
 

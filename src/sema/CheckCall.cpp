@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace tlc::sema {
 
 using namespace ast;
@@ -56,6 +58,7 @@ Type KernelChecker::checkCall(Call& c, CallSite site) {
         return c.type = Type::error();
     }
     c.builtin = int(info->id);
+    if (info->id == Builtin::CallExtern) return c.type = checkCallExtern(c);
     bool placed = checkSite(c, *info, site);
     bool bound = bindArgs(c, *info);
     bool argsOk = true;
@@ -542,6 +545,53 @@ Type KernelChecker::reinterpretResult(Call& c) {
         return Type::error();
     }
     return Type::scalar(to);
+}
+
+// call_extern(dtype, "name", args...): a device function of an imported header (the author's
+// responsibility), taking scalars and returning a `dtype`. Variadic, so bound here.
+Type KernelChecker::checkCallExtern(Call& c) {
+    bool ok = true;
+    auto fail = [&](SourceRange where, std::string why) {
+        diags_.report(DiagId::err_call_extern_form, where, std::move(why));
+        ok = false;
+    };
+    if (!inGrid_) {
+        diags_.report(DiagId::err_outside_grid, c.calleeRange, "'call_extern'");
+        ok = false;
+    }
+    c.boundArgs.clear();
+    for (auto& a : c.args) {
+        if (!a.keyword.empty()) fail(a.keywordRange, "it takes no keyword arguments");
+        c.boundArgs.push_back(a.value.get());
+    }
+    std::optional<DType> result;
+    if (c.args.size() < 2) {
+        fail(c.range, "found " + std::to_string(c.args.size()) + " argument" + (c.args.size() == 1 ? "" : "s"));
+    } else {
+        Expr& dt = *c.args[0].value;
+        if (const auto* n = dt.as<Name>()) {
+            result = parseDType(n->name);
+            if (Decl* d = scope_.lookup(n->name); !result && d && d->type.kind == Type::Kind::DTypeValue && d->constant) {
+                d->used = true;
+                result = std::get<DType>(*d->constant);
+            }
+        }
+        if (result) dt.type = Type::string();  // a word, not a value
+        else fail(dt.range, "the first argument is not a dtype");
+        const auto* name = c.args[1].value->as<StringLit>();
+        bool identifier = name && !name->value.empty() && !std::isdigit(static_cast<unsigned char>(name->value[0]));
+        for (char ch : name ? name->value : std::string())
+            identifier = identifier && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == ':');
+        if (!identifier) fail(c.args[1].value->range, "the second argument is not a function name");
+        else c.args[1].value->type = Type::string();
+    }
+    for (size_t i = 2; i < c.args.size(); ++i) {
+        Type t = checkValue(*c.args[i].value);
+        if (t.isError()) ok = false;
+        else if (!t.isScalar()) fail(c.args[i].value->range, fmt::format("argument {} is {}", i + 1, describe(*c.args[i].value)));
+    }
+    if (!ok || !result) return Type::error();
+    return Type::scalar(*result);
 }
 
 // dp4a(a, b, c): the four bytes of a times those of b, summed into c; three i32 (signed bytes)

@@ -199,7 +199,7 @@ void KernelChecker::checkExprStmt(ExprStmt& s) {
         Type t = checkCall(*call, CallSite::Statement);
         const BuiltinInfo* info = call->builtin >= 0 ? &builtinInfo(Builtin(call->builtin)) : nullptr;
         bool hasEffect = info && (info->kind == BuiltinKind::TileOp || info->kind == BuiltinKind::Debug ||
-                                  info->kind == BuiltinKind::Sync ||
+                                  info->kind == BuiltinKind::Sync || info->id == Builtin::CallExtern ||
                                   info->kind == BuiltinKind::Alloc);
         if (!hasEffect && !t.isError()) diags_.report(DiagId::warn_unused_result, s.expr->range);
         return;

@@ -174,6 +174,7 @@ public:
     bool threadsMissingReported_ = false;
     Type threadBuiltinResult(ast::Call& c, const BuiltinInfo& info);
     Type dp4aResult(ast::Call& c);
+    Type checkCallExtern(ast::Call& c);
     void checkAtomicMinMax(ast::Call& c);
     void checkThreadsArg(ast::Call& c, ast::Expr& arg);
     void noteSyncPoint(SourceRange range, std::string what);

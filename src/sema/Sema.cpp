@@ -41,7 +41,15 @@ bool checkFile(ast::File& file, DiagnosticEngine& diags, const SemaOptions& opti
         // An unparsable value is reported once, not again as naming nothing.
         defines.entries[name] = {text, value, !value.has_value()};
     }
-    for (auto& kernel : file.kernels) sema::KernelChecker(*kernel, diags, options, defines).run();
+    // An import's path goes into the output's #include as written.
+    for (const auto& i : file.imports) {
+        bool ok = !i.path.empty() && i.path.find_first_of("\"<>\n\\") == std::string::npos;
+        if (!ok) diags.report(DiagId::err_import_path, i.range, i.path);
+    }
+    for (auto& kernel : file.kernels) {
+        for (const auto& i : file.imports) kernel->imports.push_back(i.path);
+        sema::KernelChecker(*kernel, diags, options, defines).run();
+    }
     for (const auto& [name, entry] : defines.entries) {
         if (entry.used) continue;
         std::vector<std::string> known;

@@ -87,6 +87,7 @@ class Checker:
         self.failures = []
         self.skipped = set()
         self.passed = 0
+        self.includes = [flag for d in getattr(args, "include_dir", []) for flag in ("-I", str(d.resolve()))]
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
 
     def run(self, name, cmd, cwd=None, env=None):
@@ -201,19 +202,19 @@ def check_directory(ck: Checker, directory: Path, work: Path):
         if not have(NVCC):
             return ck.skip(f"CUDA checks ({NVCC} not found)")
         compile_src = lambda src, obj: [NVCC, "-std=c++17", f"-arch={CUDA_ARCH[target]}", "-Xcompiler", "-Wall,-Werror",
-                                        "-Werror", "all-warnings", "-I", str(directory), "-c", str(src), "-o", str(obj)]
+                                        "-Werror", "all-warnings", "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = ["-I", str(CUDA_HOME / "include")]
         link = lambda objs, exe: [CXX, *map(str, objs), "-L", str(CUDA_HOME / "lib64"), "-lcudart", "-o", str(exe)]
     elif target in HIP_ARCH:
         if not have(HIPCC):
             return ck.skip("HIP checks (hipcc not found)")
         compile_src = lambda src, obj: [HIPCC, "-std=c++17", f"--offload-arch={HIP_ARCH[target]}", "-Wall", "-Werror",
-                                        "-I", str(directory), "-c", str(src), "-o", str(obj)]
+                                        "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = []
         link = lambda objs, exe: [HIPCC, f"--offload-arch={HIP_ARCH[target]}", *map(str, objs), "-o", str(exe)]
     elif target == "cpu":
         compile_src = lambda src, obj: [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-O2",
-                                        "-I", str(directory), "-c", str(src), "-o", str(obj)]
+                                        "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = []
         link = lambda objs, exe: [CXX, "-fopenmp", *map(str, objs), "-o", str(exe)]
     else:
@@ -299,6 +300,8 @@ def main():
     parser.add_argument("--unit-tests", type=Path, help="tlc_unit_tests binary: write and check the emitter's samples")
     parser.add_argument("--tlc", type=Path, help="the tlc binary, to compile the --tl files for every target")
     parser.add_argument("--tl", type=Path, action="append", default=[], help=".tl file or directory of them")
+    parser.add_argument("--include-dir", type=Path, action="append", default=[],
+                        help="where the headers that kernels `import` are (an -I for every kernel source)")
     parser.add_argument("--work", type=Path, help="where to put samples and objects (default: a temporary directory)")
     parser.add_argument("--targets", help="comma-separated subset of targets to check (default: all found)")
     parser.add_argument("--tlc-flag", action="append", default=[],

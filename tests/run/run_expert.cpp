@@ -8,6 +8,7 @@
 #include "gemv_fp16xint4.h"
 #include "thread_atomics.h"
 #include "thread_collectives.h"
+#include "thread_extern.h"
 #include "thread_votes.h"
 #include "warp_softmax.h"
 
@@ -218,6 +219,23 @@ void atomics(int N) {
     check("atomic_add f32 (global, acq_rel)" + at, Count, {double(N)}, 0, 0);
 }
 
+// call_extern through tests/run/thread_helpers.h, the functions' definitions written out again.
+void externCalls(int N) {
+    const std::string at = " " + dims({{"N", N}});
+    auto B = random<uint8_t>(N, 50, 0, 255);
+    auto S = random<float>(N, 51, 0.5, 2.0);
+    std::vector<float> Y(N, -7);
+    std::vector<int32_t> Z(N, -7);
+    expectStatus("thread_extern status" + at, tl_kernels::thread_extern(B.data(), S.data(), Y.data(), Z.data(), N), 0);
+    std::vector<double> y(N), z(N);
+    for (int i = 0; i < N; ++i) {
+        y[size_t(i)] = double(float((B[size_t(i)] >> (4 * (i % 2))) & 15) * S[size_t(i)]);
+        z[size_t(i)] = double((i * 31) ^ (i % 128));
+    }
+    check("call_extern decode_nibble (parallel loop)" + at, Y, y, 0, 0);
+    check("call_extern mix_bits (thread level)" + at, Z, z, 0, 0);
+}
+
 } // namespace
 
 int main() {
@@ -233,5 +251,7 @@ int main() {
     votes(300);
     atomics(512);
     atomics(300);
+    externCalls(512);
+    externCalls(300);
     return summary();
 }
