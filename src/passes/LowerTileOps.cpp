@@ -42,6 +42,8 @@ protected:
             }
             return ops::lowerParallel(ctx_, *nest);
         }
+        if (n->forKind == ForKind::Vectorized)
+            if (Stmt moved = vectorMove(n); moved) return moved;
         size_t mark = reads_.size();
         Expr min = mutate(n->min), extent = mutate(n->extent);
         Stmt body = mutate(n->body);
@@ -106,7 +108,9 @@ protected:
     Stmt mutateLetStmt(const LetStmt* n, const Stmt& self) override {
         size_t mark = reads_.size();
         Expr value = mutate(n->value);
+        lets_.emplace_back(n->var, n->value);
         Stmt body = mutate(n->body);
+        lets_.pop_back();
         Stmt st = value.same(n->value) && body.same(n->body) ? self : letStmt(n->var, value, body, n->loc);
         return broadcastReads(st, mark, n->loc);
     }
@@ -116,8 +120,84 @@ protected:
     }
 
 private:
+    // `for v in vectorized(n) { L[c + v] = G[..., b + v]; }` (or the other way round) between a
+    // per-thread array and a global tensor, as one vector move of n elements when the target
+    // vectorises global accesses and the move is 4, 8 or 16 bytes: the tensor's rows are checked
+    // at launch to start on vector boundaries (vectorWidthFor), b and c must be known multiples
+    // of n, and past the tensor's end the whole vector reads as zero or is not written (the
+    // launch check makes vectors end where rows do). Null: the loop stays element by element.
+    Stmt vectorMove(const For* n) {
+        const int64_t* lanes = asConstInt(n->extent);
+        Stmt only = n->body;
+        while (const auto* q = only.as<Seq>()) {
+            if (q->stmts.size() != 1) return {};
+            only = q->stmts[0];
+        }
+        const auto* st = only.as<Store>();
+        const auto* ld = st ? st->value.as<Load>() : nullptr;
+        const int64_t* from = asConstInt(n->min);
+        if (!lanes || !from || *from != 0 || !st || !ld || st->storeKind != StoreKind::Plain || ld->lanes != 1 ||
+            ld->dtype != st->buffer->dtype || ld->buffer->dtype != st->buffer->dtype)
+            return {};
+        const bool loading = ld->buffer->scope == MemScope::Global && st->buffer->scope == MemScope::Local;
+        const bool storing = st->buffer->scope == MemScope::Global && ld->buffer->scope == MemScope::Local;
+        if (!loading && !storing) return {};
+        const Buffer& global = loading ? ld->buffer : st->buffer;
+        const Buffer& local = loading ? st->buffer : ld->buffer;
+        const std::vector<Expr>& globalIdx = loading ? ld->indices : st->indices;
+        const std::vector<Expr>& localIdx = loading ? st->indices : ld->indices;
+        int64_t bytes = *lanes * dtypeBits(global->dtype) / 8;
+        if (dtypeBits(global->dtype) < 8 || (bytes != 4 && bytes != 8 && bytes != 16) || globalIdx.empty() ||
+            localIdx.empty())
+            return {};
+        // Every index but the last free of v; the last ones v plus a start (a multiple of n).
+        const Var* v = n->var.get();
+        auto startOf = [&](const std::vector<Expr>& idx) -> Expr {
+            for (size_t d = 0; d + 1 < idx.size(); ++d)
+                if (uses(idx[d], v)) return {};
+            // `v`, `start + v` or `v + start`.
+            Expr start;
+            if (const auto* var = idx.back().as<Var>(); var == v) start = intImm(0);
+            if (const auto* add = idx.back().as<Binary>(); add && add->op == BinaryOp::Add) {
+                if (add->b.as<Var>() == v && !uses(add->a, v)) start = add->a;
+                if (add->a.as<Var>() == v && !uses(add->b, v)) start = add->b;
+            }
+            if (!start || knownMultiple(withLets(start)) % *lanes != 0) return {};
+            return start;
+        };
+        Expr globalStart = startOf(globalIdx), localStart = startOf(localIdx);
+        if (!globalStart || !localStart) return {};
+        // vectorWidthFor sees the start through the lets (k0 = ko * 256 + kr * 8 is a multiple of 8).
+        Region r{global, globalIdx, std::vector<int64_t>(globalIdx.size(), 1)};
+        r.starts.back() = withLets(globalStart);
+        r.extents.back() = *lanes;
+        if (ops::vectorWidthFor(ctx_, r, *lanes, global->dtype) != *lanes) return {};
+        std::vector<Expr> g = globalIdx, l = localIdx;
+        g.back() = globalStart;
+        l.back() = localStart;
+        Expr valid = simplify(ops::inBounds(global, g, *lanes), ctx_.bounds());
+        ctx_.decide(fmt::format("vectorized loop over '{}'", n->var->name),
+                    fmt::format("{}-byte vector {}s of {}", bytes, loading ? "load" : "store", global->name), "lowering",
+                    fmt::format("{} consecutive elements between {} and per-thread {}, starting on a multiple of {}", *lanes,
+                                global->name, local->name, *lanes),
+                    n->loc);
+        Stmt move = loading ? store(local, l, load(global, g, int(*lanes)), st->loc)
+                            : store(global, g, load(local, l, int(*lanes)), st->loc);
+        if (asConstInt(valid) && *asConstInt(valid)) return move;
+        Stmt zero = loading ? store(local, l, ir::zero(local->dtype, int(*lanes)), st->loc) : Stmt();
+        return ifThenElse(valid, move, zero, n->loc);
+    }
+
+    // `e` with the enclosing lets' values in place of their variables (innermost first), for
+    // what the simplifier can tell of it (knownMultiple).
+    Expr withLets(Expr e) const {
+        for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) e = substitute(e, {*it});
+        return simplify(e);
+    }
+
     LowerContext& ctx_;
     std::map<const StmtNode*, int64_t> headroom_;
+    std::vector<std::pair<VarPtr, Expr>> lets_;  // the lets around the statement being lowered
     // Elements of fragments spread over threads read outside parallel loops, by the statement
     // being rewritten (nested statements take theirs first): each becomes a variable.
     struct Read {

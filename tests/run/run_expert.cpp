@@ -9,6 +9,7 @@
 #include "thread_atomics.h"
 #include "thread_collectives.h"
 #include "thread_extern.h"
+#include "thread_vector.h"
 #include "thread_votes.h"
 #include "warp_softmax.h"
 
@@ -236,6 +237,19 @@ void externCalls(int N) {
     check("call_extern mix_bits (thread level)" + at, Z, z, 0, 0);
 }
 
+// vectorized loops: vector moves on GPUs, whose launchers refuse rows that are not a whole
+// number of vectors (N % 4); the cpu takes every size.
+void vectorLoops(int M, int N) {
+    const std::string at = " " + dims({{"M", M}, {"N", N}});
+    auto X = random<float>(size_t(M) * N, 52);
+    std::vector<float> Y(size_t(M) * N, -7);
+    int status = tl_kernels::thread_vector(X.data(), Y.data(), M, N);
+    if (!launched("thread_vector" + at, status, !kGpu || N % 4 == 0, Y, -7)) return;
+    std::vector<double> want(Y.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = double(X[i]) * 2.0 + 1.0;
+    check("thread_vector" + at, Y, want, 1e-6, 1e-6);
+}
+
 } // namespace
 
 int main() {
@@ -253,5 +267,7 @@ int main() {
     atomics(300);
     externCalls(512);
     externCalls(300);
+    vectorLoops(3, 1000);
+    vectorLoops(2, 1002);
     return summary();
 }
