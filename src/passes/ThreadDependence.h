@@ -27,7 +27,6 @@ public:
     bool varies(const ir::Expr& e) const;
     // Local buffers thread-dependent code writes: one copy per thread.
     const std::set<const ir::BufferNode*>& perThreadBuffers() const { return buffers_; }
-    std::set<const ir::BufferNode*>& perThreadBuffers() { return buffers_; }
 
 private:
     friend class ThreadDependenceFinder;

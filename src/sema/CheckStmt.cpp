@@ -284,7 +284,7 @@ void KernelChecker::checkWhile(WhileStmt& s) {
     else if (!parallel_.empty()) diags_.report(DiagId::err_tile_op_in_parallel, keyword, "'while'");
     else if (!s.cond->type.isError()) whiles_.push_back(&s);
     nesting_.push_back("a 'while' loop");
-    controls_.push_back({{s.cond.get()}, s.cond->range, "a 'while' loop"});
+    controls_.push_back({{s.cond.get()}, s.cond->range, "a 'while' loop", true});
     checkBlock(*s.body);
     controls_.pop_back();
     nesting_.pop_back();

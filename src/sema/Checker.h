@@ -146,6 +146,7 @@ public:
         std::vector<const ast::Expr*> exprs;
         SourceRange range;
         std::string what;  // "an 'if'", "a 'for' loop", "a 'while' loop"
+        bool whileLoop = false;  // checkWhileConditions holds every while's condition to the rule
     };
     std::vector<Control> controls_;
     // Statements every thread of the block must reach (tile ops, allocations, collectives,

@@ -151,7 +151,7 @@ void KernelChecker::checkThreadLevel() {
     }
     for (const SyncPoint& p : syncPoints_)
         for (const Control& c : p.controls) {
-            if (c.what == "a 'while' loop") continue;  // every while's condition is checked (checkWhileConditions)
+            if (c.whileLoop) continue;  // every while's condition is checked (checkWhileConditions)
             std::string why = varyingReason(c.exprs, varying);
             if (why.empty()) continue;
             diags_.report(DiagId::err_divergent_sync, p.range, p.what, c.what, why);
