@@ -12,6 +12,7 @@
 //                                        a barrier, every thread combining the partials, a
 //                                        barrier (the buffer may be written again next iteration)
 #include "passes/Passes.h"
+#include "passes/ThreadDependence.h"
 
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
@@ -23,17 +24,6 @@ namespace tlc {
 using namespace ir;
 
 namespace {
-
-bool isShuffle(const std::string& n) { return n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx"; }
-bool isWarpReduce(const std::string& n) { return n.rfind("warp_reduce_", 0) == 0; }
-bool isBlockReduce(const std::string& n) { return n.rfind("block_reduce_", 0) == 0; }
-
-// The combining operator of a reduction named `*_sum`, `*_max` or `*_min`.
-Expr combine(const std::string& reduction, Expr a, Expr b) {
-    if (reduction.ends_with("_sum")) return a + b;
-    if (reduction.ends_with("_max")) return maxExpr(std::move(a), std::move(b));
-    return minExpr(std::move(a), std::move(b));
-}
 
 class ThreadLevel : public IRMutator {
 public:
@@ -50,15 +40,14 @@ protected:
         if (c->name == "warp_size") return intImm(warp_);
         if ((c->name == "ballot" || c->name == "any" || c->name == "all") && ctx_.target.backend == Backend::Cpu)
             return voteByReduction(c);
-        bool shuffle = isShuffle(c->name);
-        if (!shuffle && !isWarpReduce(c->name)) return e;
-        size_t w = shuffle ? 2 : 1;
+        if (!isCollective(c->name)) return e;
+        size_t w = c->name.rfind("shfl_", 0) == 0 ? 2 : 1;  // shuffles: (value, lane, width)
         const int64_t* width = asConstInt(c->args.at(w));
         if (!width || *width != 0) return e;
         int64_t chosen = std::min<int64_t>(warp_, threads_);
         // A block smaller than a warp that is not a power of two, or a last warp left partial:
         // lanes the collective would read do not exist.
-        if ((chosen & (chosen - 1)) != 0 || threads_ % chosen != 0) {
+        if (!widthFits(chosen)) {
             ctx_.diags.report(DiagId::err_collective_width, SourceRange(loc_), chosen, c->name, warp_,
                               ctx_.target.name, threads_);
             return e;
@@ -94,7 +83,7 @@ protected:
         // `let v = collective(...)` is already in its final form; anything inside its arguments
         // and any collective deeper in the value is lifted.
         const Call* c = value.as<Call>();
-        bool whole = c && (isShuffle(c->name) || isWarpReduce(c->name) || isBlockReduce(c->name));
+        bool whole = c && (isCollective(c->name) || isBlockReduce(c->name));
         if (whole) {
             std::vector<Expr> args;
             for (const auto& a : c->args) args.push_back(lift(a));
@@ -110,6 +99,9 @@ protected:
     }
 
 private:
+
+    // A collective's default width (sema checks it too): a power of two dividing the block.
+    bool widthFits(int64_t width) const { return (width & (width - 1)) == 0 && threads_ % width == 0; }
 
     // A vote as a warp reduction: the lanes' bits summed (each lane's bit is its own, so the sum
     // is the OR), or the predicate's maximum (any) or minimum (all) as 0 or 1.
@@ -135,7 +127,7 @@ private:
             Expr mutateCall(const Call* n, const Expr& self) override {
                 Expr e = IRMutator::mutateCall(n, self);
                 const Call* c = e.as<Call>();
-                if (!isShuffle(c->name) && !isWarpReduce(c->name) && !isBlockReduce(c->name)) return e;
+                if (!isCollective(c->name) && !isBlockReduce(c->name)) return e;
                 VarPtr v = makeVar(p_.ctx_.freshName(c->name.substr(0, c->name.find('_')) + "_value"), c->dtype);
                 p_.pending_.push_back({v, e});
                 return Expr(v);
@@ -185,7 +177,7 @@ private:
         Expr value = c->args.at(0);
         DType t = c->dtype;
         int64_t width = std::min<int64_t>(warp_, threads_);
-        if ((width & (width - 1)) != 0 || threads_ % width != 0) {
+        if (!widthFits(width)) {
             ctx_.diags.report(DiagId::err_collective_width, SourceRange(loc.valid() ? loc : loc_), width, c->name, warp_,
                               ctx_.target.name, threads_);
             return letStmt(result, value, body, loc);
@@ -202,7 +194,7 @@ private:
                                           store(partials, {tx_ / width}, Expr(perWarp), loc)),
                                loc);
         Stmt gather = forLoop(i, intImm(1), intImm(warps - 1), ForKind::Serial,
-                              store(acc, {}, combine(op, load(acc, {}), load(partials, {Expr(i)})), loc), loc);
+                              store(acc, {}, combineReduction(op, load(acc, {}), load(partials, {Expr(i)})), loc), loc);
         Stmt rest = allocate(acc, seq({gather, barrier(loc), letStmt(result, load(acc, {}), body, loc)}, loc), loc,
                              load(partials, {intImm(0)}));
         return allocate(partials, seq({publish, barrier(loc), rest}, loc), loc);

@@ -159,9 +159,7 @@ private:
             perThread_.insert(acc.get());
             VarPtr j = makeVar(ctx_.freshName("lane"));
             Expr next = load(lanes, {first + Expr(j)});
-            Expr combined = n.ends_with("_sum") ? load(acc, {}) + next
-                            : n.ends_with("_max") ? maxExpr(load(acc, {}), next)
-                                                  : minExpr(load(acc, {}), next);
+            Expr combined = combineReduction(n, load(acc, {}), next);
             Stmt loop = forLoop(j, intImm(1), intImm(width - 1), ForKind::Serial, store(acc, {}, combined, let->loc), let->loc);
             rest = allocate(acc, seq({loop, letStmt(let->var, load(acc, {}), let->body, let->loc)}), let->loc,
                             load(lanes, {first}));

@@ -11,6 +11,14 @@ bool isCollective(const std::string& n) {
     return n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx" || n.rfind("warp_reduce_", 0) == 0;
 }
 
+bool isBlockReduce(const std::string& n) { return n.rfind("block_reduce_", 0) == 0; }
+
+Expr combineReduction(const std::string& reduction, Expr a, Expr b) {
+    if (reduction.ends_with("_sum")) return a + b;
+    if (reduction.ends_with("_max")) return maxExpr(std::move(a), std::move(b));
+    return minExpr(std::move(a), std::move(b));
+}
+
 namespace {
 
 // Statements where every thread must have arrived before any goes on.

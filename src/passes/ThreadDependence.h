@@ -13,6 +13,10 @@ namespace tlc {
 
 // A shuffle or warp reduction (the names irgen gives them).
 bool isCollective(const std::string& name);
+// A block reduction (block_reduce_sum/max/min), which lower-thread-level expands.
+bool isBlockReduce(const std::string& name);
+// The combining step of a reduction named `*_sum`, `*_max` or `*_min`.
+ir::Expr combineReduction(const std::string& reduction, ir::Expr a, ir::Expr b);
 
 // Whether `s` holds a point every thread of the block must reach together: a barrier, a tile
 // op, a tile-level loop, a collective or sync_warp.
