@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <optional>
 #include <cmath>
 #include <cstdlib>
 
@@ -792,6 +793,23 @@ void CEmitter::emitAllocate(const Allocate* a) {
         emitSharedOrLocal(a);
     }
     emitStmt(a->body);
+}
+
+std::optional<std::string> CEmitter::instructionHelperCall(const Call* c, const std::vector<std::string>& args) const {
+    const std::string& n = c->name;
+    const InstructionHelper* h = findInstructionHelper(n);
+    if (!h) return std::nullopt;
+    need(runtimeFile(), h->section);
+    std::string templ, list;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (int(i) < h->templateArgs) {
+            if (!asConstInt(c->args[i])) throw EmitError(fmt::format("emit: {} takes a constant argument {}", n, i + 1));
+            templ += (i ? ", " : "") + args[i];
+        } else {
+            list += (list.empty() ? "" : ", ") + args[i];
+        }
+    }
+    return fmt::format("tl::{}{}({})", n, h->templateArgs ? "<" + templ + ">" : "", list);
 }
 
 } // namespace tlc::codegen

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -90,6 +91,9 @@ protected:
     virtual std::string streamType() const = 0;    // cudaStream_t / hipStream_t / "" (none)
     virtual std::string roleValue(ir::VarRole role) const = 0;  // threadIdx.x / 0
     virtual std::string callText(const ir::Call* c, const std::vector<std::string>& args) = 0;
+    // A call of an instruction helper of the runtime headers (Runtime.h, findInstructionHelper):
+    // `tl::name<immediates>(rest)`, its section needed; nothing for other calls.
+    std::optional<std::string> instructionHelperCall(const ir::Call* c, const std::vector<std::string>& args) const;
     virtual std::string minMaxText(const ir::Binary* b, const std::string& x, const std::string& y) = 0;
     virtual void emitSharedOrLocal(const ir::Allocate* a) = 0;  // declares the buffer
     virtual void emitBarrier() = 0;

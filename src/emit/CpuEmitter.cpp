@@ -156,6 +156,7 @@ protected:
             if (args.size() != count)
                 throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
         };
+        if (auto helper = instructionHelperCall(c, args)) return *helper;
         if (n == "shfl_xor") throw EmitError("emit: shfl_xor on the cpu target (one thread per block)");
         if (n == "memory_fence") {
             arity(0);

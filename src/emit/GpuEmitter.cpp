@@ -216,20 +216,7 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         need(runtimeFile(), "warp");
         return fmt::format("tl::{}<{}>({})", n, args[1], args[0]);
     }
-    // Instruction helpers of the runtime headers (Runtime.h): immediates are template arguments.
-    if (const InstructionHelper* h = findInstructionHelper(n)) {
-        need(runtimeFile(), h->section);
-        std::string templ, list;
-        for (size_t i = 0; i < args.size(); ++i) {
-            if (int(i) < h->templateArgs) {
-                if (!asConstInt(c->args[i])) throw EmitError(fmt::format("emit: {} takes a constant argument {}", n, i + 1));
-                templ += (i ? ", " : "") + args[i];
-            } else {
-                list += (list.empty() ? "" : ", ") + args[i];
-            }
-        }
-        return fmt::format("tl::{}{}({})", n, h->templateArgs ? "<" + templ + ">" : "", list);
-    }
+    if (auto helper = instructionHelperCall(c, args)) return *helper;
     DType t = c->dtype;
     if (n == "abs" && isInteger(t)) {
         arity(1);

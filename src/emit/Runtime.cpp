@@ -156,6 +156,7 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"wgmma_", "wgmma", false, 0},
         {"make_smem_desc", "wgmma", false, 0},
         {"setmaxnreg_", "setmaxnreg", false, 1},  // <registers>
+        {"gemm_tile", "gemm", true, 5},  // cpu: <M, N, K, TransA, TransB>
     };
     for (const auto& h : helpers)
         if (name.rfind(h.prefix, 0) == 0) return &h;

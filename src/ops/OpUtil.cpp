@@ -35,6 +35,13 @@ Expr inBounds(const Buffer& b, const std::vector<Expr>& indices, int64_t lanes) 
     return simplify(cond);
 }
 
+Expr tileInside(const Region& r) {
+    std::vector<Expr> last = r.starts;
+    for (size_t d = 0; d < last.size() && d < r.extents.size(); ++d)
+        if (r.extents[d] > 1) last[d] = last[d] + (r.extents[d] - 1);
+    return inBounds(r.buffer, last);
+}
+
 int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType moveType) {
     const Buffer& b = r.buffer;
     int64_t bytes = dtypeBytes(moveType);
@@ -71,9 +78,32 @@ std::vector<std::string> indexNames(size_t rank) {
 }
 
 namespace {
+// On the cpu a block is one thread: a tile's loop is a nest, one loop per dimension with the
+// last innermost and unit-stride, which the C++ compiler vectorises (a flat loop's `/` and
+// `%` would keep it from doing so).
+Stmt nestedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
+                const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
+    std::vector<VarPtr> loopVars;
+    std::vector<Expr> offsets;
+    for (size_t d = 0; d < extents.size(); ++d) {
+        std::string name = d < names.size() ? names[d] : indexNames(extents.size())[d];
+        loopVars.push_back(d < vars.size() ? vars[d] : ctx.freshVar(name));
+        bool last = d + 1 == extents.size();
+        offsets.push_back(last && vec > 1 ? Expr(loopVars.back()) * vec : Expr(loopVars.back()));
+    }
+    Stmt loop = body(offsets);
+    for (size_t d = extents.size(); d-- > 0;) {
+        int64_t trips = d + 1 == extents.size() ? extents[d] / vec : extents[d];
+        loop = forLoop(loopVars[d], intImm(0), intImm(trips), ctx.slotLoopKind(), loop);
+    }
+    return simplify(loop, ctx.bounds());
+}
+
 // distributedLoop over T threads (T = 1: each thread runs the whole loop).
 Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extents, int64_t vec,
                 const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
+    if (T == 1 && ctx.target.backend == Backend::Cpu && extents.size() > 1)
+        return nestedLoop(ctx, extents, vec, names, body, vars);
     int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
     int64_t vectors = total / vec;
     int64_t iterations = (vectors + T - 1) / T;
@@ -120,6 +150,15 @@ Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64
 
 Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, const std::vector<std::string>& names,
                   const SlotBody& body) {
+    // A cpu fragment is the whole tile, row-major: visit it as a loop nest.
+    if (ctx.target.backend == Backend::Cpu && f.rank() > 1 && f.sameAs(layout::replicatedFragment(f.shape(), 1))) {
+        const auto& shape = f.shape();
+        return nestedLoop(ctx, {shape.begin(), shape.end()}, vec, names, [&](const std::vector<Expr>& idx) {
+            Expr slot = idx[0];
+            for (size_t d = 1; d < idx.size(); ++d) slot = slot * shape[d] + idx[d];
+            return body(simplify(slot), idx);
+        }, {});
+    }
     VarPtr lv = ctx.freshVar("l");
     Expr slot = vec == 1 ? Expr(lv) : Expr(lv) * vec;
     std::vector<Expr> values = f.indicesAt(ctx.tx(), slot);

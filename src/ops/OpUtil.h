@@ -22,6 +22,10 @@ std::vector<ir::Expr> regionIndices(const ir::Region& r, const std::vector<ir::E
 // buffers only — on-chip buffers are always exactly the tile). True when nothing to test.
 ir::Expr inBounds(const ir::Buffer& b, const std::vector<ir::Expr>& indices, int64_t lanes = 1);
 
+// The whole region lies inside its buffer (its last element does: starts are not negative).
+// True for on-chip buffers.
+ir::Expr tileInside(const ir::Region& r);
+
 // The widest vector (elements) a move of a tile with innermost extent `inner` can use on this
 // region: the last dimension must be contiguous and the start a known multiple. Symbolic
 // strides become launch checks (recorded in ctx).

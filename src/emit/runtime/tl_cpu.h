@@ -111,6 +111,153 @@ inline void atomic_add_narrow(T* address, V value) {
 } // namespace tl
 // tlc:end
 
+// tlc:section gemm
+#include <immintrin.h>
+#include <type_traits>
+#include <vector>
+namespace tl {
+// gemm on the CPU: C[M][N] += op(A)[M][K] * op(B)[K][N] on tiles a block holds, with f32
+// accumulators. A[m][k] is a[m * lda + k] (TransA: a[k * lda + m]); B[k][n] is b[k * ldb + n]
+// (TransB: b[n * ldb + k]); C is row-major with row stride ldc.
+//
+// The tile is cut into register blocks of MR rows x NR columns whose accumulators stay in
+// vector registers for the whole K loop: each step loads NR columns of one row of B and
+// multiplies them by MR broadcast elements of A (the GotoBLAS micro-kernel, without its
+// packing of A: the tiles are already small and in place). B is packed (and converted to f32)
+// into column panels; A is converted to f32 when it is not. The vector width comes
+// from the compiler's flags (-mavx512f, -mavx2 -mfma, or none: plain loops).
+namespace cpu_gemm {
+
+// A tile converted to f32, row-major, in storage that each thread keeps between calls.
+template <typename T>
+inline const float* as_f32(const T* src, int ld, int rows, int cols, bool transposed) {
+    static thread_local std::vector<float> out;
+    if (out.size() < static_cast<size_t>(rows) * cols) out.resize(static_cast<size_t>(rows) * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            out[static_cast<size_t>(r) * cols + c] = static_cast<float>(transposed ? src[c * ld + r] : src[r * ld + c]);
+    return out.data();
+}
+
+#if defined(__AVX512F__)
+using vec = __m512;
+constexpr int lanes = 16, rows_per_block = 12;  // 24 accumulators of the 32 zmm registers
+inline vec load(const float* p) { return _mm512_loadu_ps(p); }
+inline void store(float* p, vec v) { _mm512_storeu_ps(p, v); }
+inline vec broadcast(float x) { return _mm512_set1_ps(x); }
+inline vec fma(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
+#elif defined(__AVX2__) && defined(__FMA__)
+using vec = __m256;
+constexpr int lanes = 8, rows_per_block = 6;  // 12 accumulators of the 16 ymm registers
+inline vec load(const float* p) { return _mm256_loadu_ps(p); }
+inline void store(float* p, vec v) { _mm256_storeu_ps(p, v); }
+inline vec broadcast(float x) { return _mm256_set1_ps(x); }
+inline vec fma(vec a, vec b, vec c) { return _mm256_fmadd_ps(a, b, c); }
+#else
+constexpr int lanes = 0, rows_per_block = 0;  // no vector form: plain loops only
+#endif
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+// One register block: MR rows x (2 * lanes) columns, or one vector when Wide is false.
+template <int MR, int K, int TransA, bool Wide>
+inline void register_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+    constexpr int V = Wide ? 2 : 1;
+    vec acc[MR][V];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) acc[r][v] = load(c + r * ldc + v * lanes);
+    for (int k = 0; k < K; ++k) {
+        vec bk[V];
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) bk[v] = load(b + k * ldb + v * lanes);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+            vec ar = broadcast(TransA ? a[k * lda + r] : a[r * lda + k]);
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) acc[r][v] = fma(ar, bk[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) store(c + r * ldc + v * lanes, acc[r][v]);
+}
+
+// Rows [0, M) of one column block, MR rows at a time and the rest in one smaller block.
+template <int M, int K, int TransA, bool Wide>
+inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+    constexpr int MR = rows_per_block, full = M / MR * MR;
+    for (int i = 0; i < full; i += MR)
+        register_block<MR, K, TransA, Wide>(TransA ? a + i : a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+    if constexpr (M % MR != 0)
+        register_block<M % MR, K, TransA, Wide>(TransA ? a + full : a + full * lda, lda, b, ldb, c + full * ldc, ldc);
+}
+#endif
+
+// The columns no vector covers (or all of them without vectors): plain loops over a panel of
+// `width` columns.
+template <int M, int K, int TransA>
+inline void columns(const float* a, int lda, const float* b, float* c, int ldc, int width) {
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            float ai = TransA ? a[k * lda + i] : a[i * lda + k];
+            for (int j = 0; j < width; ++j) c[i * ldc + j] += ai * b[k * width + j];
+        }
+}
+
+// B is packed in column panels, each [K][width] and contiguous, so that the panel a register
+// block reads stays in L1 (the rows of a tile in place are one row stride apart, which maps
+// them onto a few cache sets). Panels are two vectors wide, then one, then the rest.
+inline int panel_width(int first, int n) {
+    int rest = n - first;
+    if (lanes && rest >= 2 * lanes) return 2 * lanes;
+    if (lanes && rest >= lanes) return lanes;
+    return rest;
+}
+
+template <int K, int N, int TransB, typename TB>
+inline const float* pack_b(const TB* b, int ldb) {
+    static thread_local std::vector<float> storage;
+    if (storage.size() < static_cast<size_t>(K) * N) storage.resize(static_cast<size_t>(K) * N);
+    float* out = storage.data();
+    for (int j0 = 0; j0 < N; j0 += panel_width(j0, N)) {
+        const int width = panel_width(j0, N);
+        float* panel = out + j0 * K;
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < width; ++j)
+                panel[k * width + j] = static_cast<float>(TransB ? b[(j0 + j) * ldb + k] : b[k * ldb + j0 + j]);
+    }
+    return out;
+}
+
+} // namespace cpu_gemm
+
+template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB>
+inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) {
+    using namespace cpu_gemm;
+    if constexpr (!std::is_same_v<TA, float>) {
+        const float* af = as_f32(a, lda, M, K, TransA != 0);  // row-major [M][K]
+        gemm_tile<M, N, K, 0, TransB>(af, K, b, ldb, c, ldc);
+    } else {
+        const float* panels = pack_b<K, N, TransB>(b, ldb);
+        for (int j = 0; j < N;) {
+            const int width = panel_width(j, N);
+            const float* panel = panels + j * K;
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+            if (width == 2 * lanes) column_block<M, K, TransA, true>(a, lda, panel, width, c + j, ldc);
+            else if (width == lanes) column_block<M, K, TransA, false>(a, lda, panel, width, c + j, ldc);
+            else columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
+#else
+            columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
+#endif
+            j += width;
+        }
+    }
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section debug
 #include <cstdio>
 #include <cstdlib>

@@ -70,100 +70,114 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
     bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
     std::vector<int64_t> tile = src_.squeezedExtents();
-    Stmt body;
-
-    if (srcFrag && dstFrag) {
-        // Same layout (inference guarantees it): slot by slot, converting.
-        Buffer s = ctx.localBuffer(src_.buffer), d = ctx.localBuffer(dst_.buffer);
-        const auto& f = ctx.layoutOf(src_.buffer);
-        body = fragmentLoop(ctx, f, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
-            return store(d, {slot}, cast(d->dtype, load(s, {slot})));
-        });
-    } else if (srcFrag || dstFrag) {
-        // Each thread moves the elements it holds; vectors where the layout keeps elements of
-        // the last dimension in consecutive slots.
-        const Region& frag = srcFrag ? src_ : dst_;
-        const Region& mem = srcFrag ? dst_ : src_;
-        const auto& f = ctx.layoutOf(frag.buffer);
-        Buffer local = ctx.localBuffer(frag.buffer);
-        // A converting move vectorises on the memory side's type (see moveElements).
-        int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
-        // Part of the fragment (a copy of the overlap with a smaller region): the slots outside
-        // the region are skipped, whole vectors at a time.
-        const bool partial = !frag.coversWholeBuffer();
-        while (partial && vec > 1 && (frag.extents.back() % vec != 0 || knownMultiple(frag.starts.back()) % vec != 0))
-            vec /= 2;
-        explainMoves(ctx, loc, *this, vec, mem.buffer->dtype,
-                     fmt::format("each thread holds {} consecutive elements of a row in the fragment's layout, "
-                                 "and the memory side allows {}",
-                                 f.vectorWidth(), vec),
-                     "");
-        body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
-            // Fragment indices are the tile offsets over its own non-unit dimensions.
-            std::vector<Expr> tileOffsets;
-            for (size_t d : tileDims(frag)) tileOffsets.push_back(partial ? idx[d] - frag.starts[d] : idx[d]);
-            std::vector<Expr> memIdx = regionIndices(mem, tileOffsets);
-            Expr valid = inBounds(mem.buffer, memIdx, vec);
-            Expr inside = boolImm(true);
-            for (size_t d = 0; partial && d < idx.size(); ++d)
-                inside = logicalAnd(inside, logicalAnd(idx[d] >= frag.starts[d], idx[d] < frag.starts[d] + frag.extents[d]));
-            inside = simplify(inside, ctx.bounds());
-            auto onlyInside = [&](Stmt s) { return asConstInt(inside) && *asConstInt(inside) ? s : ifThenElse(inside, s); };
-            if (srcFrag) {
-                Stmt move = moveElements(mem.buffer, memIdx, local, {slot}, vec);
-                // Replicas hold the same values: one of them writes.
-                Expr writer = f.replicas() > 1 ? binary(BinaryOp::Eq, f.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
-                Expr cond = simplify(logicalAnd(logicalAnd(writer, inside), valid), ctx.bounds());
-                return asConstInt(cond) && *asConstInt(cond) ? move : ifThenElse(cond, move);
-            }
-            return onlyInside(moveElements(local, {slot}, mem.buffer, memIdx, vec, valid));
-        });
-    } else {
-        // Memory to memory: the tile's elements spread over the threads.
-        int64_t inner = tile.empty() ? 1 : tile.back();
-        int64_t vec = std::min(vectorWidthFor(ctx, src_, inner, src_.buffer->dtype),
-                               vectorWidthFor(ctx, dst_, inner, dst_.buffer->dtype));
-        if (src_.buffer->dtype != dst_.buffer->dtype) vec = 1;
-        // Global to shared in 16-byte pieces goes through cp.async where the target has it.
-        bool async = ctx.target.has(Feature::CpAsync) && src_.buffer->scope == MemScope::Global &&
-                     dst_.buffer->scope == MemScope::Shared && vec * dtypeBytes(src_.buffer->dtype) == 16;
-        explainMoves(ctx, loc, *this, vec, src_.buffer->dtype,
-                     vec > 1 ? fmt::format("the widest move of at most 16 bytes that divides the rows ({} elements) "
-                                           "and the starts of both sides",
-                                           inner)
-                             : "no wider move divides the rows and the starts of both sides, or the types differ",
-                     async ? (async_ ? "cp.async: the target has cp_async, the pieces are 16 bytes, and the pipeline "
-                                       "waits for them a stage later"
-                                     : "cp.async: the target has cp_async and the pieces are 16 bytes")
-                           : "");
-        auto element = [&](const std::vector<Expr>& off) {
-            std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
-            Expr valid = inBounds(src_.buffer, s, vec);
-            if (async) {
-                auto copy = [&](const std::vector<Expr>& from, const Expr& ok) {
-                    return evaluate(call("cp_async_16", DType::I32,
-                                         {call("address_of", DType::I64, {load(dst_.buffer, d)}),
-                                          call("address_of", DType::I64, {load(src_.buffer, from)}), ok}));
-                };
-                if (asConstInt(valid)) return copy(s, valid);
-                // Out of range nothing is read: point at the tensor's start rather than past its end.
-                VarPtr inRange = ctx.freshVar("in_range", DType::Bool);
-                std::vector<Expr> safe;
-                for (const auto& i : s) safe.push_back(select(Expr(inRange), i, intImm(0)));
-                return letStmt(inRange, valid, copy(safe, Expr(inRange)));
-            }
-            Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, valid);
-            Expr writable = inBounds(dst_.buffer, d, vec);
-            return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
+    // `assumeInside`: the whole tile lies inside the tensors, so no element needs its guard.
+    auto lowerBody = [&](bool assumeInside) {
+        auto bounded = [&](const Buffer& b, const std::vector<Expr>& idx, int64_t lanes) {
+            return assumeInside ? boolImm(true) : inBounds(b, idx, lanes);
         };
-        // Into a local (per-thread) buffer every thread moves the whole tile: each holds its own
-        // copy. (Out of one, the threads share the moves, as for shared memory: every thread
-        // writing the whole destination would race.)
-        body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
-                         : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element);
-        // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
-        // own copies here, before the barrier that publishes them.
-        if (async && !async_) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
+        Stmt body;
+
+        if (srcFrag && dstFrag) {
+            // Same layout (inference guarantees it): slot by slot, converting.
+            Buffer s = ctx.localBuffer(src_.buffer), d = ctx.localBuffer(dst_.buffer);
+            const auto& f = ctx.layoutOf(src_.buffer);
+            body = fragmentLoop(ctx, f, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+                return store(d, {slot}, cast(d->dtype, load(s, {slot})));
+            });
+        } else if (srcFrag || dstFrag) {
+            // Each thread moves the elements it holds; vectors where the layout keeps elements of
+            // the last dimension in consecutive slots.
+            const Region& frag = srcFrag ? src_ : dst_;
+            const Region& mem = srcFrag ? dst_ : src_;
+            const auto& f = ctx.layoutOf(frag.buffer);
+            Buffer local = ctx.localBuffer(frag.buffer);
+            // A converting move vectorises on the memory side's type (see moveElements).
+            int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
+            // Part of the fragment (a copy of the overlap with a smaller region): the slots outside
+            // the region are skipped, whole vectors at a time.
+            const bool partial = !frag.coversWholeBuffer();
+            while (partial && vec > 1 && (frag.extents.back() % vec != 0 || knownMultiple(frag.starts.back()) % vec != 0))
+                vec /= 2;
+            explainMoves(ctx, loc, *this, vec, mem.buffer->dtype,
+                         fmt::format("each thread holds {} consecutive elements of a row in the fragment's layout, "
+                                     "and the memory side allows {}",
+                                     f.vectorWidth(), vec),
+                         "");
+            body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+                // Fragment indices are the tile offsets over its own non-unit dimensions.
+                std::vector<Expr> tileOffsets;
+                for (size_t d : tileDims(frag)) tileOffsets.push_back(partial ? idx[d] - frag.starts[d] : idx[d]);
+                std::vector<Expr> memIdx = regionIndices(mem, tileOffsets);
+                Expr valid = bounded(mem.buffer, memIdx, vec);
+                Expr inside = boolImm(true);
+                for (size_t d = 0; partial && d < idx.size(); ++d)
+                    inside = logicalAnd(inside, logicalAnd(idx[d] >= frag.starts[d], idx[d] < frag.starts[d] + frag.extents[d]));
+                inside = simplify(inside, ctx.bounds());
+                auto onlyInside = [&](Stmt s) { return asConstInt(inside) && *asConstInt(inside) ? s : ifThenElse(inside, s); };
+                if (srcFrag) {
+                    Stmt move = moveElements(mem.buffer, memIdx, local, {slot}, vec);
+                    // Replicas hold the same values: one of them writes.
+                    Expr writer = f.replicas() > 1 ? binary(BinaryOp::Eq, f.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
+                    Expr cond = simplify(logicalAnd(logicalAnd(writer, inside), valid), ctx.bounds());
+                    return asConstInt(cond) && *asConstInt(cond) ? move : ifThenElse(cond, move);
+                }
+                return onlyInside(moveElements(local, {slot}, mem.buffer, memIdx, vec, valid));
+            });
+        } else {
+            // Memory to memory: the tile's elements spread over the threads.
+            int64_t inner = tile.empty() ? 1 : tile.back();
+            int64_t vec = std::min(vectorWidthFor(ctx, src_, inner, src_.buffer->dtype),
+                                   vectorWidthFor(ctx, dst_, inner, dst_.buffer->dtype));
+            if (src_.buffer->dtype != dst_.buffer->dtype) vec = 1;
+            // Global to shared in 16-byte pieces goes through cp.async where the target has it.
+            bool async = ctx.target.has(Feature::CpAsync) && src_.buffer->scope == MemScope::Global &&
+                         dst_.buffer->scope == MemScope::Shared && vec * dtypeBytes(src_.buffer->dtype) == 16;
+            explainMoves(ctx, loc, *this, vec, src_.buffer->dtype,
+                         vec > 1 ? fmt::format("the widest move of at most 16 bytes that divides the rows ({} elements) "
+                                               "and the starts of both sides",
+                                               inner)
+                                 : "no wider move divides the rows and the starts of both sides, or the types differ",
+                         async ? (async_ ? "cp.async: the target has cp_async, the pieces are 16 bytes, and the pipeline "
+                                           "waits for them a stage later"
+                                         : "cp.async: the target has cp_async and the pieces are 16 bytes")
+                               : "");
+            auto element = [&](const std::vector<Expr>& off) {
+                std::vector<Expr> s = regionIndices(src_, off), d = regionIndices(dst_, off);
+                Expr valid = bounded(src_.buffer, s, vec);
+                if (async) {
+                    auto copy = [&](const std::vector<Expr>& from, const Expr& ok) {
+                        return evaluate(call("cp_async_16", DType::I32,
+                                             {call("address_of", DType::I64, {load(dst_.buffer, d)}),
+                                              call("address_of", DType::I64, {load(src_.buffer, from)}), ok}));
+                    };
+                    if (asConstInt(valid)) return copy(s, valid);
+                    // Out of range nothing is read: point at the tensor's start rather than past its end.
+                    VarPtr inRange = ctx.freshVar("in_range", DType::Bool);
+                    std::vector<Expr> safe;
+                    for (const auto& i : s) safe.push_back(select(Expr(inRange), i, intImm(0)));
+                    return letStmt(inRange, valid, copy(safe, Expr(inRange)));
+                }
+                Stmt move = moveElements(dst_.buffer, d, src_.buffer, s, vec, valid);
+                Expr writable = bounded(dst_.buffer, d, vec);
+                return asConstInt(writable) && *asConstInt(writable) ? move : ifThenElse(writable, move);
+            };
+            // Into a local (per-thread) buffer every thread moves the whole tile: each holds its own
+            // copy. (Out of one, the threads share the moves, as for shared memory: every thread
+            // writing the whole destination would race.)
+            body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
+                             : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element);
+            // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
+            // own copies here, before the barrier that publishes them.
+            if (async && !async_) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
+        }
+        return body;
+    };
+    Stmt body = lowerBody(false);
+    // On the cpu a tile that lies inside the tensors takes loops without guards, which the C++
+    // compiler vectorises without masks; only the tiles at the edges test each element.
+    if (ctx.target.backend == Backend::Cpu) {
+        Expr inside = simplify(logicalAnd(tileInside(src_), tileInside(dst_)), ctx.bounds());
+        if (!asConstInt(inside)) body = ifThenElse(inside, lowerBody(true), body);
     }
     return seq({comment(str(), loc), body}, loc);
 }

@@ -5,6 +5,8 @@
 
 #include "ir/TileOp.h"
 
+#include <optional>
+
 namespace tlc::ops {
 
 // Auto: the author left `policy` out; planning chooses (square today) and logs why.
@@ -43,6 +45,8 @@ private:
     OperandForm bForm(const LowerContext& ctx) const;
     static bool ldmatrixFits(const LowerContext& ctx, const ir::Region& operand, bool kContiguous);
 
+    // The cpu's micro-kernel call (GemmCpu.cpp); nothing when the tiles do not fit its form.
+    std::optional<ir::Stmt> lowerCpu(LowerContext& ctx, SourceLoc loc, std::vector<ir::Stmt>& steps) const;
     ir::Stmt lowerSimt(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
                        std::vector<ir::Stmt> steps) const;
     ir::Stmt lowerWgmma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b, bool aFromRegisters,

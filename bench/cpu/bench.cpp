@@ -1,0 +1,242 @@
+// CPU benchmark driver: tlc's cpu output against OpenBLAS, oneDNN and memory bandwidth, each
+// pair measured in the same run on the same buffers. bench/cpu/run.sh builds it against the
+// launchers it generates (TLC_GEN is the folder of the generated headers).
+#include "bgemm.h"
+#include "layernorm.h"
+#include "reduce_sum.h"
+#include "rmsnorm.h"
+#include "sgemm.h"
+#include "softmax.h"
+
+#include <cblas.h>
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Median seconds of `reps` calls after one warm-up call.
+double timeIt(const std::function<void()>& fn, int reps) {
+    fn();
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        fn();
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+int repsFor(double flopsOrBytes, double perSecond) {
+    double seconds = flopsOrBytes / perSecond;
+    return std::clamp(static_cast<int>(1.0 / std::max(seconds, 1e-6)), 3, 50);
+}
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(gen);
+    return v;
+}
+
+double maxRelError(const std::vector<float>& got, const std::vector<float>& want) {
+    double worst = 0, scale = 1e-6;
+    for (float w : want) scale = std::max(scale, static_cast<double>(std::fabs(w)));
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / scale);
+    return worst;
+}
+
+void check(int rc, const char* what) {
+    if (rc != 0) {
+        std::fprintf(stderr, "bench: %s returned %d\n", what, rc);
+        std::exit(1);
+    }
+}
+
+void row(const std::string& kernel, const std::string& shape, double tlc, const std::string& base, double baseline,
+         const char* unit, double err) {
+    std::printf("| %s | %s | %.1f %s | %s %.1f %s | %.2f | %.1e |\n", kernel.c_str(), shape.c_str(), tlc, unit,
+                base.c_str(), baseline, unit, tlc / baseline, err);
+    std::fflush(stdout);
+}
+
+void sgemm(int M, int N, int K) {
+    auto A = randomFloats(size_t(M) * K, 1), B = randomFloats(size_t(K) * N, 2);
+    std::vector<float> C(size_t(M) * N), Ref(size_t(M) * N);
+    double flops = 2.0 * M * N * K;
+    int reps = repsFor(flops, 5e10);
+    double tTlc = timeIt([&] { check(tl_kernels::sgemm(A.data(), B.data(), C.data(), M, K, N), "sgemm"); }, reps);
+    double tBlas = timeIt([&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f,
+                    Ref.data(), N);
+    }, reps);
+    double tDnnl = timeIt([&] {
+        check(dnnl_sgemm('N', 'N', M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, Ref.data(), N), "dnnl_sgemm");
+    }, reps);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, Ref.data(), N);
+    std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    double err = maxRelError(C, Ref);
+    row("f32 gemm", shape, flops / tTlc * 1e-9, "OpenBLAS", flops / tBlas * 1e-9, "GFLOP/s", err);
+    row("f32 gemm", shape, flops / tTlc * 1e-9, "dnnl_sgemm", flops / tDnnl * 1e-9, "GFLOP/s", err);
+}
+
+void bgemm(int M, int N, int K) {
+    using namespace dnnl;
+    engine eng(engine::kind::cpu, 0);
+    stream strm(eng);
+    memory::desc aDesc({M, K}, memory::data_type::bf16, memory::format_tag::ab);
+    memory::desc bDesc({K, N}, memory::data_type::bf16, memory::format_tag::ab);
+    memory::desc cDesc({M, N}, memory::data_type::f32, memory::format_tag::ab);
+    matmul prim(matmul::primitive_desc(matmul::desc(aDesc, bDesc, cDesc), eng));  // oneDNN 2.x API
+    memory aMem(aDesc, eng), bMem(bDesc, eng), cMem(cDesc, eng);
+    auto Af = randomFloats(size_t(M) * K, 3), Bf = randomFloats(size_t(K) * N, 4);
+    // The same bf16 bits for both: round to nearest even, as tl::bfloat16 does.
+    auto toBf16 = [](const std::vector<float>& v, void* out) {
+        auto* o = static_cast<tl::bfloat16*>(out);
+        for (size_t i = 0; i < v.size(); ++i) o[i] = tl::bfloat16(v[i]);
+    };
+    toBf16(Af, aMem.get_data_handle());
+    toBf16(Bf, bMem.get_data_handle());
+    auto* A = static_cast<const tl::bfloat16*>(aMem.get_data_handle());
+    auto* B = static_cast<const tl::bfloat16*>(bMem.get_data_handle());
+    std::vector<float> C(size_t(M) * N);
+    double flops = 2.0 * M * N * K;
+    int reps = repsFor(flops, 5e10);
+    double tTlc = timeIt([&] { check(tl_kernels::bgemm(A, B, C.data(), M, K, N), "bgemm"); }, reps);
+    double tDnnl = timeIt([&] {
+        prim.execute(strm, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
+        strm.wait();
+    }, reps);
+    const auto* ref = static_cast<const float*>(cMem.get_data_handle());
+    double err = maxRelError(C, std::vector<float>(ref, ref + C.size()));
+    row("bf16 gemm (f32 out)", std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+        flops / tTlc * 1e-9, "oneDNN matmul", flops / tDnnl * 1e-9, "GFLOP/s", err);
+}
+
+// Copies `bytes` from one buffer to another on every OpenMP thread: the bandwidth a kernel that
+// reads and writes as much could reach.
+double memcpyTime(size_t bytes, int reps) {
+    std::vector<char> src(bytes, 1), dst(bytes);
+    return timeIt([&] {
+        #pragma omp parallel
+        {
+            size_t n = omp_get_num_threads(), t = omp_get_thread_num();
+            size_t chunk = (bytes / n + 63) / 64 * 64, begin = std::min(bytes, t * chunk);
+            std::memcpy(dst.data() + begin, src.data() + begin, std::min(bytes, begin + chunk) - begin);
+        }
+    }, reps);
+}
+
+// A row kernel moving `bytes` (reads + writes) against memcpy of the same amount.
+void rowKernel(const std::string& name, const std::string& shape, double bytes, const std::function<void()>& fn,
+               double err) {
+    int reps = repsFor(bytes, 2e10);
+    double t = timeIt(fn, reps);
+    double tCopy = memcpyTime(static_cast<size_t>(bytes / 2), reps);
+    row(name, shape, bytes / t * 1e-9, "memcpy", bytes / tCopy * 1e-9, "GB/s", err);
+}
+
+struct Rows {
+    int M, N;
+    std::vector<float> X, W, Bias, Y, Ref;
+    Rows(int m, int n)
+        : M(m), N(n), X(randomFloats(size_t(m) * n, 5)), W(randomFloats(n, 6)), Bias(randomFloats(n, 7)),
+          Y(size_t(m) * n), Ref(size_t(m) * n) {}
+    std::string shape() const { return std::to_string(M) + "x" + std::to_string(N); }
+    double bytes() const { return 2.0 * M * N * 4; }
+};
+
+// softmax.tl is built with N = 1024.
+void softmax(int M) {
+    Rows r(M, 1024);
+    auto& [M_, N, X, W, Bias, Y, Ref] = r;
+    for (int i = 0; i < M; ++i) {
+        const float* x = &X[size_t(i) * N];
+        double mx = *std::max_element(x, x + N), sum = 0;
+        for (int j = 0; j < N; ++j) sum += std::exp(double(x[j]) - mx);
+        for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float(std::exp(double(x[j]) - mx) / sum);
+    }
+    check(tl_kernels::softmax(X.data(), Y.data(), M), "softmax");
+    rowKernel("softmax f32", r.shape(), r.bytes(), [&] { tl_kernels::softmax(X.data(), Y.data(), M); },
+              maxRelError(Y, Ref));
+}
+
+// rmsnorm.tl and layernorm.tl are built with N = 4096.
+void norms(int M) {
+    Rows r(M, 4096);
+    auto& [M_, N, X, W, Bias, Y, Ref] = r;
+    const float eps = 1e-5f;
+    for (int i = 0; i < M; ++i) {
+        const float* x = &X[size_t(i) * N];
+        double ss = 0;
+        for (int j = 0; j < N; ++j) ss += double(x[j]) * x[j];
+        double r = 1.0 / std::sqrt(ss / N + eps);
+        for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float(x[j] * r * W[j]);
+    }
+    check(tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M), "rmsnorm");
+    rowKernel("rmsnorm f32", r.shape(), r.bytes(), [&] { tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M); },
+              maxRelError(Y, Ref));
+    // layernorm
+    for (int i = 0; i < M; ++i) {
+        const float* x = &X[size_t(i) * N];
+        double mean = 0, var = 0;
+        for (int j = 0; j < N; ++j) mean += x[j];
+        mean /= N;
+        for (int j = 0; j < N; ++j) var += (x[j] - mean) * (x[j] - mean);
+        double r = 1.0 / std::sqrt(var / N + eps);
+        for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float((x[j] - mean) * r * W[j] + Bias[j]);
+    }
+    check(tl_kernels::layernorm(X.data(), W.data(), Bias.data(), Y.data(), eps, M), "layernorm");
+    rowKernel("layernorm f32", r.shape(), r.bytes(),
+              [&] { tl_kernels::layernorm(X.data(), W.data(), Bias.data(), Y.data(), eps, M); }, maxRelError(Y, Ref));
+}
+
+// reduce_sum reads M x N and writes M.
+void reduceSum(int M, int N) {
+    auto X = randomFloats(size_t(M) * N, 8);
+    std::string shape = std::to_string(M) + "x" + std::to_string(N);
+    std::vector<float> S(M), SRef(M);
+    for (int i = 0; i < M; ++i) {
+        double s = 0;
+        for (int j = 0; j < N; ++j) s += X[size_t(i) * N + j];
+        SRef[i] = float(s);
+    }
+    check(tl_kernels::reduce_sum(X.data(), S.data(), M, N), "reduce_sum");
+    double readBytes = double(M) * N * 4;
+    int reps = repsFor(readBytes, 2e10);
+    double t = timeIt([&] { tl_kernels::reduce_sum(X.data(), S.data(), M, N); }, reps);
+    double tCopy = memcpyTime(static_cast<size_t>(readBytes / 2), reps);
+    row("reduce_sum f32", shape, readBytes / t * 1e-9, "memcpy", readBytes / tCopy * 1e-9, "GB/s", maxRelError(S, SRef));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string only = argc > 1 ? argv[1] : "all";
+    std::printf("| kernel | shape | tlc | baseline | ratio | max rel. error |\n| --- | --- | --- | --- | --- | --- |\n");
+    if (only == "all" || only == "sgemm") {
+        for (int n : {512, 1024, 2048, 4096}) sgemm(n, n, n);
+        sgemm(64, 4096, 4096);
+    }
+    if (only == "all" || only == "bgemm") {
+        for (int n : {512, 1024, 2048, 4096}) bgemm(n, n, n);
+        bgemm(64, 4096, 4096);
+    }
+    if (only == "all" || only == "rows") {
+        softmax(16384);
+        norms(4096);
+        reduceSum(4096, 4096);
+    }
+    return 0;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# CPU benchmark: builds tlc's cpu output of bench/cpu/kernels/*.tl and samples (softmax,
+# rmsnorm, reduce_sum), links it with a driver against OpenBLAS and oneDNN, and prints one
+# Markdown table (tlc and its baseline measured side by side in one run) for bench/RESULTS.md.
+#
+#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|rows]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+target=cpu
+tlc="$root/build/tlc"
+only=all
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target=$2; shift 2 ;;
+    --tlc) tlc=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+missing=()
+[ -f /usr/include/x86_64-linux-gnu/cblas.h ] || [ -f /usr/include/cblas.h ] || missing+=(libopenblas-dev)
+[ -f /usr/include/oneapi/dnnl/dnnl.hpp ] || [ -f /usr/include/dnnl.hpp ] || missing+=(libdnnl-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "run.sh: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ -x "$tlc" ] || { echo "run.sh: no tlc at $tlc (build the project first)" >&2; exit 1; }
+
+out="$root/build/bench-cpu/$target"
+mkdir -p "$out"
+gen() {  # gen NAME FILE [-D ...]
+  local name=$1 file=$2; shift 2
+  "$tlc" "$file" --target="$target" -o "$out/$name.cpp" --header "$out/$name.h" "$@"
+}
+gen sgemm "$here/kernels/sgemm.tl"
+gen bgemm "$here/kernels/bgemm.tl"
+gen layernorm "$here/kernels/layernorm.tl"
+gen softmax "$root/samples/softmax.tl" -D N=1024
+gen rmsnorm "$root/samples/rmsnorm.tl" -D dtype=f32 -D N=4096
+gen reduce_sum "$root/samples/reduce_sum.tl"
+
+flags=(-O3 -march=native -fopenmp -std=c++17)
+objs=()
+for k in sgemm bgemm layernorm softmax rmsnorm reduce_sum; do
+  g++ "${flags[@]}" -c "$out/$k.cpp" -o "$out/$k.o"
+  objs+=("$out/$k.o")
+done
+g++ "${flags[@]}" -I"$out" "$here/bench.cpp" "${objs[@]}" -o "$out/bench" -lopenblas -ldnnl
+echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(g++ --version | head -1);" \
+     "OMP_NUM_THREADS=${OMP_NUM_THREADS:-all}; target $target"
+"$out/bench" "$only"

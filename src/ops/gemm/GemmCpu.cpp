@@ -1,0 +1,84 @@
+// gemm on the cpu target: one call of the runtime's register-blocked micro-kernel
+// (tl::gemm_tile in tl_cpu.h, section gemm) on the whole tiles, when they are laid out as it
+// reads them; other forms keep the plain loops of lowerSimt.
+#include "ops/gemm/Gemm.h"
+
+#include "ir/Simplify.h"
+#include "layout/Fragment.h"
+#include "ops/OpUtil.h"
+
+#include <fmt/format.h>
+
+namespace tlc::ops {
+
+using namespace ir;
+
+namespace {
+
+// Where an operand tile starts and its row stride, when its two tile dimensions are rows and
+// the contiguous last dimension of the buffer that holds it.
+struct TileView {
+    Buffer buffer;
+    std::vector<Expr> start;
+    int64_t rowStride = 0;
+};
+
+std::optional<TileView> viewOf(const LowerContext& ctx, const Region& r) {
+    std::vector<size_t> dims = tileDims(r);
+    const Buffer& b = r.buffer;
+    if (dims.size() != 2 || dims[1] != b->shape.size() - 1) return std::nullopt;
+    int64_t stride = 1;
+    for (size_t d = dims[0] + 1; d < b->shape.size(); ++d) {
+        auto extent = asConstInt(b->shape[d]);
+        if (!extent) return std::nullopt;
+        stride *= *extent;
+    }
+    if (b->scope == MemScope::Shared) return TileView{b, r.starts, stride};
+    if (b->scope != MemScope::Fragment || !r.coversWholeBuffer()) return std::nullopt;
+    // A cpu fragment is its storage when it is the whole tile, row-major.
+    const layout::Fragment& f = ctx.layoutOf(b);
+    if (!f.sameAs(layout::replicatedFragment(f.shape(), 1))) return std::nullopt;
+    return TileView{const_cast<LowerContext&>(ctx).localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
+}
+
+// Input types the micro-kernel takes (converted to f32), with f32 accumulators.
+bool microKernelTypes(DType a, DType b, DType c) {
+    bool input = a == DType::F32 || a == DType::BF16 || a == DType::F16;
+    return c == DType::F32 && input && a == b;
+}
+
+} // namespace
+
+std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vector<Stmt>& steps) const {
+    if (ctx.target.backend != Backend::Cpu) return std::nullopt;
+    std::string subject = fmt::format("gemm({}, {}, {})", a_.buffer->name, b_.buffer->name, c_.buffer->name);
+    if (!microKernelTypes(a_.buffer->dtype, b_.buffer->dtype, c_.buffer->dtype)) {
+        ctx.decide(subject, "element loops", "lowering",
+                   fmt::format("the cpu micro-kernel takes f32, bf16 or f16 inputs with f32 accumulators, not {} x {} "
+                               "-> {}", dtypeName(a_.buffer->dtype), dtypeName(b_.buffer->dtype),
+                               dtypeName(c_.buffer->dtype)), loc);
+        return std::nullopt;
+    }
+    auto a = viewOf(ctx, a_), b = viewOf(ctx, b_), c = viewOf(ctx, c_);
+    if (!a || !b || !c || c_.buffer->scope != MemScope::Fragment) {
+        ctx.decide(subject, "element loops", "lowering",
+                   "the cpu micro-kernel needs 2-d tiles whose last dimension is contiguous", loc);
+        return std::nullopt;
+    }
+    std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
+    int64_t M = cTile[0], N = cTile[1], K = transA_ ? aTile[0] : aTile[1];
+    ctx.decide(subject, "tl::gemm_tile (register-blocked micro-kernel)", "lowering",
+               fmt::format("{} x {} x {} tiles; the vector width follows the C++ compiler's flags", M, N, K), loc);
+    if (clearAccum_)
+        steps.push_back(fragmentLoop(ctx, ctx.layoutOf(c_.buffer), 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
+            return store(c->buffer, {slot}, zero(DType::F32));
+        }));
+    auto addressOf = [](const TileView& v) { return call("address_of", DType::I64, {load(v.buffer, v.start)}); };
+    steps.push_back(evaluate(call("gemm_tile", DType::I32,
+                                  {intImm(M), intImm(N), intImm(K), intImm(transA_ ? 1 : 0), intImm(transB_ ? 1 : 0),
+                                   addressOf(*a), intImm(a->rowStride), addressOf(*b), intImm(b->rowStride),
+                                   addressOf(*c), intImm(c->rowStride)})));
+    return simplify(seq(steps, loc), ctx.bounds());
+}
+
+} // namespace tlc::ops
