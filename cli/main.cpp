@@ -4,6 +4,7 @@
 #include "support/Diagnostics.h"
 #include "target/Target.h"
 
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -25,11 +26,19 @@ std::string targetNames() {
 }
 
 void listTargets() {
-    fmt::print("{:<8} {:<6} {:<8} {:>5} {:>8} {:>5}  {}\n", "target", "lang", "arch", "warp", "smem/blk", "SMs",
-               "description; features");
-    for (const auto& t : tlc::allTargets())
-        fmt::print("{:<8} {:<6} {:<8} {:>5} {:>8} {:>5}  {}; {}\n", t.name, tlc::backendName(t.backend), t.arch,
-                   t.warpSize, t.sharedMemPerBlock, t.smCount, t.description, tlc::featureList(t));
+    size_t nameWidth = 8, archWidth = 8;  // the columns fit the longest name and arch
+    for (const auto& t : tlc::allTargets()) {
+        nameWidth = std::max(nameWidth, t.name.size());
+        archWidth = std::max(archWidth, t.arch.size());
+    }
+    fmt::print("{:<{}} {:<6} {:<{}} {:>5} {:>8} {:>5}  {}\n", "target", nameWidth, "lang", "arch", archWidth, "warp",
+               "smem/blk", "SMs", "description; features");
+    for (const auto& t : tlc::allTargets()) {
+        std::string features = tlc::featureList(t);
+        fmt::print("{:<{}} {:<6} {:<{}} {:>5} {:>8} {:>5}  {}; {}\n", t.name, nameWidth, tlc::backendName(t.backend),
+                   t.arch, archWidth, t.warpSize, t.sharedMemPerBlock, t.smCount, t.description,
+                   features.empty() ? "no optional features" : features);
+    }
 }
 
 // `tlc recommend FILE --target=T [--shape M=8192,N=8192,K=8192] [--top N]`.

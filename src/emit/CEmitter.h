@@ -76,6 +76,8 @@ public:
     const RuntimeNeeds& runtimeNeeds() const { return needs_; }
     // Preprocessor lines for the top of the header before the includes (HIP's platform macro).
     virtual std::vector<std::string> headerPrologue() const { return {}; }
+    // Lines at the top of the source file, after its banner (and header include).
+    virtual std::vector<std::string> sourcePrologue() const { return {}; }
 
     virtual std::string typeName(DType t) const;
 

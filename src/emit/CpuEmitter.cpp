@@ -30,6 +30,21 @@ public:
         return out;
     }
 
+    // A target with an instruction set (cpu-avx2, cpu-avx512): the file compiles only with the
+    // flags that enable it, rather than falling back silently to narrower code.
+    std::vector<std::string> sourcePrologue() const override {
+        const CpuIsa& isa = target_.cpuIsa;
+        if (isa.macros.empty()) return {};
+        std::string test;
+        for (const auto& m : isa.macros) test += (test.empty() ? "" : " || ") + fmt::format("!defined({})", m);
+        return {fmt::format("// Target {}: compile with {} (or -march=native on such a CPU).", target_.name,
+                            isa.compileFlags),
+                "#if " + test,
+                fmt::format("#error \"tlc: this file was generated for --target={}; compile it with {}\"", target_.name,
+                            isa.compileFlags),
+                "#endif"};
+    }
+
 protected:
     static const char* typeSection(DType t) {
         switch (t) {
@@ -108,6 +123,19 @@ protected:
 
     void emitLaunch(const Kernel& k, const LauncherSignature& sig) override {
         need("tl_cpu.h", "status");
+        if (!target_.cpuIsa.cpuid.empty()) {
+            // Before any kernel code runs: an illegal instruction would end the caller's process.
+            const auto& features = target_.cpuIsa.cpuid;
+            line(fmt::format("// {}: the running CPU must have what this file was compiled for.", target_.name));
+            for (size_t i = 0; i < features.size(); i += 2) {  // two tests a line
+                std::string tests = fmt::format("__builtin_cpu_supports(\"{}\")", features[i]);
+                if (i + 1 < features.size()) tests += fmt::format(" && __builtin_cpu_supports(\"{}\")", features[i + 1]);
+                bool last = i + 2 >= features.size();
+                line((i == 0 ? "if (!(" : "      ") + tests + (last ? ")) {" : " &&"));
+            }
+            line("    return tl::cpu_error_unsupported_cpu;");
+            line("}");
+        }
         std::vector<std::string> blocks = gridExtentNames(k);
         size_t dims = blocks.size();
         std::vector<std::string> index(dims);
@@ -184,6 +212,10 @@ protected:
         arity(1);
         // The fast variants are the plain functions on the CPU.
         std::string base = n.rfind("fast_", 0) == 0 ? n.substr(5) : n;
+        if ((base == "exp" || base == "exp2") && t == DType::F32) {  // vectorisable forms
+            need("tl_cpu.h", "math");
+            return fmt::format("tl::{}({})", base, args[0]);
+        }
         static const char* plain[] = {"exp", "exp2", "log", "log2", "sqrt", "abs", "tanh", "erf"};
         for (const char* p : plain)
             if (base == p) return fmt::format("std::{}({})", p, args[0]);
@@ -196,9 +228,9 @@ protected:
 
     std::string minMaxText(const Binary* b, const std::string& x, const std::string& y) override {
         bool isMin = b->op == BinaryOp::Min;
-        if (isFloat(b->dtype)) {
-            include("<cmath>");
-            return fmt::format("std::{}({}, {})", isMin ? "fmin" : "fmax", x, y);
+        if (isFloat(b->dtype)) {  // tl::fmax/fmin: selects, which vectorise
+            need("tl_cpu.h", "math");
+            return fmt::format("tl::{}({}, {})", isMin ? "fmin" : "fmax", x, y);
         }
         include("<algorithm>");
         // Operands narrower than int are promoted by C++: name the type so both sides agree.

@@ -186,6 +186,10 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     } else {
         for (const auto& l : emitter->headerPrologue()) s.directive(l);
     }
+    if (auto prologue = emitter->sourcePrologue(); !prologue.empty()) {
+        for (const auto& l : prologue) s.raw(l + "\n");
+        s.blank();
+    }
     std::vector<std::string> includes = emitter->sourceIncludes();
     if (!header)
         for (const auto& inc : emitter->headerIncludes(paramTypes)) includes.push_back(inc);

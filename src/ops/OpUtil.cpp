@@ -148,10 +148,14 @@ Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64
     return spreadLoop(ctx, 1, extents, vec, names, body, {});
 }
 
+bool isCpuTile(const LowerContext& ctx, const layout::Fragment& f) {
+    return ctx.target.backend == Backend::Cpu && f.threads() == 1 && f.sameAs(layout::replicatedFragment(f.shape(), 1));
+}
+
 Stmt fragmentLoop(LowerContext& ctx, const layout::Fragment& f, int64_t vec, const std::vector<std::string>& names,
                   const SlotBody& body) {
     // A cpu fragment is the whole tile, row-major: visit it as a loop nest.
-    if (ctx.target.backend == Backend::Cpu && f.rank() > 1 && f.sameAs(layout::replicatedFragment(f.shape(), 1))) {
+    if (f.rank() > 1 && isCpuTile(ctx, f)) {
         const auto& shape = f.shape();
         return nestedLoop(ctx, {shape.begin(), shape.end()}, vec, names, [&](const std::vector<Expr>& idx) {
             Expr slot = idx[0];

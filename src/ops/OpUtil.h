@@ -45,6 +45,10 @@ ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents,
 ir::Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
                        const std::vector<std::string>& names, const OffsetsBody& body);
 
+// A fragment of the cpu target: one thread holds the whole tile, row-major (its slots are the
+// row-major offsets of its elements), so that loops over it can be plain nests.
+bool isCpuTile(const LowerContext& ctx, const layout::Fragment& f);
+
 using SlotBody = std::function<ir::Stmt(const ir::Expr& slot, const std::vector<ir::Expr>& indices)>;
 // Visits the slots a thread holds of a fragment, `vec` consecutive slots at a time; body gets
 // the first slot and the fragment indices of its element.

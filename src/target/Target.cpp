@@ -27,7 +27,7 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::MmaFp8, "mma_fp8"},   {Feature::Wgmma, "wgmma"},       {Feature::Tma, "tma"},
     {Feature::Mbarrier, "mbarrier"}, {Feature::Clusters, "clusters"}, {Feature::Mfma, "mfma"},
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
-    {Feature::Amx, "amx"},          {Feature::Setmaxnreg, "setmaxnreg"},
+    {Feature::Amx, "amx"}, {Feature::Avx2, "avx2"},          {Feature::Setmaxnreg, "setmaxnreg"},
 };
 
 // The embedded profiles: {file name, JSON text}.
@@ -43,7 +43,10 @@ constexpr EmbeddedProfile kProfiles[] = {
 const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "registers_per_sm",
-    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "mma_shapes", "features"};
+    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "mma_shapes", "features", "cpu_isa"};
+
+// Fields a complete profile may leave out.
+const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa"};
 
 struct SchemaError {
     std::string message;
@@ -133,6 +136,27 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
                 throw SchemaError{fmt::format("field 'mma_shapes' must be an array of strings, not {}", jsonTypeName(value))};
             t.mmaShapes.clear();
             for (const auto& s : value) t.mmaShapes.push_back(requireString(s, "mma_shapes[]"));
+        } else if (key == "cpu_isa") {
+            if (!value.is_object())
+                throw SchemaError{fmt::format("field 'cpu_isa' must be an object, not {}", jsonTypeName(value))};
+            auto strings = [](const Json& list, const std::string& field) {
+                if (!list.is_array())
+                    throw SchemaError{fmt::format("field '{}' must be an array of strings, not {}", field, jsonTypeName(list))};
+                std::vector<std::string> out;
+                for (const auto& item : list) {
+                    out.push_back(requireString(item, field + "[]"));
+                    bool ok = !out.back().empty();
+                    for (char c : out.back()) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+                    if (!ok) throw SchemaError{fmt::format("field '{}[]' is '{}'; it must be a name", field, out.back())};
+                }
+                return out;
+            };
+            for (const auto& [part, v] : value.items()) {
+                if (part == "compile_flags") t.cpuIsa.compileFlags = requireString(v, "cpu_isa.compile_flags");
+                else if (part == "macros") t.cpuIsa.macros = strings(v, "cpu_isa.macros");
+                else if (part == "cpuid") t.cpuIsa.cpuid = strings(v, "cpu_isa.cpuid");
+                else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid)", part)};
+            }
         } else if (key == "features") {
             if (!value.is_array())
                 throw SchemaError{fmt::format("field 'features' must be an array of strings, not {}", jsonTypeName(value))};
@@ -154,6 +178,8 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
 
 void checkConsistent(Target& t) {
     if (t.threadWarpSize == 0) t.threadWarpSize = t.warpSize;
+    if (t.backend != Backend::Cpu && !t.cpuIsa.empty())
+        throw SchemaError{"field 'cpu_isa' is for cpu targets (backend \"cpu\")"};
     if (t.sharedMemPerBlock > t.sharedMemPerSM)
         throw SchemaError{fmt::format("field 'shared_mem_per_block' ({}) is larger than 'shared_mem_per_sm' ({})",
                                       t.sharedMemPerBlock, t.sharedMemPerSM)};
@@ -194,10 +220,10 @@ std::vector<Target>& builtinTargets() {
         }
         // The documented order: NVIDIA by architecture, AMD, CPU.
         auto rank = [](const Target& t) {
-            static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu"};
-            for (int i = 0; i < 7; ++i)
+            static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu", "cpu-avx2", "cpu-avx512"};
+            for (int i = 0; i < 9; ++i)
                 if (t.name == order[i]) return i;
-            return 7;
+            return 9;
         };
         std::stable_sort(out.begin(), out.end(), [&](const Target& a, const Target& b) { return rank(a) < rank(b); });
         return out;
@@ -238,7 +264,7 @@ std::optional<Target> parseTargetProfile(std::string_view text, std::string& err
         if (!seen.count("base")) {
             std::vector<std::string> missing;
             for (const std::string& field : kKnownFields)
-                if (field != "base" && field != "thread_warp_size" && !seen.count(field))  // the one optional field
+                if (field != "base" && !kOptionalFields.count(field) && !seen.count(field))
                     missing.push_back("'" + field + "'");
             if (missing.size() == 1) throw SchemaError{fmt::format("missing field {}", missing[0])};
             if (!missing.empty())

@@ -29,6 +29,7 @@ enum class Feature : unsigned {
     Avx512Bf16 = 1u << 11,
     Amx = 1u << 12,
     Setmaxnreg = 1u << 13,  // sm90a: setmaxnreg (warp specialisation moves registers)
+    Avx2 = 1u << 14,        // with FMA (x86-64-v3)
 };
 constexpr unsigned operator|(Feature a, Feature b) { return unsigned(a) | unsigned(b); }
 constexpr unsigned operator|(unsigned a, Feature b) { return a | unsigned(b); }
@@ -36,6 +37,17 @@ constexpr unsigned operator|(unsigned a, Feature b) { return a | unsigned(b); }
 // Peak rates of the reference device, TFLOP/s (TOP/s for i8); 0 when the device lacks the type.
 struct PeakRates {
     double f16 = 0, bf16 = 0, fp8 = 0, i8 = 0, f32 = 0;
+};
+
+// What the output of a cpu target requires of the compiler and of the CPU it runs on: the
+// emitted source stops with #error unless the compiler's flags define every macro (naming
+// compileFlags), and the launchers return tl::cpu_error_unsupported_cpu unless the running CPU
+// has every cpuid feature (__builtin_cpu_supports names). Empty for the portable `cpu`.
+struct CpuIsa {
+    std::string compileFlags;          // "-march=x86-64-v4"
+    std::vector<std::string> macros;   // "__AVX512F__", ...
+    std::vector<std::string> cpuid;    // "avx512f", ...
+    bool empty() const { return compileFlags.empty() && macros.empty() && cpuid.empty(); }
 };
 
 struct Target {
@@ -61,6 +73,7 @@ struct Target {
     double memoryBandwidthGBs = 0; // GB/s
     PeakRates peak;
     std::vector<std::string> mmaShapes;  // tensor-core instruction shapes, informative
+    CpuIsa cpuIsa;                 // cpu targets: the instruction set the output requires
 
     bool has(Feature f) const { return (features & unsigned(f)) != 0; }
     std::string_view sourceExtension() const;  // ".cu", ".hip", ".cpp"

@@ -58,8 +58,10 @@ CXX = os.environ.get("CXX_FOR_EMIT_TESTS", "g++")
 CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}
 HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
 SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
-ALL_TARGETS = ["sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu"]
-EXTENSION = {**{t: ".cu" for t in CUDA_ARCH}, **{t: ".hip" for t in HIP_ARCH}, "cpu": ".cpp"}
+# The cpu targets and the flags their output requires (cpu_isa.compile_flags of the profiles).
+CPU_FLAGS = {"cpu": [], "cpu-avx2": ["-march=x86-64-v3"], "cpu-avx512": ["-march=x86-64-v4"]}
+ALL_TARGETS = ["sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", *CPU_FLAGS]
+EXTENSION = {**{t: ".cu" for t in CUDA_ARCH}, **{t: ".hip" for t in HIP_ARCH}, **{t: ".cpp" for t in CPU_FLAGS}}
 
 
 def excluded_targets(tl_file: Path):
@@ -212,8 +214,8 @@ def check_directory(ck: Checker, directory: Path, work: Path):
                                         "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = []
         link = lambda objs, exe: [HIPCC, f"--offload-arch={HIP_ARCH[target]}", *map(str, objs), "-o", str(exe)]
-    elif target == "cpu":
-        compile_src = lambda src, obj: [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-O2",
+    elif target in CPU_FLAGS:
+        compile_src = lambda src, obj: [CXX, "-std=c++17", "-fopenmp", *CPU_FLAGS[target], "-Wall", "-Wextra", "-Werror", "-O2",
                                         "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = []
         link = lambda objs, exe: [CXX, "-fopenmp", *map(str, objs), "-o", str(exe)]

@@ -128,7 +128,12 @@ TEST_CASE("targets: features do not leak across vendors") {
     CHECK(target("gfx90a").has(Feature::Mfma));
     CHECK(!target("gfx90a").has(Feature::MfmaFp8));
     CHECK(target("gfx942").has(Feature::MfmaFp8));
-    CHECK(target("cpu").has(Feature::Avx512));
+    // The portable cpu target requires nothing; the others what their names say.
+    CHECK(target("cpu").features == 0);
+    CHECK(target("cpu-avx2").has(Feature::Avx2));
+    CHECK(!target("cpu-avx2").has(Feature::Avx512));
+    CHECK(target("cpu-avx512").has(Feature::Avx512));
+    CHECK(target("cpu-avx512").cpuIsa.macros.front() == "__AVX512F__");
 }
 
 TEST_CASE("targets: featureList names the features in table order") {

@@ -11,6 +11,7 @@ namespace tl {
 enum cpu_status : int {
     cpu_success = 0,
     cpu_error_invalid_value = 1,  // a launch check failed (sizes, alignment, 32-bit offsets)
+    cpu_error_unsupported_cpu = 2,  // the running CPU lacks the instructions the target uses
 };
 } // namespace tl
 // tlc:end
@@ -38,6 +39,39 @@ inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// exp and exp2 of floats without a library call, so that the C++ compiler vectorises the loops
+// that use them (glibc's vector forms need -ffast-math). x = n ln2 + r with |r| <= ln2 / 2,
+// e^r from its Taylor polynomial to degree 7, 2^n as two float scales (so that the results
+// below FLT_MIN come out subnormal, as std::exp gives them). At most 1.3 ulp from the exact
+// value; infinities, NaN and overflow as std::exp.
+inline float exp2_reduced(float n, float r) {  // 2^n e^r for integral n
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int k = static_cast<int>(n), half = k / 2;
+    return p * __builtin_bit_cast(float, (half + 127) << 23) * __builtin_bit_cast(float, (k - half + 127) << 23);
+}
+inline float round_to_integer(float t) {  // nearest integer for |t| < 2^22, without a call
+    return (t + 12582912.0f) - 12582912.0f;
+}
+inline float exp(float x) {
+    const float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // NaN stays NaN
+    const float n = round_to_integer(c * 1.44269504088896341f);
+    return exp2_reduced(n, c - n * 0.693145751953125f - n * 1.428606765330187045e-06f);
+}
+inline float exp2(float x) {
+    const float c = x < -150.0f ? -150.0f : (x > 129.0f ? 129.0f : x);
+    const float n = round_to_integer(c);
+    return exp2_reduced(n, (c - n) * 0.693147180559945309f);
+}
+// fmax and fmin as selects (NaN operands lose, as in std::fmax), which vectorise.
+template <typename T> inline T fmax(T a, T b) { return (a >= b || b != b) ? a : b; }
+template <typename T> inline T fmin(T a, T b) { return (a <= b || b != b) ? a : b; }
 } // namespace tl
 // tlc:end
 

@@ -36,8 +36,7 @@ std::optional<TileView> viewOf(const LowerContext& ctx, const Region& r) {
     if (b->scope == MemScope::Shared) return TileView{b, r.starts, stride};
     if (b->scope != MemScope::Fragment || !r.coversWholeBuffer()) return std::nullopt;
     // A cpu fragment is its storage when it is the whole tile, row-major.
-    const layout::Fragment& f = ctx.layoutOf(b);
-    if (!f.sameAs(layout::replicatedFragment(f.shape(), 1))) return std::nullopt;
+    if (!isCpuTile(ctx, ctx.layoutOf(b))) return std::nullopt;
     return TileView{const_cast<LowerContext&>(ctx).localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
 }
 

@@ -365,12 +365,18 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
         }
         if (D.shape()[d] > nest.extents[d]) inRange = logicalAnd(inRange, Expr(nest.vars[d]) < nest.extents[d]);
     }
+    // On the cpu a loop over a whole tile is a nest over the loop's own variables (vectorised by
+    // the C++ compiler); elsewhere one loop over the thread's slots gives each variable its value.
+    const bool nested = isCpuTile(ctx, D) && asConstInt(inRange) && *asConstInt(inRange);
     VarPtr slotVar = ctx.freshVar("l");
     std::vector<Expr> values = D.indicesAt(ctx.tx(), Expr(slotVar));
     VarBounds bounds = ctx.bounds();
     bounds.push_back({slotVar.get(), Interval{0, D.locals() - 1}});
     std::vector<std::pair<VarPtr, Expr>> binding;
-    for (size_t d = 0; d < nest.vars.size(); ++d) binding.push_back({nest.vars[d], simplify(values[d], bounds)});
+    for (size_t d = 0; d < nest.vars.size(); ++d) {
+        if (nested) bounds.push_back({nest.vars[d].get(), Interval{0, nest.extents[d] - 1}});
+        binding.push_back({nest.vars[d], nested ? Expr(nest.vars[d]) : simplify(values[d], bounds)});
+    }
     // Replicas run the same iterations; one of them writes global memory.
     Expr writer = D.replicas() > 1 ? binary(BinaryOp::Eq, D.replicaOf(ctx.tx()), intImm(0)) : boolImm(true);
     BodyRewriter rewriter(ctx, nest, binding, bounds, writer);
@@ -383,8 +389,11 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
         }
     Stmt body = rewriter.mutate(nest.body);
     if (!(asConstInt(inRange) && *asConstInt(inRange))) body = ifThenElse(inRange, body, {}, nest.loc);
-    for (size_t d = nest.vars.size(); d-- > 0;) body = letStmt(nest.vars[d], binding[d].second, body, nest.loc);
-    Stmt loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), body, nest.loc);
+    Stmt loop = body;
+    for (size_t d = nest.vars.size(); d-- > 0;)
+        loop = nested ? forLoop(nest.vars[d], intImm(0), intImm(nest.extents[d]), ctx.slotLoopKind(), loop, nest.loc)
+                      : letStmt(nest.vars[d], binding[d].second, loop, nest.loc);
+    if (!nested) loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), loop, nest.loc);
     loop = simplify(loop, ctx.bounds());
     if (spilled.empty() && rewriter.staged.empty()) return loop;
     // Fragments the loop writes at other threads' elements (spilled) or reads there (staged) go

@@ -67,6 +67,45 @@ namespace {
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 } // namespace
 
+// On the cpu, a reduction along the rows of a whole tile keeps kLanes partial results per row
+// and combines them at the end: each lane is its own chain, so the C++ compiler vectorises the
+// loop without reordering any one chain's operations (which it may not do for floats).
+std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
+                                           const Buffer& src, const Buffer& part, DType acc) const {
+    constexpr int64_t kLanes = 16;
+    size_t last = S.rank() - 1;
+    if (!isCpuTile(ctx, S) || !isCpuTile(ctx, D) || size_t(dim_) != last || S.shape()[last] % kLanes != 0)
+        return std::nullopt;
+    const int64_t N = S.shape()[last];
+    Buffer lanes = makeBuffer(ctx.freshName(dst_.buffer->name + "_lanes"), acc, MemScope::Local, {intImm(kLanes)});
+    std::vector<VarPtr> rowVars;
+    std::vector<std::string> names = indexNames(S.rank());
+    for (size_t d = 0; d < last; ++d) rowVars.push_back(ctx.freshVar(names[d]));
+    Expr rowStart = intImm(0);
+    for (size_t d = 0; d < last; ++d) rowStart = rowStart * S.shape()[d] + Expr(rowVars[d]);
+    std::vector<Expr> kept;  // the destination's indices, 0 in its dimensions of extent 1
+    for (size_t d = 0, next = 0; d < D.rank(); ++d) {
+        while (next < last && S.shape()[next] == 1) ++next;
+        kept.push_back(D.shape()[d] == 1 ? intImm(0) : Expr(rowVars.at(next++)));
+    }
+    Expr target = D.localOf(kept);
+    VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
+    Expr v = cast(acc, load(src, {rowStart * N + Expr(chunk) * kLanes + Expr(lane)}));
+    if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
+    auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
+        return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
+    };
+    Stmt row = allocate(lanes, seq({
+        overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
+        forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial,
+                // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
+                overLanes(store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v)), ForKind::Vectorized)),
+        overLanes(store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))),
+    }));
+    for (size_t d = last; d-- > 0;) row = forLoop(rowVars[d], intImm(0), intImm(S.shape()[d]), ForKind::Serial, row);
+    return simplify(row, ctx.bounds());
+}
+
 Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     const auto& S = ctx.layoutOf(src_.buffer);
     const auto& D = ctx.layoutOf(dst_.buffer);
@@ -83,6 +122,9 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         return store(part, {slot}, identity(kind_, acc));
     }));
     // 1. What this thread holds.
+    if (auto rows = lowerCpuRows(ctx, S, D, src, part, acc)) {
+        steps.push_back(*rows);
+    } else {
     steps.push_back(fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
         // The destination slot from the source slot's own formula, so that it folds to an
         // expression of the slot alone (register arrays need constant indices once unrolled).
@@ -100,6 +142,7 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
         if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
         return store(part, {target}, combine(kind_, load(part, {target}), v));
     }));
+    }
     // 2. Across the threads that hold parts of the same row: shuffles inside each warp, then,
     // where a row's threads span warps, one partial per warp through shared memory.
     std::vector<layout::Term> inWarp, acrossWarps;

@@ -5,6 +5,9 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "layout/Fragment.h"
+
+#include <optional>
 
 namespace tlc::ops {
 
@@ -33,6 +36,11 @@ public:
     static ir::Expr combine(ReduceKind kind, const ir::Expr& acc, const ir::Expr& value);
 
 private:
+    // The cpu's vectorisable form of step 1 (per-lane partials along the rows); nothing when the
+    // tiles do not fit it.
+    std::optional<ir::Stmt> lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
+                                         const ir::Buffer& src, const ir::Buffer& part, DType acc) const;
+
     ir::Region src_, dst_;
     ReduceKind kind_;
     int dim_;
