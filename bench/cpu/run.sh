@@ -4,17 +4,20 @@
 # Markdown table (tlc and its baseline measured side by side in one run) for bench/RESULTS.md.
 #
 #   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|rows]
+#                    [-D NAME=VALUE ...]   (tile sizes of the two gemm kernels: block_M, block_N, block_K)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=cpu
 tlc="$root/build/tlc"
 only=all
+gemm_defines=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) target=$2; shift 2 ;;
     --tlc) tlc=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    -D) gemm_defines+=(-D "$2"); shift 2 ;;
     -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -34,8 +37,8 @@ gen() {  # gen NAME FILE [-D ...]
   local name=$1 file=$2; shift 2
   "$tlc" "$file" --target="$target" -o "$out/$name.cpp" --header "$out/$name.h" "$@"
 }
-gen sgemm "$here/kernels/sgemm.tl"
-gen bgemm "$here/kernels/bgemm.tl"
+gen sgemm "$here/kernels/sgemm.tl" "${gemm_defines[@]}"
+gen bgemm "$here/kernels/bgemm.tl" "${gemm_defines[@]}"
 gen layernorm "$here/kernels/layernorm.tl"
 gen softmax "$root/samples/softmax.tl" -D N=1024
 gen rmsnorm "$root/samples/rmsnorm.tl" -D dtype=f32 -D N=4096
@@ -49,5 +52,5 @@ for k in sgemm bgemm layernorm softmax rmsnorm reduce_sum; do
 done
 g++ "${flags[@]}" -I"$out" "$here/bench.cpp" "${objs[@]}" -o "$out/bench" -lopenblas -ldnnl
 echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(g++ --version | head -1);" \
-     "OMP_NUM_THREADS=${OMP_NUM_THREADS:-all}; target $target"
+     "OMP_NUM_THREADS=${OMP_NUM_THREADS:-all}; target $target; gemm tiles: ${gemm_defines[*]:-as in the .tl files}"
 "$out/bench" "$only"

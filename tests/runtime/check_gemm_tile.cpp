@@ -1,9 +1,10 @@
 // tl::gemm_tile (tl_cpu.h, section gemm) against a double-precision reference on random
 // inputs: every transpose form, f32/bf16/f16 inputs, tile shapes that do and do not divide the
 // register blocks (rows 12/6, columns 32/16 on AVX-512/AVX2), row strides wider than the tile,
-// and accumulation into a C that is not zero. Built three times (tests/CMakeLists.txt): plain
-// (the portable loops), -march=x86-64-v3 (AVX2) and -march=x86-64-v4 (AVX-512); a build whose
-// instructions the machine lacks exits 77, which CTest reports as skipped.
+// and accumulation into a C that is not zero. Built four times (tests/CMakeLists.txt): plain
+// (the portable loops), -march=x86-64-v3 (AVX2), -march=x86-64-v4 (AVX-512) and with
+// -mavx512bf16 (bf16 through vdpbf16ps); a build whose instructions the machine lacks exits 77,
+// which CTest reports as skipped.
 #include "tl_cpu.h"
 
 #include <cmath>
@@ -78,7 +79,15 @@ void shapes(const char* type, std::mt19937& gen) {
 } // namespace
 
 int main() {
-#if defined(__AVX512F__)
+#if defined(__AVX512BF16__)
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
+        !__builtin_cpu_supports("avx512bf16")) {
+        std::printf("skipped: this CPU has no AVX-512 F/BW/DQ/VL with BF16\n");
+        return 77;
+    }
+    const char* form = "AVX-512 with vdpbf16ps";
+#elif defined(__AVX512F__)
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
         !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq")) {
         std::printf("skipped: this CPU has no AVX-512 F/BW/DQ/VL\n");

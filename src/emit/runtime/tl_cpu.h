@@ -145,8 +145,10 @@ inline void atomic_add_narrow(T* address, V value) {
 } // namespace tl
 // tlc:end
 
-// tlc:section gemm
+// tlc:section gemm needs=tl_types.h:bfloat16
 #include <immintrin.h>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 namespace tl {
@@ -265,11 +267,100 @@ inline const float* pack_b(const TB* b, int ldb) {
     return out;
 }
 
+#if defined(__AVX512BF16__)
+// bf16 inputs with AVX512_BF16: vdpbf16ps multiplies pairs of bf16 along k and adds both
+// products to an f32 lane, twice the work of an f32 FMA. A row's (k, k+1) pair is one 32-bit
+// broadcast; B is packed in panels of 32 or 16 columns, [K/2][columns][2], so that each
+// vector holds the pairs of 16 columns. (The instruction flushes subnormal inputs and rounds
+// the sum of the two products once; both within the bf16 inputs' own precision.)
+inline std::uint32_t load_pair(const bfloat16* p) {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <int MR, int K, bool Wide>
+inline void register_block_bf16(const bfloat16* a, int lda, const bfloat16* panel, float* c, int ldc) {
+    constexpr int V = Wide ? 2 : 1;
+    __m512 acc[MR][V];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_loadu_ps(c + r * ldc + v * 16);
+    for (int k = 0; k < K; k += 2) {
+        __m512bh bk[V];
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) bk[v] = (__m512bh)_mm512_loadu_si512(panel + (k * V + 2 * v) * 16);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+            __m512bh ar = (__m512bh)_mm512_set1_epi32(static_cast<int>(load_pair(a + r * lda + k)));
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bk[v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) _mm512_storeu_ps(c + r * ldc + v * 16, acc[r][v]);
+}
+
+// A row-major with K even, N a multiple of 16.
+template <int M, int N, int K, int TransB>
+inline void gemm_bf16(const bfloat16* a, int lda, const bfloat16* b, int ldb, float* c, int ldc) {
+    static thread_local std::vector<bfloat16> storage;
+    if (storage.size() < static_cast<size_t>(K) * N) storage.resize(static_cast<size_t>(K) * N);
+    bfloat16* packed = storage.data();
+    for (int j0 = 0; j0 < N;) {
+        const int width = N - j0 >= 32 ? 32 : 16;
+        bfloat16* panel = packed + j0 * K;
+        if (!TransB && width == 32) {
+            // Rows k and k + 1 interleaved by 16-bit lanes: columns 0-15, then 16-31.
+            const __m512i low = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
+                                                 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+            const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
+            for (int k = 0; k < K; k += 2) {
+                __m512i r0 = _mm512_loadu_si512(b + k * ldb + j0), r1 = _mm512_loadu_si512(b + (k + 1) * ldb + j0);
+                _mm512_storeu_si512(panel + k * 32, _mm512_permutex2var_epi16(r0, low, r1));
+                _mm512_storeu_si512(panel + k * 32 + 32, _mm512_permutex2var_epi16(r0, high, r1));
+            }
+        } else {
+            for (int k = 0; k < K; ++k)
+                for (int j = 0; j < width; ++j)
+                    panel[(k / 2 * width + j) * 2 + k % 2] = TransB ? b[(j0 + j) * ldb + k] : b[k * ldb + j0 + j];
+        }
+        constexpr int MR = rows_per_block, full = M / MR * MR;
+        for (int i = 0; i < full; i += MR) {
+            if (width == 32) register_block_bf16<MR, K, true>(a + i * lda, lda, panel, c + i * ldc + j0, ldc);
+            else register_block_bf16<MR, K, false>(a + i * lda, lda, panel, c + i * ldc + j0, ldc);
+        }
+        if constexpr (M % MR != 0) {
+            if (width == 32) register_block_bf16<M % MR, K, true>(a + full * lda, lda, panel, c + full * ldc + j0, ldc);
+            else register_block_bf16<M % MR, K, false>(a + full * lda, lda, panel, c + full * ldc + j0, ldc);
+        }
+        j0 += width;
+    }
+}
+#endif
+
 } // namespace cpu_gemm
 
 template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB>
 inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) {
     using namespace cpu_gemm;
+#if defined(__AVX512BF16__)
+    if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && K % 2 == 0 && N % 16 == 0) {
+        if constexpr (TransA) {  // the pairs along k must be adjacent: A row-major first
+            static thread_local std::vector<bfloat16> rows;
+            if (rows.size() < static_cast<size_t>(M) * K) rows.resize(static_cast<size_t>(M) * K);
+            for (int i = 0; i < M; ++i)
+                for (int k = 0; k < K; ++k) rows[i * K + k] = a[k * lda + i];
+            gemm_bf16<M, N, K, TransB>(rows.data(), K, b, ldb, c, ldc);
+        } else {
+            gemm_bf16<M, N, K, TransB>(a, lda, b, ldb, c, ldc);
+        }
+        return;
+    }
+#endif
     if constexpr (!std::is_same_v<TA, float>) {
         const float* af = as_f32(a, lda, M, K, TransA != 0);  // row-major [M][K]
         gemm_tile<M, N, K, 0, TransB>(af, K, b, ldb, c, ldc);
