@@ -260,6 +260,7 @@ private:
                 }
             }
             if (!placesUnknown) continue;
+            size_t before = ctx_.layouts.size();
             if (!domain) domain = *ops::domainOf(nest, ctx_.layouts, ctx_.threads);
             std::string source = fmt::format("the parallel loop at line {}", nest.loc.line);
             for (const auto& a : ops::fragmentAccesses(nest.body))
@@ -268,7 +269,9 @@ private:
             for (const auto& a : ops::fragmentAccesses(nest.body))
                 if (!known(a.buffer) && !ops::directDims(a, nest))
                     if (auto wanted = ops::layoutForAccess(a, nest, *domain)) assign(a.buffer, *wanted, source, nest.loc);
-            return true;
+            // Only progress counts: a domain of another shape than the default one (a loop over
+            // part of a larger fragment) may place nothing, and the caller would ask again forever.
+            if (ctx_.layouts.size() != before || failed_) return true;
         }
         // Read by every thread outside parallel loops: every thread holds it.
         for (const auto& b : g_.fragments)
