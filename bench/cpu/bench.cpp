@@ -2,6 +2,7 @@
 // pair measured in the same run on the same buffers. bench/cpu/run.sh builds it against the
 // launchers it generates (TLC_GEN is the folder of the generated headers).
 #include "bgemm.h"
+#include "flash_attention.h"
 #include "layernorm.h"
 #include "reduce_sum.h"
 #include "rmsnorm.h"
@@ -220,6 +221,55 @@ void reduceSum(int M, int N) {
     row("reduce_sum f32", shape, readBytes / t * 1e-9, "memcpy", readBytes / tCopy * 1e-9, "GB/s", maxRelError(S, SRef));
 }
 
+// Flash attention forward (samples/flash_attention.tl, f16, D = 128) against a plain
+// reference: float loops over each query row (scores, softmax, weighted sum of V), OpenMP over
+// the rows, on inputs converted to float beforehand (not timed).
+void flashAttention(int B, int S, int H) {
+    const int D = 128;
+    size_t n = size_t(B) * S * H * D;
+    auto Qf = randomFloats(n, 9), Kf = randomFloats(n, 10), Vf = randomFloats(n, 11);
+    std::vector<tl::half> Q(n), K(n), V(n), O(n);
+    for (size_t i = 0; i < n; ++i) {
+        Q[i] = tl::half(Qf[i]), K[i] = tl::half(Kf[i]), V[i] = tl::half(Vf[i]);
+        Qf[i] = float(Q[i]), Kf[i] = float(K[i]), Vf[i] = float(V[i]);  // the same values
+    }
+    std::vector<float> Ref(n);
+    auto at = [&](int b, int s, int h) { return ((size_t(b) * S + s) * H + h) * D; };
+    auto reference = [&] {
+        #pragma omp parallel for collapse(3) schedule(static)
+        for (int b = 0; b < B; ++b)
+            for (int h = 0; h < H; ++h)
+                for (int i = 0; i < S; ++i) {
+                    std::vector<float> scores(S);
+                    const float* q = &Qf[at(b, i, h)];
+                    float mx = -INFINITY;
+                    for (int j = 0; j < S; ++j) {
+                        const float* k = &Kf[at(b, j, h)];
+                        float dot = 0;
+                        for (int d = 0; d < D; ++d) dot += q[d] * k[d];
+                        scores[j] = dot / std::sqrt(float(D));
+                        mx = std::max(mx, scores[j]);
+                    }
+                    float sum = 0;
+                    for (int j = 0; j < S; ++j) sum += scores[j] = std::exp(scores[j] - mx);
+                    float* o = &Ref[at(b, i, h)];
+                    for (int d = 0; d < D; ++d) o[d] = 0;
+                    for (int j = 0; j < S; ++j) {
+                        const float* v = &Vf[at(b, j, h)];
+                        for (int d = 0; d < D; ++d) o[d] += scores[j] / sum * v[d];
+                    }
+                }
+    };
+    double flops = 4.0 * B * H * double(S) * S * D;
+    int reps = 3;
+    double tTlc = timeIt([&] { check(tl_kernels::flash_attention(Q.data(), K.data(), V.data(), O.data(), B, S, H), "fa"); }, reps);
+    double tRef = timeIt(reference, reps);
+    std::vector<float> got(n);
+    for (size_t i = 0; i < n; ++i) got[i] = float(O[i]);
+    row("flash attention f16 (D 128)", std::to_string(B) + "x" + std::to_string(S) + "x" + std::to_string(H),
+        flops / tTlc * 1e-9, "plain loops", flops / tRef * 1e-9, "GFLOP/s", maxRelError(got, Ref));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -233,6 +283,7 @@ int main(int argc, char** argv) {
         for (int n : {512, 1024, 2048, 4096}) bgemm(n, n, n);
         bgemm(64, 4096, 4096);
     }
+    if (only == "all" || only == "attention") flashAttention(1, 2048, 8);
     if (only == "all" || only == "rows") {
         softmax(16384);
         norms(4096);

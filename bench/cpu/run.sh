@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CPU benchmark: builds tlc's cpu output of bench/cpu/kernels/*.tl and samples (softmax,
-# rmsnorm, reduce_sum), links it with a driver against OpenBLAS and oneDNN, and prints one
-# Markdown table (tlc and its baseline measured side by side in one run) for bench/RESULTS.md.
+# rmsnorm, reduce_sum, flash_attention), links it with a driver against OpenBLAS and oneDNN,
+# and prints one Markdown table (tlc and its baseline measured side by side in one run) for
+# bench/RESULTS.md.
 #
-#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|rows]
+#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|attention|rows]
 #                    [-D NAME=VALUE ...]   (tile sizes of the two gemm kernels: block_M, block_N, block_K)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,10 +44,11 @@ gen layernorm "$here/kernels/layernorm.tl"
 gen softmax "$root/samples/softmax.tl" -D N=1024
 gen rmsnorm "$root/samples/rmsnorm.tl" -D dtype=f32 -D N=4096
 gen reduce_sum "$root/samples/reduce_sum.tl"
+gen flash_attention "$root/samples/flash_attention.tl"
 
 flags=(-O3 -march=native -fopenmp -std=c++17)
 objs=()
-for k in sgemm bgemm layernorm softmax rmsnorm reduce_sum; do
+for k in sgemm bgemm layernorm softmax rmsnorm reduce_sum flash_attention; do
   g++ "${flags[@]}" -c "$out/$k.cpp" -o "$out/$k.o"
   objs+=("$out/$k.o")
 done
