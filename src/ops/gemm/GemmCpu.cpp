@@ -23,7 +23,7 @@ struct TileView {
     int64_t rowStride = 0;
 };
 
-std::optional<TileView> viewOf(const LowerContext& ctx, const Region& r) {
+std::optional<TileView> viewOf(LowerContext& ctx, const Region& r) {
     std::vector<size_t> dims = tileDims(r);
     const Buffer& b = r.buffer;
     if (dims.size() != 2 || dims[1] != b->shape.size() - 1) return std::nullopt;
@@ -37,7 +37,7 @@ std::optional<TileView> viewOf(const LowerContext& ctx, const Region& r) {
     if (b->scope != MemScope::Fragment || !r.coversWholeBuffer()) return std::nullopt;
     // A cpu fragment is its storage when it is the whole tile, row-major.
     if (!isCpuTile(ctx, ctx.layoutOf(b))) return std::nullopt;
-    return TileView{const_cast<LowerContext&>(ctx).localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
+    return TileView{ctx.localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
 }
 
 // Input types the micro-kernel takes (converted to f32), with f32 accumulators.
