@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <optional>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace tlc::codegen {
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <deque>
 #include <fstream>
 #include <iterator>
@@ -27,7 +28,7 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::MmaFp8, "mma_fp8"},   {Feature::Wgmma, "wgmma"},       {Feature::Tma, "tma"},
     {Feature::Mbarrier, "mbarrier"}, {Feature::Clusters, "clusters"}, {Feature::Mfma, "mfma"},
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
-    {Feature::Amx, "amx"}, {Feature::Avx2, "avx2"},          {Feature::Setmaxnreg, "setmaxnreg"},
+    {Feature::Amx, "amx"},          {Feature::Avx2, "avx2"},         {Feature::Setmaxnreg, "setmaxnreg"},
 };
 
 // The embedded profiles: {file name, JSON text}.
@@ -77,6 +78,14 @@ int requireInt(const Json& j, const std::string& field, int64_t min) {
     if (v < min || v > (int64_t(1) << 30))
         throw SchemaError{fmt::format("field '{}' is {}; it must be between {} and {}", field, v, min, int64_t(1) << 30)};
     return int(v);
+}
+
+std::vector<std::string> requireStrings(const Json& j, const std::string& field) {
+    if (!j.is_array())
+        throw SchemaError{fmt::format("field '{}' must be an array of strings, not {}", field, jsonTypeName(j))};
+    std::vector<std::string> out;
+    for (const auto& item : j) out.push_back(requireString(item, field + "[]"));
+    return out;
 }
 
 double requireNumber(const Json& j, const std::string& field, bool positive) {
@@ -132,37 +141,35 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
                 else throw SchemaError{fmt::format("unknown field '{}' (the types are f16, bf16, fp8, i8, f32)", field)};
             }
         } else if (key == "mma_shapes") {
-            if (!value.is_array())
-                throw SchemaError{fmt::format("field 'mma_shapes' must be an array of strings, not {}", jsonTypeName(value))};
-            t.mmaShapes.clear();
-            for (const auto& s : value) t.mmaShapes.push_back(requireString(s, "mma_shapes[]"));
+            t.mmaShapes = requireStrings(value, key);
         } else if (key == "cpu_isa") {
             if (!value.is_object())
                 throw SchemaError{fmt::format("field 'cpu_isa' must be an object, not {}", jsonTypeName(value))};
+            // Macro and cpuid names are pasted into the emitted source: identifiers only.
             auto strings = [](const Json& list, const std::string& field) {
-                if (!list.is_array())
-                    throw SchemaError{fmt::format("field '{}' must be an array of strings, not {}", field, jsonTypeName(list))};
-                std::vector<std::string> out;
-                for (const auto& item : list) {
-                    out.push_back(requireString(item, field + "[]"));
-                    bool ok = !out.back().empty();
-                    for (char c : out.back()) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-                    if (!ok) throw SchemaError{fmt::format("field '{}[]' is '{}'; it must be a name", field, out.back())};
+                std::vector<std::string> out = requireStrings(list, field);
+                for (const auto& name : out) {
+                    bool ok = !name.empty();
+                    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+                    if (!ok) throw SchemaError{fmt::format("field '{}[]' is '{}'; it must be a name", field, name)};
                 }
                 return out;
             };
             for (const auto& [part, v] : value.items()) {
-                if (part == "compile_flags") t.cpuIsa.compileFlags = requireString(v, "cpu_isa.compile_flags");
+                if (part == "compile_flags") {
+                    // Written into a comment and an #error string of the emitted source.
+                    t.cpuIsa.compileFlags = requireString(v, "cpu_isa.compile_flags");
+                    for (char c : t.cpuIsa.compileFlags)
+                        if (c == '"' || c == '\\' || std::iscntrl(static_cast<unsigned char>(c)))
+                            throw SchemaError{"field 'cpu_isa.compile_flags' may not contain quotes, backslashes or control characters"};
+                }
                 else if (part == "macros") t.cpuIsa.macros = strings(v, "cpu_isa.macros");
                 else if (part == "cpuid") t.cpuIsa.cpuid = strings(v, "cpu_isa.cpuid");
                 else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid)", part)};
             }
         } else if (key == "features") {
-            if (!value.is_array())
-                throw SchemaError{fmt::format("field 'features' must be an array of strings, not {}", jsonTypeName(value))};
             t.features = 0;
-            for (const auto& f : value) {
-                std::string name = requireString(f, "features[]");
+            for (const std::string& name : requireStrings(value, key)) {
                 bool found = false;
                 for (const auto& [feature, fname] : kFeatureNames)
                     if (fname == name) t.features |= unsigned(feature), found = true;
@@ -221,9 +228,9 @@ std::vector<Target>& builtinTargets() {
         // The documented order: NVIDIA by architecture, AMD, CPU.
         auto rank = [](const Target& t) {
             static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu", "cpu-avx2", "cpu-avx512"};
-            for (int i = 0; i < 9; ++i)
-                if (t.name == order[i]) return i;
-            return 9;
+            for (size_t i = 0; i < std::size(order); ++i)
+                if (t.name == order[i]) return int(i);
+            return int(std::size(order));
         };
         std::stable_sort(out.begin(), out.end(), [&](const Target& a, const Target& b) { return rank(a) < rank(b); });
         return out;

@@ -146,7 +146,9 @@ inline void atomic_add_narrow(T* address, V value) {
 // tlc:end
 
 // tlc:section gemm needs=tl_types.h:bfloat16
-#include <immintrin.h>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>  // x86 only: the portable form must build on any CPU
+#endif
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -164,15 +166,23 @@ namespace tl {
 // from the compiler's flags (-mavx512f, -mavx2 -mfma, or none: plain loops).
 namespace cpu_gemm {
 
-// A tile converted to f32, row-major, in storage that each thread keeps between calls.
+// Storage for `count` elements that each thread keeps between calls (packed and converted
+// tiles); Slot tells apart the buffers one call uses at the same time.
+template <typename T, int Slot>
+inline T* scratch(size_t count) {
+    static thread_local std::vector<T> storage;
+    if (storage.size() < count) storage.resize(count);
+    return storage.data();
+}
+
+// A tile converted to f32, row-major.
 template <typename T>
 inline const float* as_f32(const T* src, int ld, int rows, int cols, bool transposed) {
-    static thread_local std::vector<float> out;
-    if (out.size() < static_cast<size_t>(rows) * cols) out.resize(static_cast<size_t>(rows) * cols);
+    float* out = scratch<float, 0>(static_cast<size_t>(rows) * cols);
     for (int r = 0; r < rows; ++r)
         for (int c = 0; c < cols; ++c)
             out[static_cast<size_t>(r) * cols + c] = static_cast<float>(transposed ? src[c * ld + r] : src[r * ld + c]);
-    return out.data();
+    return out;
 }
 
 #if defined(__AVX512F__)
@@ -254,9 +264,7 @@ inline int panel_width(int first, int n) {
 
 template <int K, int N, int TransB, typename TB>
 inline const float* pack_b(const TB* b, int ldb) {
-    static thread_local std::vector<float> storage;
-    if (storage.size() < static_cast<size_t>(K) * N) storage.resize(static_cast<size_t>(K) * N);
-    float* out = storage.data();
+    float* out = scratch<float, 1>(static_cast<size_t>(K) * N);
     for (int j0 = 0; j0 < N; j0 += panel_width(j0, N)) {
         const int width = panel_width(j0, N);
         float* panel = out + j0 * K;
@@ -307,9 +315,7 @@ inline void register_block_bf16(const bfloat16* a, int lda, const bfloat16* pane
 // A row-major with K even, N a multiple of 16.
 template <int M, int N, int K, int TransB>
 inline void gemm_bf16(const bfloat16* a, int lda, const bfloat16* b, int ldb, float* c, int ldc) {
-    static thread_local std::vector<bfloat16> storage;
-    if (storage.size() < static_cast<size_t>(K) * N) storage.resize(static_cast<size_t>(K) * N);
-    bfloat16* packed = storage.data();
+    bfloat16* packed = scratch<bfloat16, 1>(static_cast<size_t>(K) * N);
     for (int j0 = 0; j0 < N;) {
         const int width = N - j0 >= 32 ? 32 : 16;
         bfloat16* panel = packed + j0 * K;
@@ -350,11 +356,10 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
 #if defined(__AVX512BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && K % 2 == 0 && N % 16 == 0) {
         if constexpr (TransA) {  // the pairs along k must be adjacent: A row-major first
-            static thread_local std::vector<bfloat16> rows;
-            if (rows.size() < static_cast<size_t>(M) * K) rows.resize(static_cast<size_t>(M) * K);
+            bfloat16* rows = scratch<bfloat16, 0>(static_cast<size_t>(M) * K);
             for (int i = 0; i < M; ++i)
                 for (int k = 0; k < K; ++k) rows[i * K + k] = a[k * lda + i];
-            gemm_bf16<M, N, K, TransB>(rows.data(), K, b, ldb, c, ldc);
+            gemm_bf16<M, N, K, TransB>(rows, K, b, ldb, c, ldc);
         } else {
             gemm_bf16<M, N, K, TransB>(a, lda, b, ldb, c, ldc);
         }

@@ -67,6 +67,22 @@ namespace {
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 } // namespace
 
+std::vector<Expr> ReduceOp::destinationIndices(const layout::Fragment& S, const layout::Fragment& D,
+                                               const std::vector<Expr>& source) const {
+    // The kept dimensions other than 1, in order, and 0 in the destination's dimensions of
+    // extent 1 (it may keep the reduced one: [1, N] from [M, N] along 0).
+    std::vector<Expr> keptValues, out;
+    for (size_t d = 0; d < S.rank(); ++d)
+        if (d != size_t(dim_) && S.shape()[d] != 1) keptValues.push_back(source[d]);
+    for (size_t d = 0, next = 0; d < D.rank(); ++d) out.push_back(D.shape()[d] == 1 ? intImm(0) : keptValues.at(next++));
+    return out;
+}
+
+Expr ReduceOp::element(const Expr& value, DType acc) const {
+    Expr v = cast(acc, value);
+    return kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax ? call("abs", acc, {v}) : v;
+}
+
 // On the cpu, a reduction along the rows of a whole tile keeps kLanes partial results per row
 // and combines them at the end: each lane is its own chain, so the C++ compiler vectorises the
 // loop without reordering any one chain's operations (which it may not do for floats).
@@ -83,15 +99,11 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     for (size_t d = 0; d < last; ++d) rowVars.push_back(ctx.freshVar(names[d]));
     Expr rowStart = intImm(0);
     for (size_t d = 0; d < last; ++d) rowStart = rowStart * S.shape()[d] + Expr(rowVars[d]);
-    std::vector<Expr> kept;  // the destination's indices, 0 in its dimensions of extent 1
-    for (size_t d = 0, next = 0; d < D.rank(); ++d) {
-        while (next < last && S.shape()[next] == 1) ++next;
-        kept.push_back(D.shape()[d] == 1 ? intImm(0) : Expr(rowVars.at(next++)));
-    }
-    Expr target = D.localOf(kept);
+    std::vector<Expr> rowIndices(rowVars.begin(), rowVars.end());
+    rowIndices.push_back(intImm(0));  // the reduced dimension
+    Expr target = D.localOf(destinationIndices(S, D, rowIndices));
     VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
-    Expr v = cast(acc, load(src, {rowStart * N + Expr(chunk) * kLanes + Expr(lane)}));
-    if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
+    Expr v = element(load(src, {rowStart * N + Expr(chunk) * kLanes + Expr(lane)}), acc);
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
@@ -112,37 +124,22 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     Buffer src = ctx.localBuffer(src_.buffer), dst = ctx.localBuffer(dst_.buffer);
     DType acc = dtypeBits(dst->dtype) < 32 && isFloat(dst->dtype) ? DType::F32 : dst->dtype;
     Buffer part = makeBuffer(ctx.freshName(dst_.buffer->name + "_part"), acc, MemScope::Local, {intImm(D.locals())});
-    std::vector<size_t> keep;
-    for (size_t d = 0; d < S.rank(); ++d)
-        if (d != size_t(dim_)) keep.push_back(d);
-
     std::vector<Stmt> steps;
     steps.push_back(comment(str(), loc));
     steps.push_back(fragmentLoop(ctx, D, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
         return store(part, {slot}, identity(kind_, acc));
     }));
-    // 1. What this thread holds.
-    if (auto rows = lowerCpuRows(ctx, S, D, src, part, acc)) {
-        steps.push_back(*rows);
-    } else {
-    steps.push_back(fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
+    // 1. What this thread holds (on the cpu, whole rows at a time where it can).
+    std::optional<Stmt> held = lowerCpuRows(ctx, S, D, src, part, acc);
+    if (!held) held = fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>&) {
         // The destination slot from the source slot's own formula, so that it folds to an
         // expression of the slot alone (register arrays need constant indices once unrolled).
-        std::vector<Expr> values = S.indicesAt(ctx.tx(), slot);
-        // The destination's indices: the kept dimensions other than 1, in order, and 0 in its
-        // dimensions of extent 1 (it may keep the reduced one: [1, N] from [M, N] along 0).
-        std::vector<Expr> keptValues, kept;
-        for (size_t d : keep)
-            if (S.shape()[d] != 1) keptValues.push_back(values[d]);
-        for (size_t d = 0, next = 0; d < D.rank(); ++d) kept.push_back(D.shape()[d] == 1 ? intImm(0) : keptValues.at(next++));
         VarBounds bounds = ctx.bounds();
         if (const Var* v = slot.as<Var>()) bounds.push_back({v, Interval{0, S.locals() - 1}});
-        Expr target = simplify(D.localOf(kept), bounds);
-        Expr v = cast(acc, load(src, {slot}));
-        if (kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax) v = call("abs", acc, {v});
-        return store(part, {target}, combine(kind_, load(part, {target}), v));
-    }));
-    }
+        Expr target = simplify(D.localOf(destinationIndices(S, D, S.indicesAt(ctx.tx(), slot))), bounds);
+        return store(part, {target}, combine(kind_, load(part, {target}), element(load(src, {slot}), acc)));
+    });
+    steps.push_back(*held);
     // 2. Across the threads that hold parts of the same row: shuffles inside each warp, then,
     // where a row's threads span warps, one partial per warp through shared memory.
     std::vector<layout::Term> inWarp, acrossWarps;
