@@ -1226,8 +1226,13 @@ Stmt splitWarps(const Stmt& body, const Pipeliner::WarpSpecialized& ws, LowerCon
     for (const auto& t : ws.tiles) dropper.drop.insert(t.get());
     Stmt consumers = dropper.mutate(body);
     const int64_t producers = 128, registers = 40;
-    // Registers of the consumers: what the producers give up, within 240 per thread.
-    int64_t raised = std::min<int64_t>(240, (ctx.target.registersPerSM - producers * registers) / ctx.threads / 8 * 8);
+    // setmaxnreg moves registers inside the block's allocation, which is fixed at launch: with
+    // __launch_bounds__(T + 128, 1) every thread starts with the most one block per SM allows
+    // (a multiple of 8, at most 255). The consumers may take what the producers give up and
+    // no more, within 240 a thread: a larger request waits forever (seen on an H200 at T = 512).
+    const int64_t block = ctx.threads + producers;
+    const int64_t atLaunch = std::min<int64_t>(255, ctx.target.registersPerSM / block) / 8 * 8;
+    int64_t raised = std::min<int64_t>(240, (atLaunch * block - producers * registers) / ctx.threads / 8 * 8);
     // Another variable for the thread index: the simplifier knows ctx.tx() < T and would fold
     // the test away.
     VarPtr thread = makeVar(ctx.tx().as<Var>()->name, DType::I32, VarRole::ThreadIndex);

@@ -2,6 +2,7 @@
 #include "flash_decoding.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 using namespace harness;
@@ -43,10 +44,15 @@ std::vector<double> reference(const std::vector<tl::half>& Q, const std::vector<
 }
 
 // The workspace as the caller provides it: NAME_workspace_size bytes, 256-byte aligned.
+// Held in a std::vector, so that it is device memory wherever the drivers' vectors are (the
+// simulator; the GPU kit, whose operator new is CUDA managed memory).
 struct Workspace {
+    std::vector<unsigned char> storage;
     void* p = nullptr;
-    explicit Workspace(size_t bytes) { p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256); }
-    ~Workspace() { std::free(p); }
+    explicit Workspace(size_t bytes) : storage(bytes + 512) {
+        auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+        p = storage.data() + (256 - address % 256) % 256;
+    }
 };
 
 // A launch that must return the invalid-value status (1 on every target) and write nothing.

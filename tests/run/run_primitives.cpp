@@ -172,6 +172,10 @@ void gemms(int M, int N, int K) {
     }
 }
 
+// Hopper's fp8 wgmma adds its products with fewer bits than an f32 accumulator (errors of
+// about 4e-4 relative were measured on an H200 at K = 128, where the simulator is exact).
+constexpr double kFp8Atol = 1e-2, kFp8Rtol = 2e-3;
+
 // Mixed fp8 (e4m3 x e5m2, e5m2 x e4m3) -> f32, B given as [N, K]; the reference multiplies
 // the fp8 values in double. fp8 rows move in 16-byte pieces on GPUs (TMA rows on sm90 too).
 void mixedFp8Gemms(int M, int N, int K) {
@@ -186,11 +190,11 @@ void mixedFp8Gemms(int M, int N, int K) {
     std::vector<float> C(size_t(M) * N, -7.0f);
     if (launched("gemm_e4m3_e5m2" + at, tl_kernels::gemm_e4m3_e5m2(A4.data(), B5.data(), C.data(), M, K, N), aligned,
                  C, -7.0))
-        check("gemm e4m3 x e5m2 -> f32" + at, C, product(A4, B5), 1e-3, 1e-4);
+        check("gemm e4m3 x e5m2 -> f32" + at, C, product(A4, B5), kFp8Atol, kFp8Rtol);
     std::fill(C.begin(), C.end(), -7.0f);
     if (launched("gemm_e5m2_e4m3" + at, tl_kernels::gemm_e5m2_e4m3(A5.data(), B4.data(), C.data(), M, K, N), aligned,
                  C, -7.0))
-        check("gemm e5m2 x e4m3 -> f32" + at, C, product(A5, B4), 1e-3, 1e-4);
+        check("gemm e5m2 x e4m3 -> f32" + at, C, product(A5, B4), kFp8Atol, kFp8Rtol);
 }
 
 // The software pipeline (sm80: cp.async into versioned shared buffers) against the same

@@ -211,8 +211,21 @@ __global__ void mbarrierPhases(int rounds, int* errors) {
         tl::mbarrier_wait_parity(&bar, r & 1);
         if (count[r & 1] != int(blockDim.x) * (r / 2 + 1)) atomicAdd(errors, 1);
     }
+}
+
+// Warp specialisation's register hand-off in a block of 384 (168 registers a thread at entry):
+// the last warpgroup gives registers back, the first two take them (232 = what the 128
+// producers free, shared by 256 consumers), then each consumer gives a few back for the next
+// request to take. A request larger than the pool would wait forever (a deadlock here).
+__global__ void __launch_bounds__(384, 1) registerHandOff(int* errors) {
+    if (threadIdx.x >= 256) {
+        tl::setmaxnreg_dec<40>();
+        return;
+    }
     tl::setmaxnreg_inc<232>();
-    tl::setmaxnreg_dec<40>();
+    tl::setmaxnreg_dec<224>();
+    tl::setmaxnreg_inc<232>();
+    if (threadIdx.x == 0) atomicAdd(errors, 0);
 }
 
 // ---- host side --------------------------------------------------------------------------------
@@ -470,6 +483,10 @@ int main() {
     {
         Buffer<int> errors(std::vector<int>(1, 0));
         if (launch(128, mbarrierPhases, 5, errors.get())) result("mbarrier: 5 phases of 128 arrivals", errors.read()[0], 5);
+    }
+    {
+        Buffer<int> errors(std::vector<int>(1, 0));
+        if (launch(384, registerHandOff, errors.get())) result("setmaxnreg: 128 producers' registers to 256 consumers", errors.read()[0], 1);
     }
 
     roundTripCase<128>("TMA load/store round trip, 128B swizzle", 1);

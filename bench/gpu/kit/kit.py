@@ -120,7 +120,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False):
             futs = [pool.submit(compile_one, os.path.join(KIT, k["cu"]), os.path.join(edir, k["name"] + ".o"),
                                 kernel_arch(k["target"], arch), incs) for k in exe["kernels"]]
             futs += [pool.submit(compile_one, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"), arch,
-                                 incs + ["-include", os.path.join(KIT, "kit_types.h")])
+                                 incs + ["-DTLC_RUN_GPU", "-include", os.path.join(KIT, "kit_types.h")])
                      for i, d in enumerate(exe["drivers"])]
             jobs_of[exe["name"]] = (edir, futs)
         for bench in manifest["bench"] + [dict(c, id=f"recommend_rank{c['rank']}", flavour="sm90", target="sm90")

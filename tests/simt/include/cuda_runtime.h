@@ -815,14 +815,17 @@ template <int N> void wgmma_m64nNk32_s32_s8_ss(int* d, std::uint64_t descA, std:
 }
 } // namespace tl
 
-// setmaxnreg: registers are not modelled; the argument rules are checked.
+// setmaxnreg: the argument rules, and the block's register pool (simt::registersIncrease): the
+// consumers can take only what the producers gave back.
 #define TLC_RUNTIME_TL_CUDA_H_SETMAXNREG
 namespace tl {
 template <int N> void setmaxnreg_inc() {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
+    ::simt::registersIncrease(N);
 }
 template <int N> void setmaxnreg_dec() {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
+    ::simt::registersDecrease(N);
 }
 } // namespace tl
 #endif // SIMT_HIP

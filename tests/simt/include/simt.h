@@ -53,6 +53,7 @@ struct Fiber {
     std::vector<AsyncCopy> asyncOpen;                  // issued since the last commit
     std::vector<std::vector<AsyncCopy>> asyncGroups;   // committed, oldest first
     int collectiveGroup = 32;  // threads taking part: a warp, or a warpgroup of 128
+    int registers = 0;         // this thread's share of the block's registers (setmaxnreg)
 };
 
 struct Block {
@@ -62,6 +63,7 @@ struct Block {
     dim3 block, blockDim, gridDim;
     const std::function<void()>* body = nullptr;
     bool acted = false;  // this round, some thread did something a spinning thread may wait for
+    long registersFree = 0;  // registers given back by setmaxnreg.dec, not yet taken by .inc
     unsigned long long serial = 0;  // counts the blocks run, over all launches
 };
 
@@ -212,10 +214,42 @@ inline void fiberEntry() {
     swapcontext(&b.current->context, &b.scheduler);
 }
 
+// The registers a thread of an n-thread block starts with in a kernel that uses setmaxnreg:
+// ptxas needs the count at entry fixed, and with __launch_bounds__(n, 1) it is the most that
+// one block per multiprocessor allows (64K registers, a multiple of 8 per thread), or less
+// where no setmaxnreg asks for more (read with cuobjdump on an H200: 96 registers at 640
+// threads, 168 at 384, 240 at 256 where the consumers ask for 240). The simulator takes the
+// bound; an .inc below it then takes nothing from the pool.
+inline int registersAtLaunch(size_t n) { return int(std::min<size_t>(255, 65536 / std::max<size_t>(n, 1)) / 8 * 8); }
+
+// setmaxnreg.dec gives registers back to the block's pool; setmaxnreg.inc waits until the pool
+// holds what it asks for (a request nobody can meet leaves it waiting: a deadlock here, a hang
+// on the GPU).
+inline void registersDecrease(int count) {
+    Block& b = state();
+    Fiber& f = *b.current;
+    if (count > f.registers) {
+        std::fprintf(stderr, "simt: setmaxnreg.dec to %d registers, above the thread's %d\n", count, f.registers);
+        std::abort();
+    }
+    b.registersFree += f.registers - count;
+    f.registers = count;
+    noteProgress();
+}
+inline void registersIncrease(int count) {
+    Block& b = state();
+    Fiber& f = *b.current;
+    if (count <= f.registers) return;
+    while (b.registersFree < count - f.registers) spinYield();
+    b.registersFree -= count - f.registers;
+    f.registers = count;
+}
+
 // Runs one block to completion. Returns false on a deadlock.
 inline bool runBlock(Block& b, std::mt19937& order) {
     using S = Fiber::State;
     size_t n = b.fibers.size();
+    b.registersFree = 0;
     for (auto& f : b.fibers) {
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = f.stack.data();
@@ -223,6 +257,7 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         f.context.uc_link = nullptr;
         makecontext(&f.context, fiberEntry, 0);
         f.state = S::Running;
+        f.registers = registersAtLaunch(n);
         // Copies a thread never waited for never land.
         f.asyncOpen.clear();
         f.asyncGroups.clear();
