@@ -314,9 +314,16 @@ private:
 
 // Parses tokens [begin, end) as a file (`kernel* EOF`): SLL prediction with bail-out first;
 // full LL with error recovery only if that fails. Returns the AST, or null after errors.
-std::unique_ptr<ast::File> parseGroup(const std::vector<antlr4::Token*>& all, size_t begin, size_t end,
-                                      antlr4::TokenSource* origin, DiagnosticEngine& diags,
-                                      const std::shared_ptr<antlr4::ANTLRErrorStrategy>& recovery) {
+// A group's parse: its tree (null after an error, which is reported), or `rejected` where stage 1
+// failed and the caller asked for no recovery (nothing reported).
+struct GroupParse {
+    std::unique_ptr<ast::File> file;
+    bool rejected = false;
+};
+
+GroupParse parseGroup(const std::vector<antlr4::Token*>& all, size_t begin, size_t end, antlr4::TokenSource* origin,
+                      DiagnosticEngine& diags, const std::shared_ptr<antlr4::ANTLRErrorStrategy>& recovery,
+                      bool recover) {
     SliceTokenSource source(all, begin, end, origin);
     antlr4::CommonTokenStream tokens(&source);
     TLParser parser(&tokens);
@@ -330,6 +337,7 @@ std::unique_ptr<ast::File> parseGroup(const std::vector<antlr4::Token*>& all, si
     } catch (const antlr4::ParseCancellationException&) {
         tree = nullptr;
     }
+    if (!tree && !recover) return {nullptr, true};
     if (!tree) {
         // Stage 2: full LL with recovery, so that every syntax error is reported once.
         tokens.seek(0);
@@ -344,9 +352,9 @@ std::unique_ptr<ast::File> parseGroup(const std::vector<antlr4::Token*>& all, si
             diags.report(DiagId::err_too_many_errors, rangeOf(parser.getCurrentToken()));
             throw;
         }
-        if (diags.errorCount() > errorsBefore || !tree) return nullptr;
+        if (diags.errorCount() > errorsBefore || !tree) return {};
     }
-    return parser::buildAST(tree, diags);
+    return {parser::buildAST(tree, diags)};
 }
 
 } // namespace
@@ -385,23 +393,37 @@ std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& d
         if (start > cuts.back() && start - cuts.back() >= std::max(1u, limits.groupTokens)) cuts.push_back(start);
     cuts.push_back(eofIndex);
 
+    // A group with a syntax error is parsed again a kernel at a time, so that what is reported
+    // (its syntax errors, and the AST builder's errors in the kernels around them) does not depend
+    // on where the groups were cut.
     auto recovery = std::make_shared<TlErrorStrategy>(diags, limits.maxSyntaxErrors);
     auto result = std::make_unique<ast::File>();
     bool syntaxErrors = false;
     for (size_t g = 0; g + 1 < cuts.size(); ++g) {
-        std::unique_ptr<ast::File> group;
+        std::vector<GroupParse> parts;
         try {
-            group = parseGroup(all, cuts[g], cuts[g + 1], &lexer, diags, recovery);
+            parts.push_back(parseGroup(all, cuts[g], cuts[g + 1], &lexer, diags, recovery, /*recover=*/false));
+            if (parts.back().rejected) {
+                parts.clear();
+                std::vector<size_t> kernels{cuts[g]};
+                for (size_t start : kernelStarts)
+                    if (start > kernels.back() && start < cuts[g + 1]) kernels.push_back(start);
+                kernels.push_back(cuts[g + 1]);
+                for (size_t k = 0; k + 1 < kernels.size(); ++k)
+                    parts.push_back(parseGroup(all, kernels[k], kernels[k + 1], &lexer, diags, recovery, true));
+            }
         } catch (const TooManyErrors&) {
             return nullptr;  // reported
         }
-        if (!group) {
-            syntaxErrors = true;
-            continue;
-        }
-        if (!syntaxErrors) {
-            for (auto& i : group->imports) result->imports.push_back(std::move(i));
-            for (auto& k : group->kernels) result->kernels.push_back(std::move(k));
+        for (GroupParse& part : parts) {
+            if (!part.file) {
+                syntaxErrors = true;
+                continue;
+            }
+            if (!syntaxErrors) {
+                for (auto& i : part.file->imports) result->imports.push_back(std::move(i));
+                for (auto& k : part.file->kernels) result->kernels.push_back(std::move(k));
+            }
         }
     }
     if (syntaxErrors) return nullptr;
