@@ -1231,7 +1231,8 @@ Stmt splitWarps(const Stmt& body, const Pipeliner::WarpSpecialized& ws, LowerCon
     // (a multiple of 8, at most 255). The consumers may take what the producers give up and
     // no more, within 240 a thread: a larger request waits forever (seen on an H200 at T = 512).
     const int64_t block = ctx.threads + producers;
-    const int64_t atLaunch = std::min<int64_t>(255, ctx.target.registersPerSM / block) / 8 * 8;
+    const int64_t perThread = ctx.target.maxRegistersPerThread > 0 ? ctx.target.maxRegistersPerThread : 255;
+    const int64_t atLaunch = std::min<int64_t>(perThread, ctx.target.registersPerSM / block) / 8 * 8;
     int64_t raised = std::min<int64_t>(240, (atLaunch * block - producers * registers) / ctx.threads / 8 * 8);
     // Another variable for the thread index: the simplifier knows ctx.tx() < T and would fold
     // the test away.
