@@ -130,18 +130,26 @@ int main(int argc, char** argv) {
     std::string color = "auto";
     app.add_option("--color", color, "Colour diagnostics: auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
+    app.add_flag("--MD", options.depfile, "With -o: also write a Make-style depfile (the output with .d)");
+    app.add_option("--MF", options.depfilePath, "With -MD: the depfile's path");
+    app.add_option("--MT", options.depTarget, "With -MD: the rule's target (default: the output)");
+    app.add_flag("--MP", options.depPhony, "With -MD: an empty rule per dependency (deleting one does not break make)");
     bool list = false;
     app.add_flag("--list-targets", list, "List the targets and their features");
     // Hidden: the ids of every diagnostic, one per line (tests/check_diag_coverage.py uses it).
     bool listDiagnostics = false;
     app.add_flag("--list-diagnostics", listDiagnostics, "List the diagnostic ids")->group("");
 
-    // -Werror and -verify are single-dash long flags, as in clang; CLI11 wants them spelled with two.
+    // -Werror, -verify and the depfile options are single-dash long flags, as in clang and nvcc;
+    // CLI11 wants them spelled with two (-MFfile and -MTname, joined as gcc allows, too).
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) {
         std::string a = argv[i];
-        if (a == "-Werror" || a == "-verify" || a == "-fsyntax-only" || a.rfind("-ferror-limit", 0) == 0)
+        if (a == "-Werror" || a == "-verify" || a == "-fsyntax-only" || a.rfind("-ferror-limit", 0) == 0 ||
+            a == "-MD" || a == "-MP" || a == "-MF" || a == "-MT")
             a = "-" + a;
+        else if (a.size() > 3 && (a.rfind("-MF", 0) == 0 || a.rfind("-MT", 0) == 0))
+            a = "-" + a.substr(0, 3) + "=" + a.substr(3);
         args.push_back(a);
     }
     try {
@@ -168,6 +176,14 @@ int main(int argc, char** argv) {
     }
     if (options.input.empty()) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
+        return tlc::kExitUsage;
+    }
+    // -MF alone asks for a depfile too (as nvcc reads it); -MT and -MP only shape one.
+    options.depfile = options.depfile || !options.depfilePath.empty();
+    if ((options.depfile || !options.depTarget.empty() || options.depPhony) &&
+        (options.output.empty() || options.emit != "source" || options.syntaxOnly)) {
+        std::cerr << "tlc: error: -MD, -MF, -MT and -MP describe the files -o writes: give -o FILE (with the "
+                     "default --emit=source)\n";
         return tlc::kExitUsage;
     }
     options.jsonDiagnostics = diagFormat == "json";

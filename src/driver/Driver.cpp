@@ -1,6 +1,7 @@
 #include "driver/Driver.h"
 
 #include "ast/AST.h"
+#include "driver/Depfile.h"
 #include "driver/Explain.h"
 #include "driver/Variants.h"
 #include "emit/Emit.h"
@@ -85,12 +86,13 @@ std::string baseName(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The launcher header sits beside the output: kernel.cu -> kernel.h.
-std::string headerPathFor(const std::string& output) {
+// A file beside the output, its extension replaced: the launcher header (kernel.cu -> kernel.h)
+// and -MD's depfile (kernel.cu -> kernel.d, as gcc names it for -o).
+std::string besideOutput(const std::string& output, const std::string& extension) {
     size_t slash = output.find_last_of('/');
     size_t dot = output.find_last_of('.');
-    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return output + ".h";
-    return output.substr(0, dot) + ".h";
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return output + extension;
+    return output.substr(0, dot) + extension;
 }
 
 int writeOutputs(const DriverOptions& options, const std::string& sourceName, const std::vector<ir::Kernel>& kernels,
@@ -104,7 +106,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     emitOptions.debug = options.debug;
     std::string headerPath;
     if (!options.output.empty()) {
-        headerPath = options.header.empty() ? headerPathFor(options.output) : options.header;
+        headerPath = options.header.empty() ? besideOutput(options.output, ".h") : options.header;
         emitOptions.headerName = baseName(headerPath);
         emitOptions.outputName = baseName(options.output);
     }
@@ -119,8 +121,19 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
         out << result.source;
         return kExitOk;
     }
+    std::vector<std::pair<std::string, std::string>> files{{options.output, result.source}, {headerPath, result.header}};
+    if (options.depfile) {
+        // What tlc read: the source and the profile (imports are #includes of the output, read by
+        // the backend compiler, which lists them in its own depfile).
+        std::vector<std::string> read;
+        if (options.input != "-") read.push_back(options.input);
+        if (!options.targetProfile.empty()) read.push_back(options.targetProfile);
+        files.push_back({options.depfilePath.empty() ? besideOutput(options.output, ".d") : options.depfilePath,
+                         makeDepfile(options.depTarget.empty() ? options.output : options.depTarget, read,
+                                     options.depPhony)});
+    }
     std::string error;
-    if (!writeFilesAtomically({{options.output, result.source}, {headerPath, result.header}}, error)) {
+    if (!writeFilesAtomically(files, error)) {
         err << "tlc: error: " << error << '\n';
         return kExitUsage;
     }

@@ -34,6 +34,10 @@ struct DriverOptions {
     unsigned errorLimit = 50;
     int emitVariants = 0;         // --emit-variants=N: kernels with `auto` parameters as their top N configurations
     bool explain = false;         // print the decision log (inferred and recommended values) on stdout
+    bool depfile = false;         // -MD (or -MF): write a Make-style depfile with the outputs
+    std::string depfilePath;      // -MF FILE (default: the output with .d)
+    std::string depTarget;        // -MT NAME: the rule's target (default: the output)
+    bool depPhony = false;        // -MP: an empty rule per dependency
 };
 
 // The stages --emit accepts, for --help and validation.
