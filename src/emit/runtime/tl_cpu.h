@@ -275,75 +275,167 @@ inline const float* pack_b(const TB* b, int ldb) {
     return out;
 }
 
-#if defined(__AVX512BF16__)
-// bf16 inputs with AVX512_BF16: vdpbf16ps multiplies pairs of bf16 along k and adds both
-// products to an f32 lane, twice the work of an f32 FMA. A row's (k, k+1) pair is one 32-bit
-// broadcast; B is packed in panels of 32 or 16 columns, [K/2][columns][2], so that each
-// vector holds the pairs of 16 columns. (The instruction flushes subnormal inputs and rounds
-// the sum of the two products once; both within the bf16 inputs' own precision.)
-inline std::uint32_t load_pair(const bfloat16* p) {
+#if defined(__AVX512BF16__) || defined(__AVX512VNNI__)
+// Dot-product instructions: each adds G products along k into every 32-bit lane, G times the
+// work of an FMA. vdpbf16ps: pairs of bf16 into f32 (it flushes subnormal inputs and rounds the
+// sum of the two products once; both within the bf16 inputs' own precision). vpdpbusd: quads of
+// bytes into i32, unsigned x signed: A is offset by 128 into unsigned bytes and 128 x B's column
+// sums are taken off the accumulators first, which keeps the result exact. A row's group of G
+// along k is one 32-bit broadcast; B is packed in panels of 32 or 16 columns, [K/G][columns][G],
+// so that each vector holds the groups of 16 columns.
+inline std::uint32_t load_group(const void* p) {
     std::uint32_t v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
 
-template <int MR, int K, bool Wide>
-inline void register_block_bf16(const bfloat16* a, int lda, const bfloat16* panel, float* c, int ldc) {
-    constexpr int V = Wide ? 2 : 1;
-    __m512 acc[MR][V];
+#if defined(__AVX512BF16__)
+struct DotBf16 {
+    using In = bfloat16;
+    using C = float;
+    using Acc = __m512;
+    static constexpr int group = 2;
+    static Acc start(const float* c, const std::int32_t*) { return _mm512_loadu_ps(c); }
+    static void store(float* c, Acc v) { _mm512_storeu_ps(c, v); }
+    static std::uint32_t a_bits(std::uint32_t pair) { return pair; }
+    static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+};
+#endif
+#if defined(__AVX512VNNI__)
+struct DotI8 {
+    using In = std::int8_t;
+    using C = std::int32_t;
+    using Acc = __m512i;
+    static constexpr int group = 4;
+    static Acc start(const std::int32_t* c, const std::int32_t* bias) {
+        return _mm512_sub_epi32(_mm512_loadu_si512(c), _mm512_loadu_si512(bias));
+    }
+    static void store(std::int32_t* c, Acc v) { _mm512_storeu_si512(c, v); }
+    static std::uint32_t a_bits(std::uint32_t quad) { return quad ^ 0x80808080u; }  // each byte + 128
+    static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbusd_epi32(acc, a, b); }
+};
+#endif
+
+template <typename Dot, int MR, int K, bool Wide>
+inline void register_block_dot(const typename Dot::In* a, int lda, const typename Dot::In* panel,
+                               const std::int32_t* bias, typename Dot::C* c, int ldc) {
+    constexpr int V = Wide ? 2 : 1, G = Dot::group;
+    typename Dot::Acc acc[MR][V];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_loadu_ps(c + r * ldc + v * 16);
-    for (int k = 0; k < K; k += 2) {
-        __m512bh bk[V];
+        for (int v = 0; v < V; ++v) acc[r][v] = Dot::start(c + r * ldc + v * 16, bias ? bias + v * 16 : nullptr);
+    for (int k = 0; k < K; k += G) {
+        __m512i bk[V];
 #pragma GCC unroll 2
-        for (int v = 0; v < V; ++v) bk[v] = (__m512bh)_mm512_loadu_si512(panel + (k * V + 2 * v) * 16);
+        for (int v = 0; v < V; ++v) bk[v] = _mm512_loadu_si512(panel + (k * V + G * v) * 16);
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-            __m512bh ar = (__m512bh)_mm512_set1_epi32(static_cast<int>(load_pair(a + r * lda + k)));
+            __m512i ar = _mm512_set1_epi32(static_cast<int>(Dot::a_bits(load_group(a + r * lda + k))));
 #pragma GCC unroll 2
-            for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bk[v]);
+            for (int v = 0; v < V; ++v) acc[r][v] = Dot::dot(acc[r][v], ar, bk[v]);
         }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
-        for (int v = 0; v < V; ++v) _mm512_storeu_ps(c + r * ldc + v * 16, acc[r][v]);
+        for (int v = 0; v < V; ++v) Dot::store(c + r * ldc + v * 16, acc[r][v]);
 }
 
-// A row-major with K even, N a multiple of 16.
-template <int M, int N, int K, int TransB>
-inline void gemm_bf16(const bfloat16* a, int lda, const bfloat16* b, int ldb, float* c, int ldc) {
-    bfloat16* packed = scratch<bfloat16, 1>(static_cast<size_t>(K) * N);
+// A row-major with K a multiple of the group, N a multiple of 16.
+template <typename Dot, int M, int N, int K, int TransB>
+inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb, typename Dot::C* c,
+                     int ldc) {
+    using In = typename Dot::In;
+    constexpr int G = Dot::group;
+    constexpr bool offset = std::is_same_v<In, std::int8_t>;  // vpdpbusd: 128 x column sums to take off
+    In* packed = scratch<In, 1>(static_cast<size_t>(K) * N);
+    std::int32_t* bias = offset ? scratch<std::int32_t, 2>(static_cast<size_t>(N)) : nullptr;
     for (int j0 = 0; j0 < N;) {
         const int width = N - j0 >= 32 ? 32 : 16;
-        bfloat16* panel = packed + j0 * K;
-        if (!TransB && width == 32) {
-            // Rows k and k + 1 interleaved by 16-bit lanes: columns 0-15, then 16-31.
-            const __m512i low = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
-                                                 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-            const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
-            for (int k = 0; k < K; k += 2) {
-                __m512i r0 = _mm512_loadu_si512(b + k * ldb + j0), r1 = _mm512_loadu_si512(b + (k + 1) * ldb + j0);
-                _mm512_storeu_si512(panel + k * 32, _mm512_permutex2var_epi16(r0, low, r1));
-                _mm512_storeu_si512(panel + k * 32 + 32, _mm512_permutex2var_epi16(r0, high, r1));
+        In* panel = packed + j0 * K;
+        bool interleaved = false;
+        if constexpr (std::is_same_v<In, bfloat16>) {
+            if (!TransB && width == 32) {
+                interleaved = true;
+                // Rows k and k + 1 interleaved by 16-bit lanes: columns 0-15, then 16-31.
+                const __m512i low = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39,
+                                                     7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+                const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
+                for (int k = 0; k < K; k += 2) {
+                    __m512i r0 = _mm512_loadu_si512(b + k * ldb + j0), r1 = _mm512_loadu_si512(b + (k + 1) * ldb + j0);
+                    _mm512_storeu_si512(panel + k * 32, _mm512_permutex2var_epi16(r0, low, r1));
+                    _mm512_storeu_si512(panel + k * 32 + 32, _mm512_permutex2var_epi16(r0, high, r1));
+                }
             }
-        } else {
+        }
+#if defined(__AVX512VNNI__)
+        if constexpr (std::is_same_v<In, std::int8_t>) {
+            if (!TransB) {
+                // Rows k .. k + 3 interleaved by bytes, 16 columns at a time: [16 columns][4].
+                interleaved = true;
+                for (int k = 0; k < K; k += 4)
+                    for (int j = 0; j < width; j += 16) {
+                        const std::int8_t* src = b + k * ldb + j0 + j;
+                        __m128i r0 = _mm_loadu_si128((const __m128i*)src);
+                        __m128i r1 = _mm_loadu_si128((const __m128i*)(src + ldb));
+                        __m128i r2 = _mm_loadu_si128((const __m128i*)(src + 2 * ldb));
+                        __m128i r3 = _mm_loadu_si128((const __m128i*)(src + 3 * ldb));
+                        __m128i p01l = _mm_unpacklo_epi8(r0, r1), p01h = _mm_unpackhi_epi8(r0, r1);
+                        __m128i p23l = _mm_unpacklo_epi8(r2, r3), p23h = _mm_unpackhi_epi8(r2, r3);
+                        __m128i* dst = (__m128i*)(panel + (k / 4 * width + j) * 4);
+                        _mm_storeu_si128(dst, _mm_unpacklo_epi16(p01l, p23l));
+                        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(p01l, p23l));
+                        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(p01h, p23h));
+                        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(p01h, p23h));
+                    }
+            }
+        }
+#endif
+        if (!interleaved)
             for (int k = 0; k < K; ++k)
                 for (int j = 0; j < width; ++j)
-                    panel[(k / 2 * width + j) * 2 + k % 2] = TransB ? b[(j0 + j) * ldb + k] : b[k * ldb + j0 + j];
+                    panel[(k / G * width + j) * G + k % G] = TransB ? b[(j0 + j) * ldb + k] : b[k * ldb + j0 + j];
+#if defined(__AVX512VNNI__)
+        if constexpr (offset) {
+            // 128 x each column's sum: vpdpbusd of the packed quads with bytes of one.
+            const __m512i ones = _mm512_set1_epi8(1);
+            for (int j = 0; j < width; j += 16) {
+                __m512i sum = _mm512_set1_epi32(0);
+                for (int k = 0; k < K; k += 4)
+                    sum = _mm512_dpbusd_epi32(sum, ones, _mm512_loadu_si512(panel + (k / 4 * width + j) * 4));
+                _mm512_storeu_si512(bias + j0 + j, _mm512_mullo_epi32(sum, _mm512_set1_epi32(128)));
+            }
         }
+#endif
         constexpr int MR = rows_per_block, full = M / MR * MR;
+        const std::int32_t* panel_bias = offset ? bias + j0 : nullptr;
         for (int i = 0; i < full; i += MR) {
-            if (width == 32) register_block_bf16<MR, K, true>(a + i * lda, lda, panel, c + i * ldc + j0, ldc);
-            else register_block_bf16<MR, K, false>(a + i * lda, lda, panel, c + i * ldc + j0, ldc);
+            if (width == 32) register_block_dot<Dot, MR, K, true>(a + i * lda, lda, panel, panel_bias, c + i * ldc + j0, ldc);
+            else register_block_dot<Dot, MR, K, false>(a + i * lda, lda, panel, panel_bias, c + i * ldc + j0, ldc);
         }
         if constexpr (M % MR != 0) {
-            if (width == 32) register_block_bf16<M % MR, K, true>(a + full * lda, lda, panel, c + full * ldc + j0, ldc);
-            else register_block_bf16<M % MR, K, false>(a + full * lda, lda, panel, c + full * ldc + j0, ldc);
+            constexpr int rest = M % MR;
+            if (width == 32)
+                register_block_dot<Dot, rest, K, true>(a + full * lda, lda, panel, panel_bias, c + full * ldc + j0, ldc);
+            else
+                register_block_dot<Dot, rest, K, false>(a + full * lda, lda, panel, panel_bias, c + full * ldc + j0, ldc);
         }
         j0 += width;
+    }
+}
+
+// op(A) row-major, so that A's groups along k are adjacent.
+template <typename Dot, int M, int N, int K, int TransA, int TransB>
+inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb,
+                           typename Dot::C* c, int ldc) {
+    if constexpr (TransA) {
+        typename Dot::In* rows = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
+        for (int i = 0; i < M; ++i)
+            for (int k = 0; k < K; ++k) rows[i * K + k] = a[k * lda + i];
+        gemm_dot<Dot, M, N, K, TransB>(rows, K, b, ldb, c, ldc);
+    } else {
+        gemm_dot<Dot, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
     }
 }
 #endif
@@ -355,14 +447,7 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
     using namespace cpu_gemm;
 #if defined(__AVX512BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && K % 2 == 0 && N % 16 == 0) {
-        if constexpr (TransA) {  // the pairs along k must be adjacent: A row-major first
-            bfloat16* rows = scratch<bfloat16, 0>(static_cast<size_t>(M) * K);
-            for (int i = 0; i < M; ++i)
-                for (int k = 0; k < K; ++k) rows[i * K + k] = a[k * lda + i];
-            gemm_bf16<M, N, K, TransB>(rows, K, b, ldb, c, ldc);
-        } else {
-            gemm_bf16<M, N, K, TransB>(a, lda, b, ldb, c, ldc);
-        }
+        gemm_dot_any_a<DotBf16, M, N, K, TransA, TransB>(a, lda, b, ldb, c, ldc);
         return;
     }
 #endif
@@ -384,6 +469,23 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
             j += width;
         }
     }
+}
+
+// i8 x i8 -> i32 (exact): vpdpbusd where the compiler targets AVX512_VNNI and the tile suits it
+// (K a multiple of 4, N of 16), plain loops otherwise.
+template <int M, int N, int K, int TransA, int TransB>
+inline void gemm_tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, std::int32_t* c, int ldc) {
+#if defined(__AVX512VNNI__)
+    if constexpr (K % 4 == 0 && N % 16 == 0) {
+        cpu_gemm::gemm_dot_any_a<cpu_gemm::DotI8, M, N, K, TransA, TransB>(a, lda, b, ldb, c, ldc);
+        return;
+    }
+#endif
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) {
+            const std::int32_t ai = TransA ? a[k * lda + i] : a[i * lda + k];
+            for (int j = 0; j < N; ++j) c[i * ldc + j] += ai * std::int32_t(TransB ? b[j * ldb + k] : b[k * ldb + j]);
+        }
 }
 } // namespace tl
 // tlc:end

@@ -40,10 +40,12 @@ std::optional<TileView> viewOf(LowerContext& ctx, const Region& r) {
     return TileView{ctx.localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
 }
 
-// Input types the micro-kernel takes (converted to f32), with f32 accumulators.
+// Input types the micro-kernel takes: f32, bf16 or f16 with f32 accumulators (16-bit inputs
+// converted, or bf16 through vdpbf16ps), and i8 with exact i32 accumulators (vpdpbusd).
 bool microKernelTypes(DType a, DType b, DType c) {
-    bool input = a == DType::F32 || a == DType::BF16 || a == DType::F16;
-    return c == DType::F32 && input && a == b;
+    if (a != b) return false;
+    if (a == DType::I8) return c == DType::I32;
+    return c == DType::F32 && (a == DType::F32 || a == DType::BF16 || a == DType::F16);
 }
 
 } // namespace
@@ -53,8 +55,8 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
     std::string subject = fmt::format("gemm({}, {}, {})", a_.buffer->name, b_.buffer->name, c_.buffer->name);
     if (!microKernelTypes(a_.buffer->dtype, b_.buffer->dtype, c_.buffer->dtype)) {
         ctx.decide(subject, "element loops", "lowering",
-                   fmt::format("the cpu micro-kernel takes f32, bf16 or f16 inputs with f32 accumulators, not {} x {} "
-                               "-> {}", dtypeName(a_.buffer->dtype), dtypeName(b_.buffer->dtype),
+                   fmt::format("the cpu micro-kernel takes f32, bf16 or f16 inputs with f32 accumulators, or i8 with "
+                               "i32, not {} x {} -> {}", dtypeName(a_.buffer->dtype), dtypeName(b_.buffer->dtype),
                                dtypeName(c_.buffer->dtype)), loc);
         return std::nullopt;
     }
@@ -70,7 +72,7 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
                fmt::format("{} x {} x {} tiles; the vector width follows the C++ compiler's flags", M, N, K), loc);
     if (clearAccum_)
         steps.push_back(fragmentLoop(ctx, ctx.layoutOf(c_.buffer), 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
-            return store(c->buffer, {slot}, zero(DType::F32));
+            return store(c->buffer, {slot}, zero(c_.buffer->dtype));
         }));
     auto addressOf = [](const TileView& v) { return call("address_of", DType::I64, {load(v.buffer, v.start)}); };
     steps.push_back(evaluate(call("gemm_tile", DType::I32,
