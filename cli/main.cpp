@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
     std::string color = "auto";
     app.add_option("--color", color, "Colour diagnostics: auto, always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
+    app.add_flag("--emit-manifest", options.emitManifest,
+                 "With -o: also describe every launcher as JSON (the output with .json; docs/integration.md)");
     app.add_flag("--MD", options.depfile, "With -o: also write a Make-style depfile (the output with .d)");
     app.add_option("--MF", options.depfilePath, "With -MD: the depfile's path");
     app.add_option("--MT", options.depTarget, "With -MD: the rule's target (default: the output)");
@@ -176,6 +178,11 @@ int main(int argc, char** argv) {
     }
     if (options.input.empty()) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
+        return tlc::kExitUsage;
+    }
+    if (options.emitManifest && (options.output.empty() || options.emit != "source" || options.syntaxOnly)) {
+        std::cerr << "tlc: error: --emit-manifest describes the files -o writes: give -o FILE (with the default "
+                     "--emit=source)\n";
         return tlc::kExitUsage;
     }
     // -MF alone asks for a depfile too (as nvcc reads it); -MT and -MP only shape one.

@@ -104,6 +104,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     emitOptions.cPrefix = options.cPrefix;
     emitOptions.lineDirectives = options.lineDirectives;
     emitOptions.debug = options.debug;
+    emitOptions.manifest = options.emitManifest;
     std::string headerPath;
     if (!options.output.empty()) {
         headerPath = options.header.empty() ? besideOutput(options.output, ".h") : options.header;
@@ -122,6 +123,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
         return kExitOk;
     }
     std::vector<std::pair<std::string, std::string>> files{{options.output, result.source}, {headerPath, result.header}};
+    if (options.emitManifest) files.push_back({besideOutput(options.output, ".json"), result.manifest});
     if (options.depfile) {
         // What tlc read: the source and the profile (imports are #includes of the output, read by
         // the backend compiler, which lists them in its own depfile).

@@ -38,6 +38,7 @@ struct DriverOptions {
     std::string depfilePath;      // -MF FILE (default: the output with .d)
     std::string depTarget;        // -MT NAME: the rule's target (default: the output)
     bool depPhony = false;        // -MP: an empty rule per dependency
+    bool emitManifest = false;    // --emit-manifest: the launchers as JSON, beside the output (.json)
 };
 
 // The stages --emit accepts, for --help and validation.

@@ -58,6 +58,12 @@ public:
     // The extern "C" twin of a variant set's default launcher (tl_<name>, picking the variant).
     void emitDispatcherCTwinDeclaration(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
     void emitDispatcherCTwinDefinition(const VariantSet& set, const std::vector<ir::Kernel>& kernels, CodeWriter& out);
+    // --emit-manifest (Manifest.cpp): every launcher of the file as JSON, for tools and bindings
+    // that should not parse C++. Call after the launchers were emitted.
+    std::string manifest(const std::vector<ir::Kernel>& kernels, const std::string& sourceName) const;
+
+    // A group's workspace must be this aligned (vector and TMA accesses; cudaMalloc gives 256).
+    static constexpr int kWorkspaceAlign = 16;
 
     // A source kernel of several grids or with global scratch (ir::Kernel::group): its parts
     // are consecutive in emit()'s list; emitKernel() gives each its kernel function and a

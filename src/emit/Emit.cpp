@@ -213,6 +213,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
         s.blank();
     }
     s.raw(twins.str());
+    if (options.manifest) result.manifest = emitter->manifest(kernels, tlName);
     std::string source = s.take();
     while (source.size() >= 2 && source.substr(source.size() - 2) == "\n\n") source.pop_back();
     result.source = options.lineDirectives ? resolveLineMarkers(source, outName) : source;

@@ -37,11 +37,13 @@ struct EmitOptions {
     bool lineDirectives = false;           // #line 12 "gemm.tl" instead of // gemm.tl:12 comments
     bool debug = false;                    // keep print(...) and assert(...) (--debug)
     std::vector<VariantSet> variants;      // dispatchers to add (--emit-variants)
+    bool manifest = false;                 // also describe the launchers as JSON (--emit-manifest)
 };
 
 struct EmitResult {
     std::string source;  // .cu / .hip / .cpp
     std::string header;  // launcher declarations; empty when options.headerName is empty
+    std::string manifest;  // the launchers as JSON, when options.manifest (docs/integration.md)
 };
 
 // The IR broke the thread-IR contract (a bug in lowering, not in the user's program).

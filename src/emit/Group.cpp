@@ -37,8 +37,6 @@ std::vector<const KernelParam*> scratchOf(const std::vector<const Kernel*>& part
 
 // Each scratch buffer starts at a multiple of this many bytes from the workspace's start.
 constexpr int kScratchAlign = 256;
-// The workspace itself must be this aligned (vector and TMA accesses; cudaMalloc gives 256).
-constexpr int kWorkspaceAlign = 16;
 
 std::string shapeText(const Buffer& b) {
     std::vector<std::string> dims;

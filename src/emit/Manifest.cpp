@@ -1,0 +1,154 @@
+// --emit-manifest: the launchers of one output as JSON (docs/integration.md, "The manifest"), read
+// from the same signatures, checks and launch shapes the header is written from, so that the
+// two cannot disagree.
+#include "emit/CEmitter.h"
+#include "ir/Printer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tlc::codegen {
+
+using namespace ir;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string kindName(KernelParam::Kind k) {
+    switch (k) {
+    case KernelParam::Kind::Tensor: return "tensor";
+    case KernelParam::Kind::Scalar: return "scalar";
+    case KernelParam::Kind::Size: return "size";
+    }
+    return "?";
+}
+
+Json exprs(const std::vector<Expr>& list) {
+    Json out = Json::array();
+    for (const auto& e : list) out.push_back(printExpr(e));
+    return out;
+}
+
+// The alignment a tensor's pointer needs: its element's, or what a launch check or a TMA map of
+// any of the kernels asks for.
+int alignmentOf(const KernelParam& p, const std::vector<const Kernel*>& kernels) {
+    int align = std::max(1, dtypeInfo(p.dtype).bits / 8);
+    for (const Kernel* k : kernels) {
+        for (const auto& c : k->launchChecks)
+            if (!c.condition && c.tensor == p.name) align = std::max(align, c.alignBytes);
+        for (const auto& m : k->tensorMaps)
+            if (m.tensor == p.name) align = std::max(align, 16);
+    }
+    return align;
+}
+
+Json param(const LauncherParam& lp, const std::vector<const Kernel*>& kernels) {
+    const KernelParam& p = *lp.param;
+    Json j{{"name", lp.name}, {"kind", kindName(p.kind)}, {"dtype", std::string(dtypeName(p.dtype))},
+           {"cpp_type", lp.type}, {"c_type", lp.cType}};
+    if (p.kind == KernelParam::Kind::Tensor && p.buffer) {
+        j["shape"] = exprs(p.buffer->shape);
+        j["strides"] = exprs(p.buffer->strides);
+        j["access"] = lp.type.rfind("const ", 0) == 0 ? "read" : "written";
+        j["alignment_bytes"] = alignmentOf(p, kernels);
+    }
+    return j;
+}
+
+Json compileTimeValues(const Kernel& k) {
+    Json out = Json::object();
+    for (const auto& [name, value] : k.templateValues) out[name] = value;
+    return out;
+}
+
+} // namespace
+
+std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::string& sourceName) const {
+    auto launchOf = [&](const Kernel& k) {
+        return Json{{"kernel_function", signature(k).kernelName},
+                    {"grid", exprs(k.gridExtents)},
+                    {"block_threads", k.threads},
+                    {"producer_threads", k.producerThreads},
+                    {"shared_memory_bytes", k.sharedBytes}};
+    };
+    auto common = [&](const Kernel& k, const std::string& kind, const std::string& source) {
+        return Json{{"kind", kind}, {"source_kernel", source}, {"source_line", k.loc.valid() ? k.loc.line : 0},
+                    {"compile_time_values", compileTimeValues(k)}};
+    };
+    Json launchers = Json::array();
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const Kernel& k = kernels[i];
+        if (k.group.empty()) {
+            const LauncherSignature& sig = signature(k);
+            Json j = common(k, "kernel", k.name);
+            j["launcher"] = sig.name;
+            j["c_launcher"] = sig.cName;
+            Json params = Json::array();
+            for (const auto& lp : sig.params) params.push_back(param(lp, {&k}));
+            j["params"] = params;
+            j["checks"] = checkDescriptions(k);
+            j["grids"] = Json::array({launchOf(k)});
+            launchers.push_back(j);
+        } else if (k.part == 0) {
+            std::vector<const Kernel*> parts;
+            for (size_t p = i; p < kernels.size() && kernels[p].group == k.group; ++p) parts.push_back(&kernels[p]);
+            const GroupNames& g = groupNames_.at(k.group);
+            Json j = common(k, "group", k.group);
+            j["launcher"] = g.launch;
+            j["c_launcher"] = g.cLaunch;
+            Json params = Json::array();
+            for (const auto& lp : g.params) params.push_back(param(lp, parts));
+            j["params"] = params;
+            j["workspace"] = Json{{"size_function", g.workspaceSize},
+                                  {"c_size_function", g.cWorkspaceSize},
+                                  {"alignment_bytes", kWorkspaceAlign}};
+            Json checks = Json::array(), grids = Json::array();
+            for (const Kernel* part : parts) {
+                for (const auto& c : checkDescriptions(*part)) checks.push_back(c);
+                grids.push_back(launchOf(*part));
+            }
+            j["checks"] = checks;
+            j["grids"] = grids;
+            launchers.push_back(j);
+        }
+    }
+    for (const auto& set : options_.variants) {
+        const DispatcherNames& d = dispatcherNames_.at(set.name);
+        const Kernel& first = kernels[set.kernels.front()];
+        Json j = common(first, "dispatcher", set.name);
+        j.erase("compile_time_values");  // each variant has its own, below
+        j["launcher"] = d.launch;
+        j["c_launcher"] = d.cLaunch;
+        Json params = Json::array();
+        for (const auto& lp : signature(first).params) params.push_back(param(lp, {&first}));
+        j["params"] = params;
+        j["variant_launcher"] = d.variant;
+        j["variant_count_function"] = d.count;
+        j["variant_name_function"] = d.names;
+        j["pick_function"] = d.pick;
+        Json variants = Json::array();
+        for (size_t v : set.kernels)
+            variants.push_back(Json{{"launcher", signature(kernels[v]).name},
+                                    {"compile_time_values", compileTimeValues(kernels[v])},
+                                    {"grids", Json::array({launchOf(kernels[v])})}});
+        j["variants"] = variants;
+        launchers.push_back(j);
+    }
+
+    Json out{{"tlc_version", std::string("tlc ") + TLC_VERSION},
+             {"source", sourceName},
+             {"target", target_.name},
+             {"backend", std::string(backendName(target_.backend))},
+             {"arch", target_.arch},
+             {"header", options_.headerName},
+             {"namespace", options_.nameSpace},
+             {"status_type", errorType()},
+             {"success", successValue()},
+             {"invalid_value", invalidValue()},
+             {"stream_type", streamType()}};
+    if (!target_.cpuIsa.empty())
+        out["cpu_isa"] = Json{{"compile_flags", target_.cpuIsa.compileFlags}, {"cpuid", target_.cpuIsa.cpuid}};
+    out["launchers"] = launchers;
+    return out.dump(2) + "\n";
+}
+
+} // namespace tlc::codegen
