@@ -1,6 +1,7 @@
 #include "recommend/Recommend.h"
 
 #include "ast/AST.h"
+#include "ast/Clone.h"
 #include "ir/Kernel.h"
 #include "ir/Simplify.h"
 #include "ir/TileOp.h"
@@ -257,23 +258,21 @@ std::string firstError(const DiagnosticEngine& d) {
 }
 
 // Parses, checks and builds the Tile IR of `kernelName` with `defines`.
-Built build(const SourceFile& source, const std::string& kernelName, const Target& target,
+// One candidate: the kernel of the parsed (unchecked) file, copied and checked with these
+// values. The file is parsed once for all candidates (parsing was most of the recommender's
+// time); each check needs its own copy, since sema annotates the tree.
+Built build(const ast::File& parsed, const SourceFile& source, const std::string& kernelName, const Target& target,
             const std::map<std::string, std::string>& defines, bool buildIR) {
     Built b;
     b.diags = std::make_unique<DiagnosticEngine>(source);
-    b.file = parseFile(source, *b.diags);
-    if (!b.file || b.diags->hasErrors()) {
-        b.error = firstError(*b.diags);
-        if (b.error.empty()) b.error = "the input does not parse";
-        b.file.reset();
-        return b;
-    }
-    auto& ks = b.file->kernels;
-    auto it = std::find_if(ks.begin(), ks.end(), [&](const auto& k) { return k->name == kernelName; });
-    if (it != ks.end()) {
-        auto keep = std::move(*it);
-        ks.clear();
-        ks.push_back(std::move(keep));
+    auto it = std::find_if(parsed.kernels.begin(), parsed.kernels.end(),
+                           [&](const auto& k) { return k->name == kernelName; });
+    if (it != parsed.kernels.end()) {
+        b.file = std::make_unique<ast::File>();
+        b.file->imports = parsed.imports;
+        b.file->kernels.push_back(ast::cloneSyntax(**it));
+    } else {
+        b.file = ast::cloneSyntax(parsed);
     }
     SemaOptions sema;
     sema.target = &target;
@@ -352,7 +351,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     }
     // Its symbolic sizes: check it as written.
     {
-        Built plain = build(source, r.kernel, target, defines, false);
+        Built plain = build(*file, source, r.kernel, target, defines, false);
         if (!plain.error.empty()) {
             error = plain.error;
             return std::nullopt;
@@ -394,7 +393,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
             values[i] = {p.name, v};
             ev.defines[p.name] = std::to_string(v);
         }
-        Built b = build(source, r.kernel, target, ev.defines, true);
+        Built b = build(*file, source, r.kernel, target, ev.defines, true);
         std::string why = b.error;
         if (why.empty()) {
             TileAnalysis a;
@@ -428,7 +427,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     std::vector<CandidateEstimate> lowered;
     for (auto& ev : early) {
         if (lowered.size() >= lowerLimit) break;
-        Built b = build(source, r.kernel, target, ev.defines, true);
+        Built b = build(*file, source, r.kernel, target, ev.defines, true);
         std::string why = b.error;
         if (why.empty()) {
             TileAnalysis a;

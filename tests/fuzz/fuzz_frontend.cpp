@@ -2,6 +2,7 @@
 // arbitrary bytes. Built by scripts/fuzz.sh (TLC_FUZZ=ON, clang++-15, ASan + UBSan); see
 // docs/testing.md. Any crash, sanitizer report, leak or timeout is a bug.
 #include "ast/AST.h"
+#include "ast/Clone.h"
 #include "parser/Parser.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
@@ -40,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::unique_ptr<tlc::ast::File> grouped = tlc::parseFile(source, groupedDiags, tiny);
         if (bool(file) != bool(grouped)) __builtin_trap();
         if (file && tlc::ast::dump(*file) != tlc::ast::dump(*grouped)) __builtin_trap();
+        // The recommender checks copies of the parsed tree: a copy must be the tree.
+        if (file && tlc::ast::dump(*tlc::ast::cloneSyntax(*file)) != tlc::ast::dump(*file)) __builtin_trap();
         if (!file) {
             const auto& a = diags.diagnostics();
             const auto& b = groupedDiags.diagnostics();

@@ -2,12 +2,17 @@
 // syntax errors and the limits that protect against hostile input. Semantics are not checked
 // here (no sema): the programs only need to be syntactically valid.
 #include "ast/AST.h"
+#include "ast/Clone.h"
+#include "sema/Sema.h"
+#include "target/Target.h"
 #include "parser/Parser.h"
 #include "support/Diagnostics.h"
 #include "support/SourceFile.h"
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <set>
@@ -735,4 +740,29 @@ TEST_CASE("parser: groups of one kernel give the same trees and the same errors"
     }
     Parsed both = parse(sources[std::size(sources) - 2]);
     CHECK(both.ids().size() == 2);
+}
+
+TEST_CASE("ast: cloneSyntax copies a parsed file, and the copy checks as the original does") {
+    // The recommender parses once and checks a copy per candidate: every sample and corpus
+    // kernel must come out of the copy as it was parsed, and check to the same tree.
+    int files = 0;
+    for (const char* dir : {"/samples", "/tests/corpus"})
+        for (const auto& entry : std::filesystem::directory_iterator(std::string(TLC_SOURCE_DIR) + dir)) {
+            if (entry.path().extension() != ".tl") continue;
+            std::ifstream in(entry.path());
+            std::stringstream text;
+            text << in.rdbuf();
+            Parsed original = parse(text.str());
+            REQUIRE_MESSAGE(original.file, entry.path().string());
+            std::unique_ptr<File> copy = cloneSyntax(*original.file);
+            CHECK_MESSAGE(dump(*copy) == dump(*original.file), entry.path().string());
+            SemaOptions options;
+            options.target = findTarget("sm90");
+            DiagnosticEngine a(*original.source), b(*original.source);
+            bool okOriginal = checkFile(*original.file, a, options), okCopy = checkFile(*copy, b, options);
+            CHECK(okOriginal == okCopy);
+            CHECK_MESSAGE(dump(*copy) == dump(*original.file), entry.path().string());
+            ++files;
+        }
+    CHECK(files > 30);
 }
