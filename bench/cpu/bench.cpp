@@ -3,6 +3,7 @@
 // launchers it generates (TLC_GEN is the folder of the generated headers).
 #include "bgemm.h"
 #include "flash_attention.h"
+#include "igemm.h"
 #include "layernorm.h"
 #include "reduce_sum.h"
 #include "rmsnorm.h"
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -123,6 +125,37 @@ void bgemm(int M, int N, int K) {
     double err = maxRelError(C, std::vector<float>(ref, ref + C.size()));
     row("bf16 gemm (f32 out)", std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
         flops / tTlc * 1e-9, "oneDNN matmul", flops / tDnnl * 1e-9, "GFLOP/s", err);
+}
+
+// i8 x i8 -> i32 against oneDNN's s8 matmul; integer sums, so the results must be equal.
+void igemm(int M, int N, int K) {
+    using namespace dnnl;
+    engine eng(engine::kind::cpu, 0);
+    stream strm(eng);
+    memory::desc aDesc({M, K}, memory::data_type::s8, memory::format_tag::ab);
+    memory::desc bDesc({K, N}, memory::data_type::s8, memory::format_tag::ab);
+    memory::desc cDesc({M, N}, memory::data_type::s32, memory::format_tag::ab);
+    matmul prim(matmul::primitive_desc(matmul::desc(aDesc, bDesc, cDesc), eng));  // oneDNN 2.x API
+    memory aMem(aDesc, eng), bMem(bDesc, eng), cMem(cDesc, eng);
+    std::mt19937 gen(5);
+    std::uniform_int_distribution<int> dist(-128, 127);
+    auto* A = static_cast<std::int8_t*>(aMem.get_data_handle());
+    auto* B = static_cast<std::int8_t*>(bMem.get_data_handle());
+    for (size_t i = 0; i < size_t(M) * K; ++i) A[i] = std::int8_t(dist(gen));
+    for (size_t i = 0; i < size_t(K) * N; ++i) B[i] = std::int8_t(dist(gen));
+    std::vector<std::int32_t> C(size_t(M) * N);
+    double ops = 2.0 * M * N * K;
+    int reps = repsFor(ops, 2e11);
+    double tTlc = timeIt([&] { check(tl_kernels::igemm(A, B, C.data(), M, K, N), "igemm"); }, reps);
+    double tDnnl = timeIt([&] {
+        prim.execute(strm, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
+        strm.wait();
+    }, reps);
+    const auto* ref = static_cast<const std::int32_t*>(cMem.get_data_handle());
+    size_t differ = 0;
+    for (size_t i = 0; i < C.size(); ++i) differ += C[i] != ref[i];
+    row("i8 gemm (i32 out)", std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+        ops / tTlc * 1e-9, "oneDNN matmul", ops / tDnnl * 1e-9, "GOP/s", double(differ) / double(C.size()));
 }
 
 // Copies `bytes` from one buffer to another on every OpenMP thread: the bandwidth a kernel that
@@ -282,6 +315,10 @@ int main(int argc, char** argv) {
     if (only == "all" || only == "bgemm") {
         for (int n : {512, 1024, 2048, 4096}) bgemm(n, n, n);
         bgemm(64, 4096, 4096);
+    }
+    if (only == "all" || only == "igemm") {
+        for (int n : {512, 1024, 2048, 4096}) igemm(n, n, n);
+        igemm(64, 4096, 4096);
     }
     if (only == "all" || only == "attention") flashAttention(1, 2048, 8);
     if (only == "all" || only == "rows") {

@@ -4,8 +4,8 @@
 # and prints one Markdown table (tlc and its baseline measured side by side in one run) for
 # bench/RESULTS.md.
 #
-#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|attention|rows]
-#                    [-D NAME=VALUE ...]   (tile sizes of the two gemm kernels: block_M, block_N, block_K)
+#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|igemm|attention|rows]
+#                    [-D NAME=VALUE ...]   (tile sizes of the three gemm kernels: block_M, block_N, block_K)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,6 +40,7 @@ gen() {  # gen NAME FILE [-D ...]
 }
 gen sgemm "$here/kernels/sgemm.tl" "${gemm_defines[@]}"
 gen bgemm "$here/kernels/bgemm.tl" "${gemm_defines[@]}"
+gen igemm "$here/kernels/igemm.tl" "${gemm_defines[@]}"
 gen layernorm "$here/kernels/layernorm.tl"
 gen softmax "$root/samples/softmax.tl" -D N=1024
 gen rmsnorm "$root/samples/rmsnorm.tl" -D dtype=f32 -D N=4096
@@ -48,7 +49,7 @@ gen flash_attention "$root/samples/flash_attention.tl"
 
 flags=(-O3 -march=native -fopenmp -std=c++17)
 objs=()
-for k in sgemm bgemm layernorm softmax rmsnorm reduce_sum flash_attention; do
+for k in sgemm bgemm igemm layernorm softmax rmsnorm reduce_sum flash_attention; do
   g++ "${flags[@]}" -c "$out/$k.cpp" -o "$out/$k.o"
   objs+=("$out/$k.o")
 done

@@ -280,7 +280,8 @@ inline const float* pack_b(const TB* b, int ldb) {
 // work of an FMA. vdpbf16ps: pairs of bf16 into f32 (it flushes subnormal inputs and rounds the
 // sum of the two products once; both within the bf16 inputs' own precision). vpdpbusd: quads of
 // bytes into i32, unsigned x signed: A is offset by 128 into unsigned bytes and 128 x B's column
-// sums are taken off the accumulators first, which keeps the result exact. A row's group of G
+// sums are taken off the accumulators first, which keeps the result exact (A is copied once with
+// the offset applied). A row's group of G
 // along k is one 32-bit broadcast; B is packed in panels of 32 or 16 columns, [K/G][columns][G],
 // so that each vector holds the groups of 16 columns.
 inline std::uint32_t load_group(const void* p) {
@@ -297,7 +298,8 @@ struct DotBf16 {
     static constexpr int group = 2;
     static Acc start(const float* c, const std::int32_t*) { return _mm512_loadu_ps(c); }
     static void store(float* c, Acc v) { _mm512_storeu_ps(c, v); }
-    static std::uint32_t a_bits(std::uint32_t pair) { return pair; }
+    static constexpr bool pack_a = false;  // A is read in place (row-major)
+    static In a_element(In x) { return x; }
     static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
 };
 #endif
@@ -311,7 +313,8 @@ struct DotI8 {
         return _mm512_sub_epi32(_mm512_loadu_si512(c), _mm512_loadu_si512(bias));
     }
     static void store(std::int32_t* c, Acc v) { _mm512_storeu_si512(c, v); }
-    static std::uint32_t a_bits(std::uint32_t quad) { return quad ^ 0x80808080u; }  // each byte + 128
+    static constexpr bool pack_a = true;  // A is copied once with each byte offset by 128
+    static In a_element(In x) { return In(std::uint8_t(x) ^ 0x80u); }
     static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbusd_epi32(acc, a, b); }
 };
 #endif
@@ -331,7 +334,7 @@ inline void register_block_dot(const typename Dot::In* a, int lda, const typenam
         for (int v = 0; v < V; ++v) bk[v] = _mm512_loadu_si512(panel + (k * V + G * v) * 16);
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-            __m512i ar = _mm512_set1_epi32(static_cast<int>(Dot::a_bits(load_group(a + r * lda + k))));
+            __m512i ar = _mm512_set1_epi32(static_cast<int>(load_group(a + r * lda + k)));
 #pragma GCC unroll 2
             for (int v = 0; v < V; ++v) acc[r][v] = Dot::dot(acc[r][v], ar, bk[v]);
         }
@@ -425,14 +428,15 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
     }
 }
 
-// op(A) row-major, so that A's groups along k are adjacent.
+// op(A) row-major, so that A's groups along k are adjacent; copied when it is not, or when the
+// instruction wants its elements changed (vpdpbusd: once here, not at every broadcast).
 template <typename Dot, int M, int N, int K, int TransA, int TransB>
 inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb,
                            typename Dot::C* c, int ldc) {
-    if constexpr (TransA) {
+    if constexpr (TransA || Dot::pack_a) {
         typename Dot::In* rows = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
         for (int i = 0; i < M; ++i)
-            for (int k = 0; k < K; ++k) rows[i * K + k] = a[k * lda + i];
+            for (int k = 0; k < K; ++k) rows[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);
         gemm_dot<Dot, M, N, K, TransB>(rows, K, b, ldb, c, ldc);
     } else {
         gemm_dot<Dot, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
