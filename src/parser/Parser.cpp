@@ -38,10 +38,7 @@ SourceLoc locationOfOffset(const std::string& text, size_t offset) {
 
 SourceRange rangeOf(const antlr4::Token* t) { return {tokenBegin(t), tokenEnd(t)}; }
 
-std::string clip(std::string text) {
-    if (text.size() > 32) text = text.substr(0, 32) + "...";
-    return text;
-}
+std::string clip(const std::string& text) { return clipUtf8(text, 32); }
 
 // Names tokens the way a person would: "';'", "identifier 'x'", "end of file".
 std::string describeToken(const antlr4::Token* t) {

@@ -167,7 +167,9 @@ void DiagnosticEngine::printText(std::ostream& os, bool color) const {
 std::string DiagnosticEngine::toJson() const {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& d : diags_) out.push_back(toJsonValue(file_, d));
-    return out.dump(2);
+    // Messages quote source text, which the parser checked is UTF-8; should a bug still put a
+    // broken character in one, it prints as U+FFFD rather than throwing.
+    return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void DiagnosticEngine::printJson(std::ostream& os) const { os << toJson() << '\n'; }

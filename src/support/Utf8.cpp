@@ -23,4 +23,11 @@ size_t firstInvalidUtf8(std::string_view s) {
     return std::string_view::npos;
 }
 
+std::string clipUtf8(std::string_view s, size_t maxBytes) {
+    if (s.size() <= maxBytes) return std::string(s);
+    size_t cut = maxBytes;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a continuation byte
+    return std::string(s.substr(0, cut)) + "...";
+}
+
 } // namespace tlc

@@ -8,6 +8,7 @@
 #include "parser/Parser.h"
 #include "support/Diagnostics.h"
 #include "support/SourceFile.h"
+#include "support/Utf8.h"
 
 #include <doctest/doctest.h>
 
@@ -765,4 +766,16 @@ TEST_CASE("ast: cloneSyntax copies a parsed file, and the copy checks as the ori
             ++files;
         }
     CHECK(files > 30);
+}
+
+TEST_CASE("clipUtf8 cuts at a character boundary") {
+    CHECK(tlc::clipUtf8("short", 32) == "short");
+    CHECK(tlc::clipUtf8("abcdef", 3) == "abc...");
+    // "ab" then U+01D1 (2 bytes) then U+20AC (3 bytes): cuts inside either back up to its start.
+    const std::string s = "ab\xC7\x91\xE2\x82\xAC";
+    CHECK(tlc::clipUtf8(s, 3) == "ab...");
+    CHECK(tlc::clipUtf8(s, 4) == "ab\xC7\x91...");
+    CHECK(tlc::clipUtf8(s, 5) == "ab\xC7\x91...");
+    CHECK(tlc::clipUtf8(s, 6) == "ab\xC7\x91...");
+    CHECK(tlc::firstInvalidUtf8(tlc::clipUtf8(s, 5)) == std::string_view::npos);
 }
