@@ -180,15 +180,16 @@ int main(int argc, char** argv) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
         return tlc::kExitUsage;
     }
-    if (options.emitManifest && (options.output.empty() || options.emit != "source" || options.syntaxOnly)) {
+    // --emit-manifest and the depfile options describe the files that -o writes.
+    const bool writesFiles = !options.output.empty() && options.emit == "source" && !options.syntaxOnly;
+    if (options.emitManifest && !writesFiles) {
         std::cerr << "tlc: error: --emit-manifest describes the files -o writes: give -o FILE (with the default "
                      "--emit=source)\n";
         return tlc::kExitUsage;
     }
     // -MF alone asks for a depfile too (as nvcc reads it); -MT and -MP only shape one.
     options.depfile = options.depfile || !options.depfilePath.empty();
-    if ((options.depfile || !options.depTarget.empty() || options.depPhony) &&
-        (options.output.empty() || options.emit != "source" || options.syntaxOnly)) {
+    if ((options.depfile || !options.depTarget.empty() || options.depPhony) && !writesFiles) {
         std::cerr << "tlc: error: -MD, -MF, -MT and -MP describe the files -o writes: give -o FILE (with the "
                      "default --emit=source)\n";
         return tlc::kExitUsage;

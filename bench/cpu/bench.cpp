@@ -94,34 +94,44 @@ void sgemm(int M, int N, int K) {
     row("f32 gemm", shape, flops / tTlc * 1e-9, "dnnl_sgemm", flops / tDnnl * 1e-9, "GFLOP/s", err);
 }
 
+// oneDNN's matmul of row-major A[M, K] x B[K, N] -> C[M, N] with the given element types, on
+// buffers it owns (tlc's kernel reads the same A and B).
+struct OneDnnMatmul {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream strm{eng};
+    dnnl::memory a, b, c;
+    dnnl::matmul prim;
+    OneDnnMatmul(int M, int N, int K, dnnl::memory::data_type in, dnnl::memory::data_type out) {
+        using dnnl::memory;
+        memory::desc aDesc({M, K}, in, memory::format_tag::ab), bDesc({K, N}, in, memory::format_tag::ab);
+        memory::desc cDesc({M, N}, out, memory::format_tag::ab);
+        prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc), eng));  // oneDNN 2.x
+        a = memory(aDesc, eng), b = memory(bDesc, eng), c = memory(cDesc, eng);
+    }
+    void run() {
+        prim.execute(strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+        strm.wait();
+    }
+};
+
 void bgemm(int M, int N, int K) {
-    using namespace dnnl;
-    engine eng(engine::kind::cpu, 0);
-    stream strm(eng);
-    memory::desc aDesc({M, K}, memory::data_type::bf16, memory::format_tag::ab);
-    memory::desc bDesc({K, N}, memory::data_type::bf16, memory::format_tag::ab);
-    memory::desc cDesc({M, N}, memory::data_type::f32, memory::format_tag::ab);
-    matmul prim(matmul::primitive_desc(matmul::desc(aDesc, bDesc, cDesc), eng));  // oneDNN 2.x API
-    memory aMem(aDesc, eng), bMem(bDesc, eng), cMem(cDesc, eng);
+    OneDnnMatmul dnnlMatmul(M, N, K, dnnl::memory::data_type::bf16, dnnl::memory::data_type::f32);
     auto Af = randomFloats(size_t(M) * K, 3), Bf = randomFloats(size_t(K) * N, 4);
     // The same bf16 bits for both: round to nearest even, as tl::bfloat16 does.
     auto toBf16 = [](const std::vector<float>& v, void* out) {
         auto* o = static_cast<tl::bfloat16*>(out);
         for (size_t i = 0; i < v.size(); ++i) o[i] = tl::bfloat16(v[i]);
     };
-    toBf16(Af, aMem.get_data_handle());
-    toBf16(Bf, bMem.get_data_handle());
-    auto* A = static_cast<const tl::bfloat16*>(aMem.get_data_handle());
-    auto* B = static_cast<const tl::bfloat16*>(bMem.get_data_handle());
+    toBf16(Af, dnnlMatmul.a.get_data_handle());
+    toBf16(Bf, dnnlMatmul.b.get_data_handle());
+    auto* A = static_cast<const tl::bfloat16*>(dnnlMatmul.a.get_data_handle());
+    auto* B = static_cast<const tl::bfloat16*>(dnnlMatmul.b.get_data_handle());
     std::vector<float> C(size_t(M) * N);
     double flops = 2.0 * M * N * K;
     int reps = repsFor(flops, 5e10);
     double tTlc = timeIt([&] { check(tl_kernels::bgemm(A, B, C.data(), M, K, N), "bgemm"); }, reps);
-    double tDnnl = timeIt([&] {
-        prim.execute(strm, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
-        strm.wait();
-    }, reps);
-    const auto* ref = static_cast<const float*>(cMem.get_data_handle());
+    double tDnnl = timeIt([&] { dnnlMatmul.run(); }, reps);
+    const auto* ref = static_cast<const float*>(dnnlMatmul.c.get_data_handle());
     double err = maxRelError(C, std::vector<float>(ref, ref + C.size()));
     row("bf16 gemm (f32 out)", std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
         flops / tTlc * 1e-9, "oneDNN matmul", flops / tDnnl * 1e-9, "GFLOP/s", err);
@@ -129,29 +139,19 @@ void bgemm(int M, int N, int K) {
 
 // i8 x i8 -> i32 against oneDNN's s8 matmul; integer sums, so the results must be equal.
 void igemm(int M, int N, int K) {
-    using namespace dnnl;
-    engine eng(engine::kind::cpu, 0);
-    stream strm(eng);
-    memory::desc aDesc({M, K}, memory::data_type::s8, memory::format_tag::ab);
-    memory::desc bDesc({K, N}, memory::data_type::s8, memory::format_tag::ab);
-    memory::desc cDesc({M, N}, memory::data_type::s32, memory::format_tag::ab);
-    matmul prim(matmul::primitive_desc(matmul::desc(aDesc, bDesc, cDesc), eng));  // oneDNN 2.x API
-    memory aMem(aDesc, eng), bMem(bDesc, eng), cMem(cDesc, eng);
+    OneDnnMatmul dnnlMatmul(M, N, K, dnnl::memory::data_type::s8, dnnl::memory::data_type::s32);
     std::mt19937 gen(5);
     std::uniform_int_distribution<int> dist(-128, 127);
-    auto* A = static_cast<std::int8_t*>(aMem.get_data_handle());
-    auto* B = static_cast<std::int8_t*>(bMem.get_data_handle());
+    auto* A = static_cast<std::int8_t*>(dnnlMatmul.a.get_data_handle());
+    auto* B = static_cast<std::int8_t*>(dnnlMatmul.b.get_data_handle());
     for (size_t i = 0; i < size_t(M) * K; ++i) A[i] = std::int8_t(dist(gen));
     for (size_t i = 0; i < size_t(K) * N; ++i) B[i] = std::int8_t(dist(gen));
     std::vector<std::int32_t> C(size_t(M) * N);
     double ops = 2.0 * M * N * K;
     int reps = repsFor(ops, 2e11);
     double tTlc = timeIt([&] { check(tl_kernels::igemm(A, B, C.data(), M, K, N), "igemm"); }, reps);
-    double tDnnl = timeIt([&] {
-        prim.execute(strm, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
-        strm.wait();
-    }, reps);
-    const auto* ref = static_cast<const std::int32_t*>(cMem.get_data_handle());
+    double tDnnl = timeIt([&] { dnnlMatmul.run(); }, reps);
+    const auto* ref = static_cast<const std::int32_t*>(dnnlMatmul.c.get_data_handle());
     size_t differ = 0;
     for (size_t i = 0; i < C.size(); ++i) differ += C[i] != ref[i];
     row("i8 gemm (i32 out)", std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),

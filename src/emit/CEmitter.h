@@ -19,6 +19,10 @@
 
 namespace tlc::codegen {
 
+// The grids of the group (ir::Kernel::group) whose first part is kernels[first]: consecutive,
+// in part order. Throws EmitError when some are missing.
+std::vector<const ir::Kernel*> groupParts(const std::vector<ir::Kernel>& kernels, size_t first);
+
 // A launcher parameter as the typed C++ launcher and its extern "C" twin declare it.
 struct LauncherParam {
     const ir::KernelParam* param;

@@ -99,14 +99,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
 
     // The parts of a group (a kernel of several grids or with global scratch) are consecutive:
     // the group's launcher and workspace_size come with its first part (declarations) or after
-    // its last (definitions); the parts' own launchers are static.
-    auto partsOf = [&](size_t i) {
-        std::vector<const ir::Kernel*> parts;
-        for (size_t j = i; j < kernels.size() && kernels[j].group == kernels[i].group && kernels[j].part == int(j - i); ++j)
-            parts.push_back(&kernels[j]);
-        if (int(parts.size()) != kernels[i].parts) throw EmitError("emit: the grids of '" + kernels[i].group + "' are not all there");
-        return parts;
-    };
+    // its last (definitions); the parts' own launchers are static (groupParts).
     bool groups = false;
     for (const auto& k : kernels) groups = groups || !k.group.empty();
 
@@ -115,7 +108,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
         if (k.group.empty()) emitter->emitLauncherDeclaration(k, decls);
-        else if (k.part == 0) emitter->emitGroupDeclaration(partsOf(i), decls);
+        else if (k.part == 0) emitter->emitGroupDeclaration(groupParts(kernels, i), decls);
     }
     for (const auto& v : options.variants) emitter->emitDispatcherDeclaration(v, kernels, decls);
     CodeWriter cDecls;
@@ -125,7 +118,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
         if (k.group.empty()) emitter->emitCTwinDeclaration(k, cDecls);
-        else if (k.part == 0) emitter->emitGroupCTwinDeclaration(partsOf(i), cDecls);
+        else if (k.part == 0) emitter->emitGroupCTwinDeclaration(groupParts(kernels, i), cDecls);
     }
     for (const auto& v : options.variants) emitter->emitDispatcherCTwinDeclaration(v, kernels, cDecls);
 
@@ -134,14 +127,14 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     for (size_t i = 0; i < kernels.size(); ++i) {
         emitter->emitKernel(kernels[i], body);
         const ir::Kernel& k = kernels[i];
-        if (!k.group.empty() && k.part + 1 == k.parts) emitter->emitGroup(partsOf(i - size_t(k.part)), body);
+        if (!k.group.empty() && k.part + 1 == k.parts) emitter->emitGroup(groupParts(kernels, i - size_t(k.part)), body);
     }
     for (const auto& v : options.variants) emitter->emitDispatcher(v, kernels, body);
     CodeWriter twins;
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
         if (k.group.empty()) emitter->emitCTwinDefinition(k, twins);
-        else if (k.part == 0) emitter->emitGroupCTwinDefinition(partsOf(i), twins);
+        else if (k.part == 0) emitter->emitGroupCTwinDefinition(groupParts(kernels, i), twins);
     }
     for (const auto& v : options.variants) emitter->emitDispatcherCTwinDefinition(v, kernels, twins);
 

@@ -13,11 +13,20 @@
 
 #include <algorithm>
 
-#include <algorithm>
-
 namespace tlc::codegen {
 
 using namespace ir;
+
+std::vector<const Kernel*> groupParts(const std::vector<Kernel>& kernels, size_t first) {
+    std::vector<const Kernel*> parts;
+    for (size_t j = first; j < kernels.size() && kernels[j].group == kernels[first].group &&
+                           kernels[j].part == int(j - first);
+         ++j)
+        parts.push_back(&kernels[j]);
+    if (int(parts.size()) != kernels[first].parts)
+        throw EmitError("emit: the grids of '" + kernels[first].group + "' are not all there");
+    return parts;
+}
 
 namespace {
 

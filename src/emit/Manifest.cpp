@@ -89,8 +89,7 @@ std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::st
             j["grids"] = Json::array({launchOf(k)});
             launchers.push_back(j);
         } else if (k.part == 0) {
-            std::vector<const Kernel*> parts;
-            for (size_t p = i; p < kernels.size() && kernels[p].group == k.group; ++p) parts.push_back(&kernels[p]);
+            std::vector<const Kernel*> parts = groupParts(kernels, i);
             const GroupNames& g = groupNames_.at(k.group);
             Json j = common(k, "group", k.group);
             j["launcher"] = g.launch;

@@ -309,8 +309,6 @@ private:
     antlr4::TokenSource* origin_;
 };
 
-// Parses tokens [begin, end) as a file (`kernel* EOF`): SLL prediction with bail-out first;
-// full LL with error recovery only if that fails. Returns the AST, or null after errors.
 // A group's parse: its tree (null after an error, which is reported), or `rejected` where stage 1
 // failed and the caller asked for no recovery (nothing reported).
 struct GroupParse {
@@ -318,6 +316,8 @@ struct GroupParse {
     bool rejected = false;
 };
 
+// Parses tokens [begin, end) as a file (`kernel* EOF`): SLL prediction with bail-out first;
+// full LL with error recovery only if that fails and `recover` asks for it.
 GroupParse parseGroup(const std::vector<antlr4::Token*>& all, size_t begin, size_t end, antlr4::TokenSource* origin,
                       DiagnosticEngine& diags, const std::shared_ptr<antlr4::ANTLRErrorStrategy>& recovery,
                       bool recover) {

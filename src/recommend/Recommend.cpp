@@ -257,9 +257,8 @@ std::string firstError(const DiagnosticEngine& d) {
     return "";
 }
 
-// Parses, checks and builds the Tile IR of `kernelName` with `defines`.
-// One candidate: the kernel of the parsed (unchecked) file, copied and checked with these
-// values. The file is parsed once for all candidates (parsing was most of the recommender's
+// Checks and builds the Tile IR of `kernelName` with `defines`: the kernel of the parsed
+// (unchecked) file, copied and checked with these values. The file is parsed once for all candidates (parsing was most of the recommender's
 // time); each check needs its own copy, since sema annotates the tree.
 Built build(const ast::File& parsed, const SourceFile& source, const std::string& kernelName, const Target& target,
             const std::map<std::string, std::string>& defines, bool buildIR) {

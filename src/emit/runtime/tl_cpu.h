@@ -281,9 +281,8 @@ inline const float* pack_b(const TB* b, int ldb) {
 // sum of the two products once; both within the bf16 inputs' own precision). vpdpbusd: quads of
 // bytes into i32, unsigned x signed: A is offset by 128 into unsigned bytes and 128 x B's column
 // sums are taken off the accumulators first, which keeps the result exact (A is copied once with
-// the offset applied). A row's group of G
-// along k is one 32-bit broadcast; B is packed in panels of 32 or 16 columns, [K/G][columns][G],
-// so that each vector holds the groups of 16 columns.
+// the offset applied). A row's group of G along k is one 32-bit broadcast; B is packed in panels
+// of 32 or 16 columns, [K/G][columns][G], so that each vector holds the groups of 16 columns.
 inline std::uint32_t load_group(const void* p) {
     std::uint32_t v;
     std::memcpy(&v, p, sizeof v);
@@ -298,7 +297,7 @@ struct DotBf16 {
     static constexpr int group = 2;
     static Acc start(const float* c, const std::int32_t*) { return _mm512_loadu_ps(c); }
     static void store(float* c, Acc v) { _mm512_storeu_ps(c, v); }
-    static constexpr bool pack_a = false;  // A is read in place (row-major)
+    static constexpr bool offset = false;  // A is read in place (row-major)
     static In a_element(In x) { return x; }
     static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
 };
@@ -313,7 +312,8 @@ struct DotI8 {
         return _mm512_sub_epi32(_mm512_loadu_si512(c), _mm512_loadu_si512(bias));
     }
     static void store(std::int32_t* c, Acc v) { _mm512_storeu_si512(c, v); }
-    static constexpr bool pack_a = true;  // A is copied once with each byte offset by 128
+    // A copied once with each byte offset by 128; 128 x B's column sums taken off (`bias`).
+    static constexpr bool offset = true;
     static In a_element(In x) { return In(std::uint8_t(x) ^ 0x80u); }
     static Acc dot(Acc acc, __m512i a, __m512i b) { return _mm512_dpbusd_epi32(acc, a, b); }
 };
@@ -351,7 +351,7 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
                      int ldc) {
     using In = typename Dot::In;
     constexpr int G = Dot::group;
-    constexpr bool offset = std::is_same_v<In, std::int8_t>;  // vpdpbusd: 128 x column sums to take off
+    constexpr bool offset = Dot::offset;
     In* packed = scratch<In, 1>(static_cast<size_t>(K) * N);
     std::int32_t* bias = offset ? scratch<std::int32_t, 2>(static_cast<size_t>(N)) : nullptr;
     for (int j0 = 0; j0 < N;) {
@@ -433,7 +433,7 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
 template <typename Dot, int M, int N, int K, int TransA, int TransB>
 inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb,
                            typename Dot::C* c, int ldc) {
-    if constexpr (TransA || Dot::pack_a) {
+    if constexpr (TransA || Dot::offset) {
         typename Dot::In* rows = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
         for (int i = 0; i < M; ++i)
             for (int k = 0; k < K; ++k) rows[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);

@@ -36,13 +36,13 @@ public:
     static ir::Expr combine(ReduceKind kind, const ir::Expr& acc, const ir::Expr& value);
 
 private:
-    // The cpu's vectorisable form of step 1 (per-lane partials along the rows); nothing when the
-    // tiles do not fit it.
     // The destination's indices of a source element's (`source`: one index per source dimension).
     std::vector<ir::Expr> destinationIndices(const layout::Fragment& S, const layout::Fragment& D,
                                              const std::vector<ir::Expr>& source) const;
     // A source element as the reduction takes it: in the accumulator type, its magnitude for abs kinds.
     ir::Expr element(const ir::Expr& value, DType acc) const;
+    // The cpu's vectorisable form of step 1 (per-lane partials along the rows); nothing when the
+    // tiles do not fit it.
     std::optional<ir::Stmt> lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
                                          const ir::Buffer& src, const ir::Buffer& part, DType acc) const;
 
