@@ -191,6 +191,11 @@ protected:
             include("<atomic>");
             return "std::atomic_thread_fence(std::memory_order_seq_cst)";
         }
+        if (n == "store_row") {  // (&tensor[..], &fragment[..], count, result bytes)
+            arity(4);
+            need("tl_cpu.h", "streaming_stores");
+            return fmt::format("tl::store_row({}, {}, {}, {})", args[0], args[1], args[2], args[3]);
+        }
         if (n == "dp4a") {
             arity(3);
             need("tl_cpu.h", "dp4a");

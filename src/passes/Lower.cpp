@@ -27,12 +27,15 @@ struct Pass {
 
 const std::vector<Pass>& pipeline() {
     static const std::vector<Pass> passes = {
+        {"forward-copies", [](Kernel& k, LowerContext& ctx) { k.body = forwardCopies(k.body, ctx); return true; }},
+        {"fuse-reductions", [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
         {"lower-thread-level", [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
         {"serialize-threads", [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
         {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
         {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
         {"insert-barriers", [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
         {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
+        {"drop-unused-buffers", [](Kernel& k, LowerContext&) { k.body = dropUnusedBuffers(k.body); return true; }},
         {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},

@@ -21,6 +21,17 @@ struct AtLoc {
     ~AtLoc() { here = saved; }
 };
 
+// The cpu target: a global tile staged through a buffer used for nothing else is copied to
+// its destination directly (`copy(G, S); copy(S, F)` becomes `copy(G, F)`). Others: unchanged.
+ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);
+
+// The cpu target: a parallel loop that only fills the tile a row reduction reads next is
+// computed inside the reduction (ops::ReduceProducer). Others: unchanged.
+ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
+
+// After lowering: thread-level buffers that nothing reads or writes are not declared.
+ir::Stmt dropUnusedBuffers(const ir::Stmt& body);
+
 // Before lowering: fills a `threads` the author left out (kernel.threads == 0) from the gemms'
 // accumulators or the largest tile, logging why in kernel.decisions. No-op when it is given.
 void inferThreads(ir::Kernel& kernel, const Target& target);

@@ -32,6 +32,75 @@ inline void fill_zero(void* dst) {
 } // namespace tl
 // tlc:end
 
+// tlc:section streaming_stores
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#if defined(__unix__)
+#include <unistd.h>
+#endif
+namespace tl {
+// A launch's result of at least this many bytes is written past the caches (non-temporal
+// stores, as memcpy does for large copies): a store that misses the cache first reads its line
+// (write-allocate), a third stream beside the kernel's reads and writes, and a result larger
+// than the last-level cache would only evict the inputs. Smaller results stay in the caches
+// for whatever reads them next. The last-level cache's size as the system reports it, within
+// 4..32 MiB (virtual machines report the whole socket's, or nothing).
+inline long long streaming_threshold() {
+    static const long long bytes = [] {
+        long long l3 = 0;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+        l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+        if (l3 <= 0) l3 = 16LL << 20;
+        return l3 < (4LL << 20) ? (4LL << 20) : (l3 > (32LL << 20) ? (32LL << 20) : l3);
+    }();
+    return bytes;
+}
+// Copies `bytes` from src to dst with non-temporal stores where the CPU has them: the head up
+// to dst's next 64-byte boundary and the tail by plain copies, whole cache lines between. The
+// fence makes the lines visible to the other threads before the block's end.
+inline void copy_streaming(void* dst, const void* src, std::size_t bytes) {
+    char* d = static_cast<char*>(dst);
+    const char* s = static_cast<const char*>(src);
+#if defined(__SSE2__)
+    std::size_t head = (64 - (reinterpret_cast<std::uintptr_t>(d) & 63)) & 63;
+    if (head > bytes) head = bytes;
+    std::memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+#if defined(__AVX512F__)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+#elif defined(__AVX__)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32)));
+#else
+        for (int q = 0; q < 64; q += 16)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(d + q), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q)));
+#endif
+    }
+    std::memcpy(d, s, bytes);
+    _mm_sfence();
+#else
+    std::memcpy(d, s, bytes);
+#endif
+}
+// One row of a tile to a tensor: `count` elements, of a launch whose result is `result_bytes`.
+template <typename T>
+inline void store_row(T* dst, const T* src, int count, long long result_bytes) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
+    if (result_bytes >= streaming_threshold()) {
+        copy_streaming(dst, src, bytes);
+    } else {
+        std::memcpy(dst, src, bytes);
+    }
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section math
 #include <cmath>
 namespace tl {

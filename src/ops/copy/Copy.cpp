@@ -34,6 +34,50 @@ void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t ve
                async.empty() ? why : why + "; " + async, loc);
 }
 
+// The cpu's form of a whole fragment stored into a tensor whose rows are contiguous, the tile
+// inside the tensor and the types equal: one `tl::store_row` per row, which writes past the
+// caches when the launch's result is large (tl_cpu.h, streaming_stores). Nothing when the copy
+// does not fit that form.
+std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp& op) {
+    const Region& frag = op.src();
+    const Region& mem = op.dst();
+    if (ctx.target.backend != Backend::Cpu || frag.buffer->scope != MemScope::Fragment ||
+        mem.buffer->scope != MemScope::Global || frag.buffer->dtype != mem.buffer->dtype || !frag.coversWholeBuffer())
+        return std::nullopt;
+    const auto& f = ctx.layoutOf(frag.buffer);
+    std::vector<size_t> fragDims = tileDims(frag), memDims = tileDims(mem);
+    const int64_t* unitStride = asConstInt(mem.buffer->strides.back());
+    if (!isCpuTile(ctx, f) || fragDims.empty() || fragDims.back() != frag.rank() - 1 || memDims.empty() ||
+        memDims.back() != mem.rank() - 1 || !unitStride || *unitStride != 1)
+        return std::nullopt;
+    const int64_t rowLength = frag.extents.back();
+    if (rowLength * dtypeBytes(mem.buffer->dtype) < 64) return std::nullopt;  // under a cache line: plain loops
+    Expr resultBytes = intImm(dtypeBytes(mem.buffer->dtype), DType::I64);
+    for (const auto& extent : mem.buffer->shape) resultBytes = resultBytes * cast(DType::I64, extent);
+    Buffer local = ctx.localBuffer(frag.buffer);
+    std::vector<std::string> names = indexNames(frag.rank());
+    std::vector<VarPtr> rowVars;
+    Expr slot = intImm(0);
+    std::vector<Expr> tileOffsets;
+    for (size_t d = 0; d + 1 < frag.rank(); ++d) {
+        rowVars.push_back(ctx.freshVar(names[d]));
+        slot = slot * frag.extents[d] + Expr(rowVars.back());
+    }
+    for (size_t d : fragDims) tileOffsets.push_back(d + 1 < frag.rank() ? Expr(rowVars[d]) : intImm(0));
+    slot = slot * rowLength;
+    Stmt row = evaluate(call("store_row", DType::I32,
+                             {call("address_of", DType::I64, {load(mem.buffer, regionIndices(mem, tileOffsets))}),
+                              call("address_of", DType::I64, {load(local, {slot})}), intImm(rowLength), resultBytes}));
+    for (size_t d = rowVars.size(); d-- > 0;)
+        row = forLoop(rowVars[d], intImm(0), intImm(frag.extents[d]), ForKind::Serial, row);
+    ctx.decide(fmt::format("{}({}, {})", op.name(), frag.buffer->name, mem.buffer->name), "tl::store_row per row",
+               "lowering",
+               "rows of a whole fragment into a tensor with contiguous rows: non-temporal stores when the launch "
+               "writes more than the last-level cache holds",
+               loc);
+    return simplify(row, ctx.bounds());
+}
+
 } // namespace
 
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
@@ -77,7 +121,9 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
         };
         Stmt body;
 
-        if (srcFrag && dstFrag) {
+        if (std::optional<Stmt> rows = assumeInside ? cpuRowStores(ctx, loc, *this) : std::nullopt) {
+            body = *rows;
+        } else if (srcFrag && dstFrag) {
             // Same layout (inference guarantees it): slot by slot, converting.
             Buffer s = ctx.localBuffer(src_.buffer), d = ctx.localBuffer(dst_.buffer);
             const auto& f = ctx.layoutOf(src_.buffer);

@@ -1,7 +1,10 @@
 #include "ops/reduce/Reduce.h"
 
 #include "ir/Simplify.h"
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
 #include "ops/OpUtil.h"
+#include "ops/parallel/Parallel.h"
 
 #include <fmt/format.h>
 
@@ -27,12 +30,64 @@ TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     Region s = src_, d = dst_;
     for (auto& e : s.starts) e = fn(e);
     for (auto& e : d.starts) e = fn(e);
-    return std::make_shared<ReduceOp>(s, d, kind_, dim_, clear_);
+    std::optional<ReduceProducer> p = producer_;
+    if (p) p->value = fn(p->value);
+    return std::make_shared<ReduceOp>(s, d, kind_, dim_, clear_, std::move(p));
+}
+
+std::vector<const Region*> ReduceOp::reads() const {
+    std::vector<const Region*> regions = {&src_, &dst_};
+    if (producer_)
+        for (const auto& r : producer_->reads) regions.push_back(&r);
+    return regions;
 }
 
 std::string ReduceOp::str() const {
-    return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), regionString(src_), regionString(dst_), dim_,
+    std::string source = regionString(src_);
+    if (producer_) {
+        std::vector<std::string> vars;
+        for (const auto& v : producer_->vars) vars.push_back(v->name);
+        source = fmt::format("{}[{}] = {}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value));
+    }
+    return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false");
+}
+
+std::optional<Expr> ReduceOp::producedAt(LowerContext& ctx, const std::vector<Expr>& at) const {
+    std::vector<std::pair<VarPtr, Expr>> bind;
+    for (size_t d = 0; d < at.size(); ++d) bind.push_back({producer_->vars[d], at[d]});
+    // Fragment loads become loads of the cpu's row-major locals.
+    class Localize : public IRMutator {
+    public:
+        Localize(LowerContext& c) : ctx(c) {}
+        LowerContext& ctx;
+        bool ok = true;
+
+    protected:
+        Expr mutateLoad(const Load* n, const Expr& self) override {
+            if (n->buffer->scope != MemScope::Fragment) return IRMutator::mutateLoad(n, self);
+            if (!isCpuTile(ctx, ctx.layoutOf(n->buffer))) {
+                ok = false;
+                return self;
+            }
+            std::vector<Expr> idx;
+            for (const auto& i : n->indices) idx.push_back(mutate(i));
+            return load(ctx.localBuffer(n->buffer), {flatIndex(n->buffer, idx)});
+        }
+    } localize(ctx);
+    Expr value = localize.mutate(substitute(producer_->value, bind));
+    if (!localize.ok) return std::nullopt;
+    return simplify(value, ctx.bounds());
+}
+
+Stmt ReduceOp::producerLoop(LowerContext& ctx, SourceLoc loc) const {
+    ParallelNest nest;
+    nest.vars = producer_->vars;
+    nest.extents = src_.extents;
+    std::vector<Expr> idx(nest.vars.begin(), nest.vars.end());
+    nest.body = store(src_.buffer, idx, producer_->value, loc);
+    nest.loc = loc;
+    return lowerParallel(ctx, nest);
 }
 
 Expr ReduceOp::identity(ReduceKind kind, DType t) {
@@ -103,7 +158,15 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     rowIndices.push_back(intImm(0));  // the reduced dimension
     Expr target = D.localOf(destinationIndices(S, D, rowIndices));
     VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
-    Expr v = element(load(src, {rowStart * N + Expr(chunk) * kLanes + Expr(lane)}), acc);
+    Expr column = Expr(chunk) * kLanes + Expr(lane);
+    Expr v = element(load(src, {rowStart * N + column}), acc);
+    if (producer_) {  // the value the producer would have stored there
+        std::vector<Expr> at(rowVars.begin(), rowVars.end());
+        at.push_back(column);
+        std::optional<Expr> produced = producedAt(ctx, at);
+        if (!produced) return std::nullopt;
+        v = element(*produced, acc);
+    }
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
@@ -131,6 +194,7 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     }));
     // 1. What this thread holds (on the cpu, whole rows at a time where it can).
     std::optional<Stmt> held = lowerCpuRows(ctx, S, D, src, part, acc);
+    if (!held && producer_) steps.insert(steps.begin() + 1, producerLoop(ctx, loc));  // fill the source after all
     if (!held) held = fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>&) {
         // The destination slot from the source slot's own formula, so that it folds to an
         // expression of the slot alone (register arrays need constant indices once unrolled).

@@ -14,10 +14,22 @@ namespace tlc::ops {
 enum class ReduceKind { Max, Min, Sum, AbsSum, AbsMax };
 const char* reduceName(ReduceKind k);
 
+// A parallel loop that only fills the source for the reduction (`for (i, j) in parallel(..)
+// { sq[i, j] = x[i, j] * x[i, j] }`): the cpu reduces its values as it computes them, without
+// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments only.
+struct ReduceProducer {
+    std::vector<ir::VarPtr> vars;   // the loop's variables, one per source dimension
+    ir::Expr value;                 // what the loop stores into the source at (vars)
+    std::vector<ir::Region> reads;  // the fragments value reads, whole
+};
+
 class ReduceOp : public ir::TileOp {
 public:
-    ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear)
-        : src_(std::move(src)), dst_(std::move(dst)), kind_(kind), dim_(dim), clear_(clear) {}
+    ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear,
+             std::optional<ReduceProducer> producer = std::nullopt)
+        : src_(std::move(src)), dst_(std::move(dst)), kind_(kind), dim_(dim), clear_(clear),
+          producer_(std::move(producer)) {}
+    const std::optional<ReduceProducer>& producer() const { return producer_; }
     const ir::Region& src() const { return src_; }
     const ir::Region& dst() const { return dst_; }
     int dim() const { return dim_; }
@@ -25,7 +37,7 @@ public:
     bool clear() const { return clear_; }
 
     std::string name() const override { return reduceName(kind_); }
-    std::vector<const ir::Region*> reads() const override { return {&src_, &dst_}; }
+    std::vector<const ir::Region*> reads() const override;
     std::vector<const ir::Region*> writes() const override { return {&dst_}; }
     ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
     std::string str() const override;
@@ -45,11 +57,17 @@ private:
     // tiles do not fit it.
     std::optional<ir::Stmt> lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
                                          const ir::Buffer& src, const ir::Buffer& part, DType acc) const;
+    // The producer's value at source indices `at`, its fragment reads as the cpu's row-major
+    // locals; nothing when a fragment it reads is not a cpu tile.
+    std::optional<ir::Expr> producedAt(LowerContext& ctx, const std::vector<ir::Expr>& at) const;
+    // The producer as the parallel loop it was, filling the source (where the fused form does not apply).
+    ir::Stmt producerLoop(LowerContext& ctx, SourceLoc loc) const;
 
     ir::Region src_, dst_;
     ReduceKind kind_;
     int dim_;
     bool clear_;
+    std::optional<ReduceProducer> producer_;
 };
 
 } // namespace tlc::ops

@@ -1,0 +1,44 @@
+#include "passes/BufferUses.h"
+
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "ops/annotate_layout/AnnotateLayout.h"
+
+#include <set>
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+class CountUses : public IRVisitor {
+public:
+    std::map<const BufferNode*, int> uses;
+
+protected:
+    void visitLoad(const Load* n) override {
+        ++uses[n->buffer.get()];
+        IRVisitor::visitLoad(n);
+    }
+    void visitStore(const Store* n) override {
+        ++uses[n->buffer.get()];
+        IRVisitor::visitStore(n);
+    }
+    void visitTileOpStmt(const TileOpStmt* n) override {
+        std::set<const BufferNode*> named;
+        for (const Region* r : n->op->reads()) named.insert(r->buffer.get());
+        for (const Region* r : n->op->writes()) named.insert(r->buffer.get());
+        if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get())) named.insert(a->buffer().get());
+        for (const BufferNode* b : named) ++uses[b];
+        IRVisitor::visitTileOpStmt(n);
+    }
+};
+} // namespace
+
+std::map<const BufferNode*, int> countBufferUses(const Stmt& s) {
+    CountUses counter;
+    counter.visit(s);
+    return counter.uses;
+}
+
+} // namespace tlc

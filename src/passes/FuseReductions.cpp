@@ -1,0 +1,120 @@
+// Reductions of computed tiles on the cpu. `for (i, j) in parallel(..) { sq[i, j] = x[i, j] *
+// x[i, j] }` followed by `reduce_sum(sq, s, dim = 1)` writes a whole tile only for the
+// reduction to read it back: on the cpu, where a tile is plain memory, that is two passes over
+// it for nothing. When the loop stores only that tile, element by element at its own
+// indices (the whole tile), from values of fragments, and the reduction along the rows is the
+// tile's only other use, the reduction takes the loop's value as its source
+// (ops::ReduceProducer) and computes it as it goes. The tile stays allocated for layout
+// inference; drop-unused-buffers removes it once nothing names it.
+#include "passes/BufferUses.h"
+#include "passes/Passes.h"
+
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "ops/parallel/Parallel.h"
+#include "ops/reduce/Reduce.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace tlc {
+
+using namespace ir;
+
+namespace {
+
+// The lanes of the cpu's row reductions (ReduceOp::lowerCpuRows): other rows are not fused.
+constexpr int64_t kRowLanes = 16;
+
+// True when e reads no memory but fragments other than `tile`.
+bool readsOnlyFragments(const Expr& e, const BufferNode* tile) {
+    class Check : public IRVisitor {
+    public:
+        const BufferNode* tile;
+        bool ok = true;
+
+    protected:
+        void visitLoad(const Load* n) override {
+            if (n->buffer->scope != MemScope::Fragment || n->buffer.get() == tile) ok = false;
+            IRVisitor::visitLoad(n);
+        }
+    } check;
+    check.tile = tile;
+    check.visit(e);
+    return check.ok;
+}
+
+class Fuse : public IRMutator {
+public:
+    Fuse(std::map<const BufferNode*, int> uses, LowerContext& ctx) : uses_(std::move(uses)), ctx_(ctx) {}
+
+protected:
+    Stmt mutateSeq(const Seq* n, const Stmt& self) override {
+        std::vector<Stmt> out;
+        bool changed = false;
+        for (size_t i = 0; i < n->stmts.size(); ++i) {
+            if (i + 1 < n->stmts.size())
+                if (std::optional<Stmt> fused = fuse(n->stmts[i], n->stmts[i + 1])) {
+                    out.push_back(*fused);
+                    changed = true;
+                    ++i;
+                    continue;
+                }
+            out.push_back(mutate(n->stmts[i]));
+            changed |= !out.back().same(n->stmts[i]);
+        }
+        return changed ? seq(std::move(out), n->loc) : self;
+    }
+    // A pipelined loop's order/stage lists count its statements: its body stays as written.
+    Stmt mutateFor(const For* n, const Stmt& self) override {
+        return n->forKind == ForKind::Pipelined ? self : IRMutator::mutateFor(n, self);
+    }
+
+private:
+    std::map<const BufferNode*, int> uses_;
+    LowerContext& ctx_;
+
+    std::optional<Stmt> fuse(const Stmt& loop, const Stmt& next) const {
+        const For* outer = loop.as<For>();
+        const TileOpStmt* t = next.as<TileOpStmt>();
+        const auto* reduce = t ? dynamic_cast<const ops::ReduceOp*>(t->op.get()) : nullptr;
+        if (!outer || outer->forKind != ForKind::Parallel || !reduce || reduce->producer()) return std::nullopt;
+        std::optional<ops::ParallelNest> nest = ops::parallelNest(outer);
+        const Store* st = nest ? nest->body.as<Store>() : nullptr;
+        if (!st || st->storeKind != StoreKind::Plain) return std::nullopt;
+        const Buffer& tile = st->buffer;
+        const ir::Region& src = reduce->src();
+        auto count = uses_.find(tile.get());
+        if (tile->scope != MemScope::Fragment || src.buffer != tile || !src.coversWholeBuffer() ||
+            count == uses_.end() || count->second != 2 || st->indices.size() != nest->vars.size() ||
+            size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest->extents ||
+            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(st->value, tile.get()))
+            return std::nullopt;
+        for (size_t d = 0; d < st->indices.size(); ++d) {
+            const Var* v = st->indices[d].as<Var>();
+            if (!v || v != nest->vars[d].get()) return std::nullopt;
+        }
+        ops::ReduceProducer producer{nest->vars, st->value, {}};
+        std::set<const BufferNode*> read;
+        for (const auto& a : ops::fragmentAccesses(nest->body))
+            if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
+        auto op = std::make_shared<ops::ReduceOp>(src, reduce->dst(), reduce->kind(), reduce->dim(), reduce->clear(),
+                                                  std::move(producer));
+        ctx_.decide(tile->name, "computed inside the reduction", "fuse-reductions",
+                    fmt::format("the parallel loop only fills {} for {}: on the cpu the reduction computes its values "
+                                "instead of reading a stored tile",
+                                tile->name, ops::reduceName(reduce->kind())),
+                    loop->loc);
+        return tileOp(op, next->loc);
+    }
+};
+
+} // namespace
+
+Stmt fuseReductions(const Stmt& body, LowerContext& ctx) {
+    if (ctx.target.backend != Backend::Cpu) return body;
+    return Fuse(countBufferUses(body), ctx).mutate(body);
+}
+
+} // namespace tlc
