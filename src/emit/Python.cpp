@@ -5,9 +5,13 @@
 #include "emit/CEmitter.h"
 
 #include "ir/Printer.h"
+#include "ir/Simplify.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 
 namespace tlc::codegen {
 
@@ -231,10 +235,13 @@ void CEmitter::emitPythonDevice(const std::vector<BoundLauncher>& bound, CodeWri
         w.blank();
         if (api == "cuda") {
             w.line("// The stream for __dlpack__(stream=...): DLPack reserves 0, and names the legacy default stream 1.");
-            w.line("inline py::object dlpack_stream(uintptr_t stream) { return py::int_(stream == 0 ? 1 : stream); }");
+            w.line("inline py::object dlpack_stream(cudaStream_t stream)");
+            w.line("{");
+            w.line("    return py::int_(stream == nullptr ? 1 : reinterpret_cast<uintptr_t>(stream));");
+            w.line("}");
         } else {
             w.line("// The stream for __dlpack__(stream=...): on ROCm, 0 is the default stream.");
-            w.line("inline py::object dlpack_stream(uintptr_t stream) { return py::int_(stream); }");
+            w.line("inline py::object dlpack_stream(hipStream_t stream) { return py::int_(reinterpret_cast<uintptr_t>(stream)); }");
         }
     }
     if (workspace) {
@@ -259,7 +266,8 @@ void CEmitter::emitPythonDevice(const std::vector<BoundLauncher>& bound, CodeWri
                    "std::to_string(bytes) +");
             w.line("                                     \" bytes of workspace: \" + status_text(e));");
             w.line("    }");
-            w.line(fmt::format("    ~Workspace() {{ {}FreeAsync(data_, stream_); }}", api));
+            w.line(fmt::format("    ~Workspace() {{ (void){}FreeAsync(data_, stream_); }}  // a destructor cannot report it",
+                               api));
         }
         w.line("    Workspace(const Workspace&) = delete;");
         w.line("    Workspace& operator=(const Workspace&) = delete;");
@@ -280,45 +288,54 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
     names_ = NameScope();
     for (const char* reserved : {"py", "call", "status", "stream", "stream_object", "sizes", "workspace", "released"})
         names_.declareExact(nullptr, reserved);
-    const std::string function = b.name + "_py";
     const bool gpu = !streamType().empty();
+    const std::string fn = quoted(b.name);
 
-    // Python-side names: tensors as `NAME_object` (the Array is NAME), sizes and scalars as declared.
+    // C++ names: a tensor's Python object is NAME_object and its Array NAME; sizes are int64_t
+    // NAME (the checks' arithmetic is 64-bit; each fits the launcher's int), scalars as declared.
+    std::map<const KernelParam*, std::string> local, objects;
+    std::vector<std::pair<VarPtr, Expr>> wide;  // the sizes as the int64_t variables
     std::vector<std::string> params;
     std::vector<const LauncherParam*> tensors;
-    std::map<const LauncherParam*, std::string> objects;
     for (const auto& lp : *b.params) {
         const KernelParam& p = *lp.param;
         if (p.kind == KernelParam::Kind::Tensor) {
             tensors.push_back(&lp);
-            objects[&lp] = names_.declare(nullptr, lp.name + "_object");
-            params.push_back("py::object " + objects[&lp]);
-        } else if (!derivedSize(b, p)) {
-            params.push_back(lp.cType + " " + names_.declare(paramOwner(p), lp.name));
+            objects[&p] = names_.declare(nullptr, lp.name + "_object");
+            params.push_back("py::object " + objects[&p]);
+            local[&p] = names_.declare(nullptr, lp.name);
+        } else if (p.kind == KernelParam::Kind::Size) {
+            VarPtr v = makeVar(lp.name, DType::I64);
+            local[&p] = names_.declare(v.get(), lp.name);
+            wide.emplace_back(p.var, varExpr(v));
+            if (!derivedSize(b, p)) params.push_back("int64_t " + local[&p]);
+        } else {
+            local[&p] = names_.declare(nullptr, lp.name);
+            params.push_back(lp.cType + " " + local[&p]);
         }
     }
     if (gpu) params.push_back("py::object stream_object");
 
-    std::string title = launcherTitle(*b.kernel, b.name);
-    for (const auto& l : wrapComment("// ", "//   ", title + ": " + pythonDoc(b).substr(0, pythonDoc(b).find(". ") + 1)))
+    std::string doc = pythonDoc(b);
+    for (const auto& l : wrapComment("// ", "//   ", launcherTitle(*b.kernel, b.name) + ": " + doc.substr(0, doc.find(". ") + 1)))
         line(commentText(l));
-    for (const auto& l : wrapCall("void " + function + "(", params, ")", 0, true)) line(l);
+    for (const auto& l : wrapCall("void " + b.name + "_py(", params, ")", 0, true)) line(l);
     line("{");
     out.indent();
     if (gpu) {
-        line(fmt::format("const {} stream = reinterpret_cast<{}>(tl::python::stream_value({}, stream_object));",
-                         streamType(), streamType(), quoted(b.name)));
+        line(fmt::format("const auto stream = reinterpret_cast<{}>(tl::python::stream_value({}, stream_object));",
+                         streamType(), fn));
         line(fmt::format("const tl::python::Call call{{{0}, tl::python::current_device({0}), "
-                         "tl::python::dlpack_stream(reinterpret_cast<uintptr_t>(stream))}};", quoted(b.name)));
+                         "tl::python::dlpack_stream(stream)}};", fn));
     } else {
-        line(fmt::format("const tl::python::Call call{{{0}, tl::python::current_device({0}), py::none()}};", quoted(b.name)));
+        line(fmt::format("const tl::python::Call call{{{0}, tl::python::current_device({0}), py::none()}};", fn));
     }
     for (const LauncherParam* lp : tensors) {
         const KernelParam& p = *lp->param;
         auto [code, bits] = dlpackType(p.dtype);
-        line(fmt::format("const tl::python::Array {}(call, {}, {}, {{tl::dlpack::{}, {}, {}}}, {});",
-                         names_.declare(paramOwner(p), lp->name), objects[lp], quoted(lp->name), code, bits,
-                         quoted(std::string(dtypeName(p.dtype))), p.buffer->shape.size()));
+        line(fmt::format("const tl::python::Array {}(call, {}, {}, {{tl::dlpack::{}, {}, {}}}, {});", local[&p],
+                         objects[&p], quoted(lp->name), code, bits, quoted(std::string(dtypeName(p.dtype))),
+                         p.buffer->shape.size()));
     }
 
     // Sizes: from the arrays, or arguments (checked here: the launcher would only say "invalid").
@@ -327,33 +344,25 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
         const KernelParam& p = *lp.param;
         if (p.kind != KernelParam::Kind::Size) continue;
         if (auto from = derivedSize(b, p)) {
-            std::string name = names_.declare(paramOwner(p), lp.name);
-            std::string array = *names_.lookup(paramOwner(*from->tensor->param));
-            line(fmt::format("const int {} = {}.size_from_{}({}, {});", name, array,
-                             from->fromStrides ? "strides" : "shape", from->dim, quoted(lp.name)));
-            sources.push_back(fmt::format("{} = {}.{}[{}]", lp.name, from->tensor->name,
-                                          from->fromStrides ? "strides" : "shape", from->dim));
+            const char* field = from->fromStrides ? "strides" : "shape";
+            line(fmt::format("const int64_t {} = {}.size_from_{}({}, {});", local[&p], local[from->tensor->param], field,
+                             from->dim, quoted(lp.name)));
+            sources.push_back(fmt::format("{} = {}.{}[{}]", lp.name, from->tensor->name, field, from->dim));
         } else {
-            std::string name = *names_.lookup(paramOwner(p));
-            line(fmt::format("if ({} < 0) throw py::value_error(\"{}: the size {} must be >= 0, got \" + "
-                             "std::to_string({}));", name, escapeCString(b.name), escapeCString(lp.name), name));
+            line(fmt::format("tl::python::check_size_argument({}, {}, {});", fn, quoted(lp.name), local[&p]));
             sources.push_back(lp.name + " given");
         }
     }
 
-    // Shapes and strides as the launcher expects them, in 64-bit arithmetic over the sizes.
-    std::vector<std::pair<VarPtr, Expr>> wide;
-    for (const auto& lp : *b.params)
-        if (lp.param->var && isInteger(lp.param->var->dtype)) wide.emplace_back(lp.param->var, cast(DType::I64, varExpr(lp.param->var)));
-    if (!tensors.empty()) line(fmt::format("const char* sizes = {};", quoted(sources.empty() ? "constant" : join(sources, ", "))));
+    // Shapes and strides as the launcher expects them.
+    if (!tensors.empty()) line(fmt::format("const char* sizes = {};", quoted(sources.empty() ? "none" : join(sources, ", "))));
     for (const LauncherParam* lp : tensors) {
         const Buffer& buf = lp->param->buffer;
-        std::string array = *names_.lookup(paramOwner(*lp->param));
+        const std::string& array = local[lp->param];
         auto values = [&](const std::vector<Expr>& list, std::string& text) {
             std::vector<std::string> exprs, printed;
             for (const auto& e : list) {
-                // A bare size widens to int64_t by itself; arithmetic is done in 64 bits.
-                exprs.push_back(e.as<Var>() ? expr(e) : expr(substitute(e, wide)));
+                exprs.push_back(expr(simplify(substitute(e, wide))));  // simplify: 64LL, not a cast
                 printed.push_back(printExpr(e));
             }
             text = "[" + join(printed, ", ") + "]";
@@ -361,36 +370,33 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
         };
         std::string shapeText, strideText;
         std::vector<std::string> shape = values(buf->shape, shapeText), strides = values(buf->strides, strideText);
-        for (const auto& l : wrapCall(array + ".check_shape({", shape, fmt::format("}}, {}, sizes);", quoted(shapeText)), 4))
-            line(l);
-        for (const auto& l : wrapCall(array + ".check_strides({", strides, fmt::format("}}, {});", quoted(strideText)), 4))
-            line(l);
-        int align = tensorAlignment(*lp->param, b.parts);
-        line(fmt::format("{}.check_alignment({});", array, align));
+        const int indent = 4 * out.depth();
+        for (const auto& l : wrapCall(array + ".check_shape({", shape, fmt::format("}}, {}, sizes);", quoted(shapeText)), indent))
+            out.line(l);
+        for (const auto& l : wrapCall(array + ".check_strides({", strides, fmt::format("}}, {});", quoted(strideText)), indent))
+            out.line(l);
+        line(fmt::format("{}.check_alignment({});", array, tensorAlignment(*lp->param, b.parts)));
     }
     for (const LauncherParam* written : tensors) {
         if (written->type.rfind("const ", 0) == 0) continue;
         for (const LauncherParam* other : tensors)
-            if (other != written)
-                line(fmt::format("{}.check_no_overlap({});", *names_.lookup(paramOwner(*written->param)),
-                                 *names_.lookup(paramOwner(*other->param))));
+            if (other != written) line(fmt::format("{}.check_no_overlap({});", local[written->param], local[other->param]));
     }
 
     // The launch, without the GIL: a cpu kernel may run long, and needs no Python.
     std::vector<std::string> args;
     for (const auto& lp : *b.params) {
         const KernelParam& p = *lp.param;
-        std::string name = *names_.lookup(paramOwner(p));
-        if (p.kind == KernelParam::Kind::Tensor) args.push_back(fmt::format("static_cast<{}>({}.data())", lp.type, name));
-        else if (lp.cType != lp.type) args.push_back(lp.type + "(" + name + ")");
-        else args.push_back(name);
+        if (p.kind == KernelParam::Kind::Tensor) args.push_back(fmt::format("static_cast<{}>({}.data())", lp.type, local[&p]));
+        else if (lp.cType != lp.type) args.push_back(lp.type + "(" + local[&p] + ")");
+        else args.push_back(local[&p]);
     }
     if (!b.workspaceSize.empty()) {
         std::vector<std::string> sizeArgs;
         for (const auto& lp : *b.params)
-            if (lp.param->kind == KernelParam::Kind::Size) sizeArgs.push_back(*names_.lookup(paramOwner(*lp.param)));
-        line(fmt::format("const tl::python::Workspace workspace({}, {}({}){});", quoted(b.name),
-                         qualified(b.workspaceSize), join(sizeArgs, ", "), gpu ? ", stream" : ""));
+            if (lp.param->kind == KernelParam::Kind::Size) sizeArgs.push_back(local[lp.param]);
+        line(fmt::format("const tl::python::Workspace workspace({}, {}({}){});", fn, qualified(b.workspaceSize),
+                         join(sizeArgs, ", "), gpu ? ", stream" : ""));
         args.push_back("workspace.data()");
     }
     if (gpu) args.push_back("stream");
@@ -398,27 +404,28 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
     line("{");
     out.indent();
     line("py::gil_scoped_release released;");
-    for (const auto& l : wrapCall("status = " + qualified(b.name) + "(", args, ");", 4 * out.depth())) line(l);
+    for (const auto& l : wrapCall("status = " + qualified(b.name) + "(", args, ");", 4 * out.depth())) out.line(l);
     out.dedent();
     line("}");
 
     // An invalid value after the checks above: one of the launcher's own (divisibility, ...).
     std::vector<std::string> checks;
     for (const Kernel* part : b.parts)
-        for (const auto& c : checkDescriptions(*part)) checks.push_back(c);
+        for (const auto& c : checkDescriptions(*part))
+            if (std::find(checks.begin(), checks.end(), c) == checks.end()) checks.push_back(c);
     std::vector<std::string> pieces = wordChunks("; it checks: " + join(checks, "; "), 60);
+    const std::string head = "throw std::runtime_error(";
     line(fmt::format("if (status == {})", invalidValue()));
     out.indent();
-    const std::string head = "throw std::runtime_error(";
     // Written as is: line() would wrap before the `+`.
-    out.line(fmt::format("{}\"{}: the launcher returned \" + tl::python::status_text(status) +", head, escapeCString(b.name)));
+    const std::string returned = quoted(b.name + ": the launcher returned ");
+    out.line(fmt::format("{}{} + tl::python::status_text(status) +", head, returned));
     for (size_t i = 0; i < pieces.size(); ++i)
         out.line(std::string(head.size(), ' ') + quoted(pieces[i]) + (i + 1 == pieces.size() ? ");" : ""));
     out.dedent();
     line(fmt::format("if (status != {})", successValue()));
     out.indent();
-    out.line(fmt::format("{}\"{}: the launcher returned \" + tl::python::status_text(status));", head,
-                         escapeCString(b.name)));
+    out.line(fmt::format("{}{} + tl::python::status_text(status));", head, returned));
     out.dedent();
     out.dedent();
     line("}");

@@ -50,7 +50,9 @@ struct DLManagedTensor {
 #include <string>
 #include <utility>
 #include <vector>
-namespace tl::python {
+// Hidden, as pybind11's own namespace is: the types hold pybind11 objects.
+namespace tl {
+namespace python __attribute__((visibility("hidden"))) {
 namespace py = pybind11;
 using namespace tl::dlpack;
 
@@ -220,6 +222,13 @@ private:
     }
 };
 
+// A size given as an argument (not read from an array's shape): an int of the launcher.
+inline void check_size_argument(const char* function, const char* size, int64_t value) {
+    if (value < 0 || value > INT_MAX)
+        throw py::value_error(std::string(function) + ": the size " + size + " must be in 0 to 2^31 - 1, got " +
+                              std::to_string(value));
+}
+
 // A Python int or None as the stream argument of a bound function (0 and None: the default stream).
 inline uintptr_t stream_value(const char* function, py::handle stream) {
     if (stream.is_none()) return 0;
@@ -233,5 +242,6 @@ inline uintptr_t stream_value(const char* function, py::handle stream) {
                               std::string(py::str(value)));
     return value.cast<uintptr_t>();
 }
-} // namespace tl::python
+} // namespace python
+} // namespace tl
 // tlc:end
