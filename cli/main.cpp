@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
         return tlc::kExitUsage;
     }
     // --emit-manifest and the depfile options describe the files that -o writes.
-    const bool writesFiles = !options.output.empty() && options.emit == "source" && !options.syntaxOnly;
+    const bool writesFiles =
+        !options.output.empty() && (options.emit == "source" || options.emit == "python") && !options.syntaxOnly;
     if (options.emitManifest && !writesFiles) {
         std::cerr << "tlc: error: --emit-manifest describes the files -o writes: give -o FILE (with the default "
                      "--emit=source)\n";

@@ -33,7 +33,7 @@
 namespace tlc {
 
 const std::vector<std::string>& emitKinds() {
-    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "shared", "source"};
+    static const std::vector<std::string> kinds = {"ast", "tile-ir", "layouts", "thread-ir", "shared", "source", "python"};
     return kinds;
 }
 
@@ -95,8 +95,9 @@ std::string besideOutput(const std::string& output, const std::string& extension
     return output.substr(0, dot) + extension;
 }
 
-int writeOutputs(const DriverOptions& options, const std::string& sourceName, const std::vector<ir::Kernel>& kernels,
-                 const std::vector<VariantSet>& variants, const Target& target, std::ostream& out, std::ostream& err) {
+int writeOutputs(const DriverOptions& options, bool python, const std::string& sourceName,
+                 const std::vector<ir::Kernel>& kernels, const std::vector<VariantSet>& variants, const Target& target,
+                 std::ostream& out, std::ostream& err) {
     EmitOptions emitOptions;
     emitOptions.variants = variants;
     emitOptions.sourceName = baseName(sourceName);
@@ -105,6 +106,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     emitOptions.lineDirectives = options.lineDirectives;
     emitOptions.debug = options.debug;
     emitOptions.manifest = options.emitManifest;
+    emitOptions.python = python;
     std::string headerPath;
     if (!options.output.empty()) {
         headerPath = options.header.empty() ? besideOutput(options.output, ".h") : options.header;
@@ -124,6 +126,7 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName, co
     }
     std::vector<std::pair<std::string, std::string>> files{{options.output, result.source}, {headerPath, result.header}};
     if (options.emitManifest) files.push_back({besideOutput(options.output, ".json"), result.manifest});
+    if (python) files.push_back({besideOutput(options.output, "_python.cpp"), result.python});
     if (options.depfile) {
         // What tlc read: the source and the profile (imports are #includes of the output, read by
         // the backend compiler, which lists them in its own depfile).
@@ -251,11 +254,21 @@ std::string checkDefine(const std::string& d) {
     return "";
 }
 
-int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
-    if (std::find(emitKinds().begin(), emitKinds().end(), options.emit) == emitKinds().end()) {
-        usageError(err, fmt::format("unknown --emit kind '{}'", options.emit));
+int runDriver(const DriverOptions& given, std::ostream& out, std::ostream& err) {
+    if (std::find(emitKinds().begin(), emitKinds().end(), given.emit) == emitKinds().end()) {
+        usageError(err, fmt::format("unknown --emit kind '{}'", given.emit));
         return kExitUsage;
     }
+    // --emit=python is --emit=source plus the binding beside the output (OUT_python.cpp), which
+    // includes the header: it needs -o.
+    const bool python = given.emit == "python";
+    if (python && given.output.empty() && !given.syntaxOnly) {
+        usageError(err, "--emit=python writes the kernel source, its header and the binding beside them "
+                        "(OUT_python.cpp): give -o FILE");
+        return kExitUsage;
+    }
+    DriverOptions options = given;
+    if (python) options.emit = "source";
     int targetExit = kExitOk;
     const Target* target = resolveTarget(options, err, targetExit);
     if (targetExit != kExitOk) return targetExit;
@@ -390,7 +403,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         return kExitOk;
     }
     if (options.explain && options.output.empty()) return kExitOk;
-    return writeOutputs(options, source.name(), kernels, variantSets, *target, out, err);
+    return writeOutputs(options, python, source.name(), kernels, variantSets, *target, out, err);
 }
 
 int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec, std::ostream& out,

@@ -66,6 +66,13 @@ public:
     // that should not parse C++. Call after the launchers were emitted.
     std::string manifest(const std::vector<ir::Kernel>& kernels, const std::string& sourceName) const;
 
+    // --emit=python (Python.cpp): a pybind11 module binding every launcher of the file (not the
+    // variants of a dispatcher: the dispatcher). Call after the launchers were emitted.
+    std::string pythonBinding(const std::vector<ir::Kernel>& kernels, const std::string& sourceName);
+    // The alignment a tensor's pointer needs: its element's, or what a launch check or a TMA map
+    // of any of the kernels asks for (the manifest's alignment_bytes).
+    static int tensorAlignment(const ir::KernelParam& p, const std::vector<const ir::Kernel*>& kernels);
+
     // A group's workspace must be this aligned (vector and TMA accesses; cudaMalloc gives 256).
     static constexpr int kWorkspaceAlign = 16;
 
@@ -203,6 +210,18 @@ protected:
     std::map<std::string, DispatcherNames> dispatcherNames_;  // by VariantSet::name
     void emitCTwinDeclaration(const ir::Kernel& k, const std::string& cName, CodeWriter& out);
     void emitCTwinDefinition(const ir::Kernel& k, const std::string& cName, const std::string& callee, CodeWriter& out);
+    // Python.cpp: one bound launcher, where its sizes come from, its pieces of the binding.
+    struct BoundLauncher;
+    struct SizeSource {
+        const LauncherParam* tensor;  // the array whose shape (or strides) has the size
+        int dim;
+        bool fromStrides;
+    };
+    std::optional<SizeSource> derivedSize(const BoundLauncher& b, const ir::KernelParam& size) const;
+    std::string pythonDoc(const BoundLauncher& b) const;
+    void emitPythonDevice(const std::vector<BoundLauncher>& bound, CodeWriter& w) const;
+    void emitBoundFunction(const BoundLauncher& b, CodeWriter& out);
+    std::string qualified(const std::string& name) const;  // "::tl_kernels::gemm"
     std::vector<std::string> dispatcherParams(const VariantSet& set, const std::vector<ir::Kernel>& kernels,
                                               bool withDefaults);
 };

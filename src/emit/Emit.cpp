@@ -207,6 +207,10 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     }
     s.raw(twins.str());
     if (options.manifest) result.manifest = emitter->manifest(kernels, tlName);
+    if (options.python) {
+        if (!header) throw EmitError("emit: the Python binding includes the launcher header: give a header name");
+        result.python = emitter->pythonBinding(kernels, tlName);
+    }
     std::string source = s.take();
     while (source.size() >= 2 && source.substr(source.size() - 2) == "\n\n") source.pop_back();
     result.source = options.lineDirectives ? resolveLineMarkers(source, outName) : source;

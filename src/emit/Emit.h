@@ -38,12 +38,14 @@ struct EmitOptions {
     bool debug = false;                    // keep print(...) and assert(...) (--debug)
     std::vector<VariantSet> variants;      // dispatchers to add (--emit-variants)
     bool manifest = false;                 // also describe the launchers as JSON (--emit-manifest)
+    bool python = false;                   // also a pybind11 binding of the launchers (--emit=python)
 };
 
 struct EmitResult {
     std::string source;  // .cu / .hip / .cpp
     std::string header;  // launcher declarations; empty when options.headerName is empty
     std::string manifest;  // the launchers as JSON, when options.manifest (docs/integration.md)
+    std::string python;    // the binding (OUT_python.cpp), when options.python (docs/integration.md)
 };
 
 // The IR broke the thread-IR contract (a bug in lowering, not in the user's program).

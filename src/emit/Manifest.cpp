@@ -28,19 +28,6 @@ Json exprs(const std::vector<Expr>& list) {
     return out;
 }
 
-// The alignment a tensor's pointer needs: its element's, or what a launch check or a TMA map of
-// any of the kernels asks for.
-int alignmentOf(const KernelParam& p, const std::vector<const Kernel*>& kernels) {
-    int align = std::max(1, dtypeInfo(p.dtype).bits / 8);
-    for (const Kernel* k : kernels) {
-        for (const auto& c : k->launchChecks)
-            if (!c.condition && c.tensor == p.name) align = std::max(align, c.alignBytes);
-        for (const auto& m : k->tensorMaps)
-            if (m.tensor == p.name) align = std::max(align, 16);
-    }
-    return align;
-}
-
 Json param(const LauncherParam& lp, const std::vector<const Kernel*>& kernels) {
     const KernelParam& p = *lp.param;
     Json j{{"name", lp.name}, {"kind", kindName(p.kind)}, {"dtype", std::string(dtypeName(p.dtype))},
@@ -49,7 +36,7 @@ Json param(const LauncherParam& lp, const std::vector<const Kernel*>& kernels) {
         j["shape"] = exprs(p.buffer->shape);
         j["strides"] = exprs(p.buffer->strides);
         j["access"] = lp.type.rfind("const ", 0) == 0 ? "read" : "written";
-        j["alignment_bytes"] = alignmentOf(p, kernels);
+        j["alignment_bytes"] = CEmitter::tensorAlignment(p, kernels);
     }
     return j;
 }
@@ -61,6 +48,17 @@ Json compileTimeValues(const Kernel& k) {
 }
 
 } // namespace
+
+int CEmitter::tensorAlignment(const KernelParam& p, const std::vector<const Kernel*>& kernels) {
+    int align = std::max(1, dtypeInfo(p.dtype).bits / 8);
+    for (const Kernel* k : kernels) {
+        for (const auto& c : k->launchChecks)
+            if (!c.condition && c.tensor == p.name) align = std::max(align, c.alignBytes);
+        for (const auto& m : k->tensorMaps)
+            if (m.tensor == p.name) align = std::max(align, 16);
+    }
+    return align;
+}
 
 std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::string& sourceName) const {
     auto launchOf = [&](const Kernel& k) {
