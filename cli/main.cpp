@@ -41,6 +41,44 @@ void listTargets() {
     }
 }
 
+CLI::Validator cPrefixValidator() {
+    return CLI::Validator(
+        [](std::string& p) -> std::string {
+            bool ok = !p.empty() && !std::isdigit(static_cast<unsigned char>(p[0]));
+            for (char c : p) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+            return ok ? "" : "'" + p + "' is not the start of a C name (letters, digits and '_')";
+        },
+        "C name prefix");
+}
+
+// `tlc dispatch MANIFEST.json... -o FILE.cpp [--namespace NS] [--c-prefix P]`.
+int dispatchMain(int argc, char** argv) {
+    tlc::DispatchDriverOptions options;
+    CLI::App app{"tlc dispatch: launchers that run the target built for the current CUDA device, over the outputs "
+                 "of one .tl file for several targets, read from their manifests (tlc --emit-manifest); writes "
+                 "FILE.cpp and FILE.h (docs/integration.md)",
+                 "tlc dispatch"};
+    app.add_option("manifests", options.manifests, "The manifest of each target's output, in the order of the "
+                                                   "target indices");
+    app.add_option("-o,--output", options.output, "The dispatcher's source (host C++ using the CUDA runtime)");
+    app.add_option("--header", options.header, "Its header (default: the output with .h)");
+    app.add_option("--namespace", options.nameSpace, "C++ namespace of the dispatching launchers")
+        ->capture_default_str();
+    app.add_option("--c-prefix", options.cPrefix, "Prefix of their extern \"C\" twins")
+        ->capture_default_str()
+        ->check(cPrefixValidator());
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 2; --i) args.push_back(argv[i]);
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc dispatch --help'\n";
+        return tlc::kExitUsage;
+    }
+    return tlc::runDispatch(options, std::cerr);
+}
+
 // `tlc recommend FILE --target=T [--shape M=8192,N=8192,K=8192] [--top N]`.
 int recommendMain(int argc, char** argv) {
     tlc::DriverOptions options;
@@ -76,11 +114,14 @@ int recommendMain(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     if (argc >= 2 && std::string_view(argv[1]) == "recommend") return recommendMain(argc, argv);
+    if (argc >= 2 && std::string_view(argv[1]) == "dispatch") return dispatchMain(argc, argv);
     tlc::DriverOptions options;
     CLI::App app{"tlc: the tile-language compiler. Turns .tl tile kernels into readable CUDA, HIP or C++.",
                  "tlc"};
     app.footer("Also: tlc recommend FILE --target=T [--shape M=8192,...] [--top N]  ranks values for a kernel's\n"
-               "'auto' parameters (see 'tlc recommend --help' and docs/recommend.md).");
+               "'auto' parameters (see 'tlc recommend --help' and docs/recommend.md).\n"
+               "      tlc dispatch MANIFEST.json... -o FILE.cpp  launchers that pick the CUDA target built for\n"
+               "the current device (see 'tlc dispatch --help' and docs/integration.md).");
     app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
     app.add_option("input", options.input, "Input .tl file, or - for standard input");
     app.add_option("--target,-t", options.target, "Target: " + targetNames());
@@ -93,13 +134,7 @@ int main(int argc, char** argv) {
                    "Prefix of the extern \"C\" launchers (tl_NAME); another one lets two outputs of one kernel "
                    "link into one program")
         ->capture_default_str()
-        ->check(CLI::Validator(
-            [](std::string& p) -> std::string {
-                bool ok = !p.empty() && !std::isdigit(static_cast<unsigned char>(p[0]));
-                for (char c : p) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-                return ok ? "" : "'" + p + "' is not the start of a C name (letters, digits and '_')";
-            },
-            "C name prefix"));
+        ->check(cPrefixValidator());
     app.add_flag("--line-directives", options.lineDirectives, "Write #line directives instead of // file.tl:N comments");
     app.add_flag("--debug", options.debug, "Keep print(...) and assert(...) in the emitted code");
     app.add_option("-D,--define", options.defines, "Set a compile-time parameter or size: -D NAME=VALUE")

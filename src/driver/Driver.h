@@ -60,4 +60,16 @@ struct RecommendDriverOptions {
 int runRecommend(const DriverOptions& options, const RecommendDriverOptions& recommend, std::ostream& out,
                  std::ostream& err);
 
+// `tlc dispatch MANIFEST.json... -o FILE.cpp`: launchers that run, per kernel, the target built for
+// the current CUDA device, over the outputs of one .tl file for several targets (their
+// --emit-manifest JSON); FILE.cpp and its header (FILE.h) are written atomically.
+struct DispatchDriverOptions {
+    std::vector<std::string> manifests;
+    std::string output;  // FILE.cpp
+    std::string header;  // default: the output with .h
+    std::string nameSpace = "tl_kernels";
+    std::string cPrefix = "tl_";
+};
+int runDispatch(const DispatchDriverOptions& options, std::ostream& err);
+
 } // namespace tlc
