@@ -153,12 +153,13 @@ function(tlc_add_kernels name)
       endif()
     endforeach()
     if(cuda_targets)
+      list(JOIN cuda_targets ", " names)
       add_custom_command(
         OUTPUT "${gen}/${stem}.cpp" "${gen}/${stem}.h"
         COMMAND tlc::tlc dispatch ${manifests} --namespace "${arg_NAMESPACE}" --c-prefix "${arg_C_PREFIX}"
                 -o "${gen}/${stem}.cpp"
         DEPENDS ${manifests} tlc::tlc
-        COMMENT "tlc dispatch ${stem}.tl over ${cuda_targets}"
+        COMMENT "tlc dispatch ${stem}.tl over ${names}"
         VERBATIM)
       list(APPEND dispatchers "${gen}/${stem}.cpp")
       list(APPEND outputs "${gen}/${stem}.cpp")
@@ -176,13 +177,13 @@ function(tlc_add_kernels name)
     add_library(${name}_${id} OBJECT ${sources_${id}})
     add_dependencies(${name}_${id} ${name}_tlc)
     set_target_properties(${name}_${id} PROPERTIES CUDA_ARCHITECTURES "${arch_${id}}" CUDA_STANDARD 17
-                          CUDA_STANDARD_REQUIRED ON POSITION_INDEPENDENT_CODE ON)
+                          CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
     target_sources(${name} PRIVATE $<TARGET_OBJECTS:${name}_${id}>)
   endforeach()
   foreach(id IN LISTS cpu_targets)
     add_library(${name}_${id} OBJECT ${sources_${id}})
     add_dependencies(${name}_${id} ${name}_tlc)
-    set_target_properties(${name}_${id} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+    set_target_properties(${name}_${id} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                           POSITION_INDEPENDENT_CODE ON)
     separate_arguments(flags UNIX_COMMAND "${flags_${id}}")
     target_compile_options(${name}_${id} PRIVATE ${flags})
