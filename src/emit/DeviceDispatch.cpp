@@ -385,9 +385,9 @@ DispatchResult emitDeviceDispatch(const std::vector<DispatchInput>& inputs, cons
     checkSameLaunchers(variants);
     for (const auto& v : variants)
         if (v.nameSpace == options.nameSpace)
-            fail(v.path, fmt::format("its launchers are in namespace '{}', the dispatcher's: give each target a "
-                                     "namespace of its own (tlc --namespace {}::{})",
-                                     v.nameSpace, options.nameSpace.empty() ? "ns" : options.nameSpace, v.target));
+            fail(v.path, fmt::format("its launchers are in namespace '{}', the dispatcher's: each target's need "
+                                     "a namespace of their own (tlc --namespace NS::TARGET)",
+                                     v.nameSpace));
     const std::vector<Launcher>& launchers = variants.front().launchers;
     bool workspaces = false;
     for (const auto& l : launchers) workspaces = workspaces || !l.workspaceSize.empty();
