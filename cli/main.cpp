@@ -118,10 +118,12 @@ int main(int argc, char** argv) {
     tlc::DriverOptions options;
     CLI::App app{"tlc: the tile-language compiler. Turns .tl tile kernels into readable CUDA, HIP or C++.",
                  "tlc"};
-    app.footer("Also: tlc recommend FILE --target=T [--shape M=8192,...] [--top N]  ranks values for a kernel's\n"
-               "'auto' parameters (see 'tlc recommend --help' and docs/recommend.md).\n"
-               "      tlc dispatch MANIFEST.json... -o FILE.cpp  launchers that pick the CUDA target built for\n"
-               "the current device (see 'tlc dispatch --help' and docs/integration.md).");
+    app.footer("Also:\n"
+               "  tlc recommend FILE --target=T [--shape M=8192,...] [--top N]\n"
+               "      ranks values for a kernel's 'auto' parameters (tlc recommend --help, docs/recommend.md)\n"
+               "  tlc dispatch MANIFEST.json... -o FILE.cpp\n"
+               "      launchers that run the CUDA target built for the current device (tlc dispatch --help,\n"
+               "      docs/integration.md)");
     app.set_version_flag("--version", std::string("tlc ") + TLC_VERSION);
     app.add_option("input", options.input, "Input .tl file, or - for standard input");
     app.add_option("--target,-t", options.target, "Target: " + targetNames());
