@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace tlc {
 
@@ -90,7 +91,14 @@ Variant readManifest(const DispatchInput& in) {
                                   v.target, backend));
     parseArch(v);
     if (!j.contains("launchers") || !j["launchers"].is_array()) fail(in.path, "not a tlc manifest: no 'launchers'");
+    // The variants of an --emit-variants dispatcher are its business (each target may have its
+    // own): the dispatcher's launcher is the one to dispatch over.
+    std::set<std::string> variantLaunchers;
+    for (const Json& l : j["launchers"])
+        if (l.is_object() && l.contains("variants") && l["variants"].is_array())
+            for (const Json& v : l["variants"]) variantLaunchers.insert(field(v, "launcher", in.path));
     for (const Json& l : j["launchers"]) {
+        if (variantLaunchers.count(field(l, "launcher", in.path))) continue;
         Launcher launcher;
         launcher.name = field(l, "launcher", in.path);
         launcher.cName = field(l, "c_launcher", in.path);
