@@ -1,11 +1,11 @@
 // Reductions of computed tiles on the cpu. `for (i, j) in parallel(..) { sq[i, j] = x[i, j] *
 // x[i, j] }` followed by `reduce_sum(sq, s, dim = 1)` writes a whole tile only for the
 // reduction to read it back: on the cpu, where a tile is plain memory, that is two passes over
-// it for nothing. When the loop stores only that tile, element by element at its own
-// indices (the whole tile), from values of fragments, and the reduction along the rows is the
-// tile's only other use, the reduction takes the loop's value as its source
-// (ops::ReduceProducer) and computes it as it goes. The tile stays allocated for layout
-// inference; drop-unused-buffers removes it once nothing names it.
+// it for nothing. When the loop stores only that tile, element by element at its own indices
+// (the whole tile; `let`s before the store folded in), from values of fragments, and the
+// reduction along the rows is the tile's only other use, the reduction takes the loop's value
+// as its source (ops::ReduceProducer) and computes it as it goes. The tile stays allocated for
+// layout inference; drop-unused-buffers removes it once nothing names it.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
 
@@ -81,21 +81,31 @@ private:
         const auto* reduce = t ? dynamic_cast<const ops::ReduceOp*>(t->op.get()) : nullptr;
         if (!outer || outer->forKind != ForKind::Parallel || !reduce || reduce->producer()) return std::nullopt;
         std::optional<ops::ParallelNest> nest = ops::parallelNest(outer);
-        const Store* st = nest ? nest->body.as<Store>() : nullptr;
+        if (!nest) return std::nullopt;
+        // `let`s before the store are folded into its value (the C++ compiler shares them again).
+        std::vector<std::pair<VarPtr, Expr>> lets;
+        Stmt inner = nest->body;
+        while (const LetStmt* let = inner.as<LetStmt>()) {
+            lets.push_back({let->var, let->value});
+            inner = let->body;
+        }
+        const Store* st = inner.as<Store>();
         if (!st || st->storeKind != StoreKind::Plain) return std::nullopt;
+        Expr value = st->value;
+        for (size_t k = lets.size(); k-- > 0;) value = substitute(value, {lets[k]});
         const Buffer& tile = st->buffer;
         const ir::Region& src = reduce->src();
         auto count = uses_.find(tile.get());
         if (tile->scope != MemScope::Fragment || src.buffer != tile || !src.coversWholeBuffer() ||
             count == uses_.end() || count->second != 2 || st->indices.size() != nest->vars.size() ||
             size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest->extents ||
-            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(st->value, tile.get()))
+            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(value, tile.get()))
             return std::nullopt;
         for (size_t d = 0; d < st->indices.size(); ++d) {
             const Var* v = st->indices[d].as<Var>();
             if (!v || v != nest->vars[d].get()) return std::nullopt;
         }
-        ops::ReduceProducer producer{nest->vars, st->value, {}};
+        ops::ReduceProducer producer{nest->vars, value, {}};
         std::set<const BufferNode*> read;
         for (const auto& a : ops::fragmentAccesses(nest->body))
             if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
