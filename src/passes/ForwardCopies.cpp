@@ -1,18 +1,27 @@
 // Staging copies on the cpu. A kernel written for GPUs stages global tiles through shared
-// memory (`copy(X[..], x_s); copy(x_s, x)`) for coalescing and layout changes; on the cpu shared
-// memory is ordinary memory, so the stage is a second pass over the tile and nothing more. Two
-// adjacent copies `copy(G[..], S); copy(S, F)` where S (shared or a fragment) is used by nothing
-// else, both copies take all of S, and S has G's element type (so that it changes no value)
-// become `copy(G[..], F)`, and S is not allocated. Reads past G's end still give zero.
+// memory (`copy(X[..], x_s); copy(x_s, x)`, `copy(A[..], A_s); gemm(A_s, ..)`) for coalescing,
+// layouts and asynchronous copies; on the cpu shared memory is ordinary memory, so the stage is
+// a second pass over the tile and nothing more. Where the stage S (shared or a fragment) is
+// used by nothing else, is written whole and has G's element type (so that it changes no value):
+//   copy(G[..], S); copy(S, F)   adjacent: become copy(G[..], F), and S is not allocated;
+//   copy(G[..], S); .. gemm(S, ..)   with the micro-kernel's types and G's rows contiguous and
+//       never written by the kernel: the gemm reads the tensor itself when the tile lies inside
+//       it, and the copy into S (zeros past the end) remains for the tiles at its edges.
+// Reads past G's end still give zero.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
 
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
+#include "ir/Printer.h"
+#include "ir/Simplify.h"
+#include "ops/OpUtil.h"
 #include "ops/copy/Copy.h"
+#include "ops/gemm/Gemm.h"
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -28,16 +37,47 @@ const ops::CopyOp* plainCopy(const Stmt& s) {
     return c && !c->async() && !c->tmaBarrier() ? c : nullptr;
 }
 
+// The global buffers the kernel writes (stores and tile ops).
+std::set<const BufferNode*> writtenTensors(const Stmt& body) {
+    class Writes : public IRVisitor {
+    public:
+        std::set<const BufferNode*> written;
+
+    protected:
+        void visitStore(const Store* n) override {
+            if (n->buffer->scope == MemScope::Global) written.insert(n->buffer.get());
+            IRVisitor::visitStore(n);
+        }
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            for (const Region* r : n->op->writes())
+                if (r->buffer->scope == MemScope::Global) written.insert(r->buffer.get());
+            IRVisitor::visitTileOpStmt(n);
+        }
+    } writes;
+    writes.visit(body);
+    return writes.written;
+}
+
 class Forward : public IRMutator {
 public:
-    Forward(std::map<const BufferNode*, int> uses, LowerContext& ctx) : uses_(std::move(uses)), ctx_(ctx) {}
+    Forward(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
+        : uses_(std::move(uses)), written_(std::move(written)), ctx_(ctx) {}
     std::set<const BufferNode*> dropped;
 
 protected:
     Stmt mutateSeq(const Seq* n, const Stmt& self) override {
+        std::set<size_t> taken;  // copies a gemm below takes over
+        std::map<size_t, Stmt> gemms;
+        for (size_t g = 0; g < n->stmts.size(); ++g)
+            if (std::optional<Stmt> two = gemmOnTensors(n->stmts, g, taken)) gemms[g] = *two;
         std::vector<Stmt> out;
-        bool changed = false;
+        bool changed = !gemms.empty();
         for (size_t i = 0; i < n->stmts.size(); ++i) {
+            if (taken.count(i)) continue;
+            if (gemms.count(i)) {
+                out.push_back(gemms[i]);
+                continue;
+            }
             const ops::CopyOp* in = plainCopy(n->stmts[i]);
             const ops::CopyOp* on = i + 1 < n->stmts.size() ? plainCopy(n->stmts[i + 1]) : nullptr;
             if (in && on && forwardable(*in, *on)) {
@@ -57,9 +97,11 @@ protected:
         }
         return changed ? seq(std::move(out), n->loc) : self;
     }
-    // A pipelined loop's order/stage lists count its statements: its body stays as written.
+    // A pipelined loop's order/stage lists count its statements: with them its body stays as
+    // written. (Without, the cpu runs the loop as written: there is no pipeline to keep.)
     Stmt mutateFor(const For* n, const Stmt& self) override {
-        return n->forKind == ForKind::Pipelined ? self : IRMutator::mutateFor(n, self);
+        bool listed = !n->pipeline.order.empty() || !n->pipeline.stage.empty();
+        return n->forKind == ForKind::Pipelined && listed ? self : IRMutator::mutateFor(n, self);
     }
     Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
         Stmt body = mutate(n->body);
@@ -69,7 +111,76 @@ protected:
 
 private:
     std::map<const BufferNode*, int> uses_;
+    std::set<const BufferNode*> written_;
     LowerContext& ctx_;
+
+    // stmts[g] as a gemm that reads the tensors its staged operands come from, where the tiles
+    // lie inside them: `if (inside) gemm(A[..], ..) else { copy(A[..], A_s); gemm(A_s, ..) }`.
+    // The copies it takes over are added to `taken`.
+    std::optional<Stmt> gemmOnTensors(const std::vector<Stmt>& stmts, size_t g, std::set<size_t>& taken) {
+        const TileOpStmt* t = stmts[g].as<TileOpStmt>();
+        const auto* gemm = t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
+        if (!gemm || !ops::cpuMicroKernelTypes(gemm->a().buffer->dtype, gemm->b().buffer->dtype, gemm->c().buffer->dtype))
+            return std::nullopt;
+        std::vector<size_t> staged;
+        std::map<const BufferNode*, Region> sources;
+        for (const Region* operand : {&gemm->a(), &gemm->b()}) {
+            const Buffer& stage = operand->buffer;
+            auto count = uses_.find(stage.get());
+            if (!operand->coversWholeBuffer() || sources.count(stage.get()) || count == uses_.end() || count->second != 2)
+                continue;
+            for (size_t c = g; c-- > 0;) {
+                const ops::CopyOp* copy = plainCopy(stmts[c]);
+                if (!copy || copy->dst().buffer != stage) continue;
+                const Region& from = copy->src();
+                const int64_t* unit = from.buffer->scope == MemScope::Global ? asConstInt(from.buffer->strides.back()) : nullptr;
+                if (unit && *unit == 1 && copy->dst().coversWholeBuffer() && stage->dtype == from.buffer->dtype &&
+                    !written_.count(from.buffer.get()) && !taken.count(c)) {
+                    staged.push_back(c);
+                    sources[stage.get()] = from;
+                }
+                break;
+            }
+        }
+        if (staged.empty()) return std::nullopt;
+        // Every tile inside its tensor, each condition once (A and B share K's).
+        std::vector<Expr> conditions;
+        std::set<std::string> seen;
+        std::function<void(const Expr&)> add = [&](const Expr& e) {
+            if (const Binary* both = e.as<Binary>(); both && both->op == BinaryOp::And) {
+                add(both->a);
+                add(both->b);
+            } else if (seen.insert(printExpr(e)).second) {
+                conditions.push_back(e);
+            }
+        };
+        for (size_t c : staged) add(simplify(ops::tileInside(plainCopy(stmts[c])->src()), ctx_.bounds()));
+        Expr inside = boolImm(true);
+        for (const Expr& e : conditions) inside = logicalAnd(inside, e);
+        inside = simplify(inside, ctx_.bounds());
+        if (const int64_t* known = asConstInt(inside); known && !*known) return std::nullopt;
+        auto direct = gemm->mapRegions([&](const Region& r) {
+            auto it = sources.find(r.buffer.get());
+            return it == sources.end() ? r : it->second;
+        });
+        std::vector<Stmt> staging;
+        for (size_t c : staged) {
+            taken.insert(c);
+            staging.push_back(stmts[c]);
+        }
+        staging.push_back(stmts[g]);
+        for (const auto& [stage, from] : sources)
+            ctx_.decide(from.buffer->name, fmt::format("read in place by {}", gemm->str()), "forward-copies",
+                        "on the cpu the micro-kernel reads a tile that lies inside the tensor where it is; the staging "
+                        "copy remains for tiles at the tensor's edges",
+                        stmts[g]->loc);
+        Stmt onTensors = tileOp(direct, stmts[g]->loc);
+        if (const int64_t* known = asConstInt(inside); known && *known) {
+            for (const auto& [stage, from] : sources) dropped.insert(stage);
+            return onTensors;
+        }
+        return ifThenElse(inside, onTensors, seq(staging, stmts[g]->loc), stmts[g]->loc);
+    }
 
     bool forwardable(const ops::CopyOp& in, const ops::CopyOp& on) const {
         const Buffer& stage = in.dst().buffer;
@@ -85,7 +196,7 @@ private:
 
 Stmt forwardCopies(const Stmt& body, LowerContext& ctx) {
     if (ctx.target.backend != Backend::Cpu) return body;
-    Forward forward(countBufferUses(body), ctx);
+    Forward forward(countBufferUses(body), writtenTensors(body), ctx);
     return forward.mutate(body);
 }
 

@@ -9,6 +9,10 @@
 
 namespace tlc::ops {
 
+// Input types the cpu's micro-kernel takes: f32, bf16 or f16 with f32 accumulators (16-bit
+// inputs converted, or bf16 through vdpbf16ps), and i8 with exact i32 accumulators (vpdpbusd).
+bool cpuMicroKernelTypes(DType a, DType b, DType c);
+
 // Auto: the author left `policy` out; planning chooses (square today) and logs why.
 enum class GemmPolicy { Square, FullRow, FullCol, Auto };
 

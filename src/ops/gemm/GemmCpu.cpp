@@ -20,40 +20,43 @@ namespace {
 struct TileView {
     Buffer buffer;
     std::vector<Expr> start;
-    int64_t rowStride = 0;
+    Expr rowStride;
 };
 
 std::optional<TileView> viewOf(LowerContext& ctx, const Region& r) {
     std::vector<size_t> dims = tileDims(r);
     const Buffer& b = r.buffer;
     if (dims.size() != 2 || dims[1] != b->shape.size() - 1) return std::nullopt;
+    if (b->scope == MemScope::Global) {  // a tensor's tile (forward-copies: the tile lies inside it)
+        const int64_t* unit = asConstInt(b->strides.back());
+        if (!unit || *unit != 1) return std::nullopt;
+        return TileView{b, r.starts, b->strides[dims[0]]};
+    }
     int64_t stride = 1;
     for (size_t d = dims[0] + 1; d < b->shape.size(); ++d) {
         auto extent = asConstInt(b->shape[d]);
         if (!extent) return std::nullopt;
         stride *= *extent;
     }
-    if (b->scope == MemScope::Shared) return TileView{b, r.starts, stride};
+    if (b->scope == MemScope::Shared) return TileView{b, r.starts, intImm(stride)};
     if (b->scope != MemScope::Fragment || !r.coversWholeBuffer()) return std::nullopt;
     // A cpu fragment is its storage when it is the whole tile, row-major.
     if (!isCpuTile(ctx, ctx.layoutOf(b))) return std::nullopt;
-    return TileView{ctx.localBuffer(b), std::vector<Expr>{intImm(0)}, stride};
+    return TileView{ctx.localBuffer(b), std::vector<Expr>{intImm(0)}, intImm(stride)};
 }
 
-// Input types the micro-kernel takes: f32, bf16 or f16 with f32 accumulators (16-bit inputs
-// converted, or bf16 through vdpbf16ps), and i8 with exact i32 accumulators (vpdpbusd).
-bool microKernelTypes(DType a, DType b, DType c) {
+} // namespace
+
+bool cpuMicroKernelTypes(DType a, DType b, DType c) {
     if (a != b) return false;
     if (a == DType::I8) return c == DType::I32;
     return c == DType::F32 && (a == DType::F32 || a == DType::BF16 || a == DType::F16);
 }
 
-} // namespace
-
 std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vector<Stmt>& steps) const {
     if (ctx.target.backend != Backend::Cpu) return std::nullopt;
     std::string subject = fmt::format("gemm({}, {}, {})", a_.buffer->name, b_.buffer->name, c_.buffer->name);
-    if (!microKernelTypes(a_.buffer->dtype, b_.buffer->dtype, c_.buffer->dtype)) {
+    if (!cpuMicroKernelTypes(a_.buffer->dtype, b_.buffer->dtype, c_.buffer->dtype)) {
         ctx.decide(subject, "element loops", "lowering",
                    fmt::format("the cpu micro-kernel takes f32, bf16 or f16 inputs with f32 accumulators, or i8 with "
                                "i32, not {} x {} -> {}", dtypeName(a_.buffer->dtype), dtypeName(b_.buffer->dtype),
@@ -77,8 +80,7 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
     auto addressOf = [](const TileView& v) { return call("address_of", DType::I64, {load(v.buffer, v.start)}); };
     steps.push_back(evaluate(call("gemm_tile", DType::I32,
                                   {intImm(M), intImm(N), intImm(K), intImm(transA_ ? 1 : 0), intImm(transB_ ? 1 : 0),
-                                   addressOf(*a), intImm(a->rowStride), addressOf(*b), intImm(b->rowStride),
-                                   addressOf(*c), intImm(c->rowStride)})));
+                                   addressOf(*a), a->rowStride, addressOf(*b), b->rowStride, addressOf(*c), c->rowStride})));
     return simplify(seq(steps, loc), ctx.bounds());
 }
 
