@@ -106,6 +106,7 @@ struct TileAnalysis : ir::IRVisitor {
     std::map<const ir::BufferNode*, int> sharedStages;     // buffers written in a pipelined loop
     int maxStages = 1;
     std::optional<DType> gemmType;
+    int64_t gemmM = 0, gemmN = 0, gemmK = 0;  // the first gemm's tile (the cpu model's micro-kernel)
     double multiplier = 1;   // product of the trip counts of the enclosing loops
     int pipelineStages = 0;  // of the innermost enclosing pipelined loop; 0 outside
     double tileLoopTrips = 1; // per block: most trips around a tile op (a barrier round each)
@@ -159,7 +160,15 @@ struct TileAnalysis : ir::IRVisitor {
             double mnk = std::sqrt(double(reads[0]->elements()) * double(reads[1]->elements()) *
                                    double(writes[0]->elements()));
             flops += 2.0 * mnk * multiplier;
-            if (!gemmType) gemmType = reads[0]->buffer->dtype;
+            if (!gemmType) {
+                gemmType = reads[0]->buffer->dtype;
+                std::vector<int64_t> c = writes[0]->squeezedExtents();
+                if (c.size() == 2 && c[0] > 0) {
+                    gemmM = c[0];
+                    gemmN = c[1];
+                    gemmK = reads[0]->elements() / c[0];
+                }
+            }
         }
     }
     void visitLoad(const ir::Load* l) override {
@@ -205,6 +214,22 @@ constexpr double kMaxCandidateBytes = 8.0 * 1024 * 1024;
 // The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds.
 constexpr double kBarrierUs = 0.1;
 
+// The cpu's gemm: the fraction of the micro-kernel's peak a block's gemm tile keeps (docs/
+// recommend.md, "The cpu"). Register blocks of 12 x 32 (AVX-512) or 6 x 16 (others) cover the
+// tile, so a tile that is not a multiple computes padding; every call packs B's k x n tile
+// (about 4/m of the work) and loads and stores C's accumulators (about 2/k); a block whose
+// tiles do not fit the cache the profile names (`shared_mem_per_block`: a core's L2) streams
+// them from further out, modelled as half speed.
+double cpuGemmEfficiency(const TileAnalysis& a, int64_t shared, const Target& t) {
+    if (a.gemmM <= 0 || a.gemmN <= 0 || a.gemmK <= 0) return 1.0;
+    const int64_t rows = t.has(Feature::Avx512) ? 12 : 6, columns = t.has(Feature::Avx512) ? 32 : 16;
+    auto covered = [](int64_t n, int64_t block) { return double(n) / double((n + block - 1) / block * block); };
+    double efficiency = covered(a.gemmM, rows) * covered(a.gemmN, columns);
+    efficiency /= 1.0 + 4.0 / double(a.gemmM) + 2.0 / double(a.gemmK);
+    if (shared + a.fragmentBytes > t.sharedMemPerBlock) efficiency *= 0.5;
+    return efficiency;
+}
+
 // The model (docs/recommend.md). Returns the rejection reason, or "" with `e` filled.
 std::string estimate(const TileAnalysis& a, int64_t blocks, int threads, int64_t shared, const Target& t,
                      CandidateEstimate& e) {
@@ -233,10 +258,13 @@ std::string estimate(const TileAnalysis& a, int64_t blocks, int threads, int64_t
     e.waves = (blocks + slots - 1) / slots;
     e.waveEfficiency = double(blocks) / double(e.waves * slots);
     double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));
-    double issue = t.backend == Backend::Cpu ? 1.0 : std::min(1.0, warps / 4.0);
+    const bool cpu = t.backend == Backend::Cpu;
+    double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
     e.computeUs = e.flops / (peakFor(t, a.gemmType) * 1e12 * issue) * 1e6;
     e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
-    double depth = double(e.stages) * double(perSM);
+    // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
+    // then go to the fewest).
+    double depth = cpu ? 1.0 : double(e.stages) * double(perSM);
     // A barrier round per iteration of the loop around the tile ops, in every wave.
     e.syncUs = double(e.waves) * a.tileLoopTrips * kBarrierUs;
     e.timeUs = (std::max(e.computeUs, e.memoryUs) + std::min(e.computeUs, e.memoryUs) / depth) / e.waveEfficiency +
