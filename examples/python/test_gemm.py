@@ -50,8 +50,8 @@ def finish():
 
 class NumPyArrays:
     """What the checks do with arrays, for NumPy (the cpu module)."""
-    device = (1, 0)  # kDLCPU, as __dlpack_device__ says
-    elsewhere = (2, 0)  # kDLCUDA: a device this module refuses
+    here, there = "cpu", "cuda:0"  # the arrays' device, and one the module refuses
+    elsewhere = (2, 0)  # `there` as __dlpack_device__ says it: kDLCUDA, device 0
 
     def __init__(self):
         import numpy
@@ -140,8 +140,7 @@ def common_checks(gemm, xp, shapes):
     expect(TypeError, ["gemm: C:", "f16", "float64"], lambda: gemm.gemm(a, b, xp.astype(c, "float64")),
            "wrong dtype of an output")
     elsewhere = Producer(b, device=xp.elsewhere)
-    here, there = ("cuda:0", "cpu") if gpu else ("cpu", "cuda:0")
-    expect(ValueError, ["gemm: B:", f"expected an array on {here}", f"got one on {there}"],
+    expect(ValueError, ["gemm: B:", f"expected an array on {xp.here}", f"got one on {xp.there}"],
            lambda: gemm.gemm(a, elsewhere, c), "wrong device (as __dlpack_device__ says)")
     check(elsewhere.capsules == [], "an array on the wrong device is not asked to export")
     wide = xp.zeros(24, 80)

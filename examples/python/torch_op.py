@@ -8,7 +8,8 @@ module is built for one target: the cpu one takes CPU tensors; a module built fo
 (tlc --target=sm90 ... -o gemm.cu, compiled with nvcc and linked with the binding) takes CUDA
 tensors of the current device and a stream.
 
-Not run in CI: PyTorch's wheels are too large for it. Run it where PyTorch is installed:
+Not run in CI: PyTorch's wheels are too large for it. The GPU kit runs it on a CUDA module
+(docs/testing.md, "GPU kit"; test_gemm_cuda.py calls it too). Run it where PyTorch is installed:
 
     PYTHONPATH=build-py python3 examples/python/torch_op.py
 """
@@ -42,8 +43,9 @@ def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 if __name__ == "__main__":
     device = "cpu" if tlc_gemm.target == "cpu" else "cuda"
-    a = torch.randn(37, 29, dtype=torch.float16, device=device)
-    b = torch.randn(29, 45, dtype=torch.float16, device=device)
+    # K and N multiples of 8: the GPU launchers need rows 16 bytes apart (the cpu one does not).
+    a = torch.randn(37, 40, dtype=torch.float16, device=device)
+    b = torch.randn(40, 48, dtype=torch.float16, device=device)
     c = torch.ops.tlc.gemm(a, b)
     reference = (a.float() @ b.float()).half()
     torch.testing.assert_close(c, reference, rtol=2e-3, atol=2e-2)

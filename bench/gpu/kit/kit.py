@@ -4,12 +4,13 @@ folder that scripts/gpu-kit.sh prepare wrote; needs nvcc, and for `run` a CUDA G
 compute-sanitizer and PyTorch (Triton optional).
 
     kit.py build --arch sm_90a[,sm_80] [--jobs N]   build every executable and benchmark library
-    kit.py run [--quick] [--phases tests,memcheck,racecheck,synccheck,bench] [--out DIR] [--jobs N]
+    kit.py run [--quick] [--phases tests,python,memcheck,racecheck,synccheck,bench] [--out DIR] [--jobs N]
     kit.py report PART.json... [--out DIR]           one report from runs of some phases each
 
 `run` finds the device's architecture, builds for it, runs every test executable (the run
-layer's drivers: random inputs, sizes on and off the tile, double-precision references), runs
-them again under compute-sanitizer (memcheck, racecheck, synccheck), runs the benchmarks
+layer's drivers: random inputs, sizes on and off the tile, double-precision references), builds
+the Python example for the device and runs it with PyTorch CUDA tensors (python_phase.py), runs
+the executables again under compute-sanitizer (memcheck, racecheck, synccheck), runs the benchmarks
 (bench.py) and writes report.md and report.json (into the kit, or --out), after each phase.
 --quick (about 5 minutes on an H100) leaves out racecheck and synccheck and runs shorter
 benchmarks. Where a machine allows only short commands, run the phases in separate commands
@@ -168,7 +169,7 @@ def device():
     return {"name": name, "compute_capability": cap, "driver": driver, "memory": mem, "arch": arch}
 
 
-PHASES = ["tests", "memcheck", "racecheck", "synccheck", "bench"]
+PHASES = ["tests", "python", "memcheck", "racecheck", "synccheck", "bench"]
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
@@ -223,11 +224,11 @@ def run_sanitizer(manifest, built, arch, tools, log, timeout):
 def merge_reports(parts):
     """One report from the reports of runs of some phases each (the device tool's 10-minute
     commands): the first one's device and kit, every part's results in order."""
-    out = dict(parts[0], build_failures=[], tests=[], sanitizer=[], bench=[], minutes=0.0, phases=[])
+    out = dict(parts[0], build_failures=[], tests=[], python=[], sanitizer=[], bench=[], minutes=0.0, phases=[])
     for p in parts:
         if p["device"]["name"] != out["device"]["name"]:
             raise SystemExit(f"kit: reports from two devices: {out['device']['name']} and {p['device']['name']}")
-        for key in ("build_failures", "tests", "sanitizer", "bench", "phases"):
+        for key in ("build_failures", "tests", "python", "sanitizer", "bench", "phases"):
             out[key] = out[key] + p.get(key, [])
         out["minutes"] += p["minutes"]
     return out
@@ -257,6 +258,16 @@ def write_report(report, out_dir):
     for r in report["tests"]:
         if r["status"] in ("fail", "timeout"):
             lines += ["", f"### {r['name']}: {r['status']}", "", "```"] + r["failures"][:20] + [r["tail"][-2000:], "```"]
+    if report.get("python"):
+        lines += ["", "## Python (examples/python built for the device, PyTorch CUDA tensors)", "",
+                  "| script | status | checks passed | failed | seconds |", "|---|---|---:|---:|---:|"]
+        for r in report["python"]:
+            lines.append(f"| {r['name']} | {r['status']}{' (' + r['why'] + ')' if r.get('why') else ''} | "
+                         f"{r.get('passed', '')} | {r.get('failed', '')} | {r.get('seconds', '')} |")
+        for r in report["python"]:
+            if r["status"] in ("fail", "timeout"):
+                lines += ["", f"### {r['name']}: {r['status']}", "", "```"] + r["failures"][:20] + \
+                         [r["tail"][-3000:], "```"]
     if report["sanitizer"]:
         lines += ["", "## compute-sanitizer", "", "| tool | executable | status | errors | seconds |",
                   "|---|---|---|---:|---:|"]
@@ -318,13 +329,18 @@ def main():
         sys.exit(f"kit: unknown phase {unknown[0]} (phases: {', '.join(PHASES)})")
     dev = device()
     log(f"kit: {dev['name']}, compute capability {dev['compute_capability']}: building for {dev['arch']}")
-    built, failures = build(manifest, [dev["arch"]], args.jobs, log)
+    # The python phase builds its own module: alone, it needs none of the executables.
+    built, failures = build(manifest, [dev["arch"]], args.jobs, log) if phases != ["python"] else ({}, [])
     report = {"device": dev, "kit": {k: manifest[k] for k in ("tlc_version", "commit", "prepared")},
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
-              "phases": phases, "build_failures": failures, "tests": [], "sanitizer": [], "bench": []}
+              "phases": phases, "build_failures": failures, "tests": [], "python": [], "sanitizer": [], "bench": []}
     for phase in phases:
         if phase == "tests":
             report["tests"] = run_tests(manifest, built, dev["arch"], log)
+        elif phase == "python":
+            import python_phase
+            report["python"], python_failures = python_phase.run(KIT, manifest, dev["arch"], nvcc(), log)
+            report["build_failures"] += python_failures
         elif phase == "bench":
             import bench
             report["bench"] = bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
@@ -333,10 +349,11 @@ def main():
                                                  120 if args.quick else 600)
         report["minutes"] = (time.time() - t0) / 60
         write_report(report, args.out)  # after each phase: a run cut short keeps what it did
-    bad = [t for t in report["tests"] if t["status"] in ("fail", "timeout")] + \
+    bad = [t for t in report["tests"] + report["python"] if t["status"] in ("fail", "timeout")] + \
           [s for s in report["sanitizer"] if s["status"] in ("errors", "timeout")]
-    log(f"kit: report.md and report.json in {args.out}; {len(failures)} build failures, {len(bad)} failing runs")
-    sys.exit(1 if failures or bad else 0)
+    log(f"kit: report.md and report.json in {args.out}; {len(report['build_failures'])} build failures, "
+        f"{len(bad)} failing runs")
+    sys.exit(1 if report["build_failures"] or bad else 0)
 
 
 if __name__ == "__main__":

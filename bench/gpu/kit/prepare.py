@@ -9,9 +9,12 @@ instructions, as the simulator's does) and on the benchmark kernels, and writes 
 needs only nvcc, compute-sanitizer and Python with PyTorch on the GPU machine:
 
     kit.json          what is in it: executables (drivers + kernels), benchmark kernels, tlc's version
-    gen/              tlc's .cu and launcher headers
+    gen/              tlc's .cu and launcher headers; gen/python/<flavour>: the Python example's
+                      kernel with its pybind11 binding (tlc --emit=python)
     src/              the run layer's drivers and references (tests/run, tests/corpus), as in the tree
-    kit.py, bench.py, triton_attention.py, managed_new.cpp, kit_types.h, gpu-kit.sh   the GPU side
+    python/           the Python example's scripts (examples/python: test_gemm*.py, torch_op.py)
+    kit.py, bench.py, python_phase.py, triton_attention.py, managed_new.cpp, kit_types.h,
+    gpu-kit.sh        the GPU side
 
 The executables and their kernels come from <build>/tests/run/run_sets.json, which the run
 layer's CMake writes, so the kit runs exactly what CTest runs in the simulator. The folder is
@@ -27,7 +30,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-GPU_SIDE = ["kit.py", "bench.py", "triton_attention.py", "managed_new.cpp", "kit_types.h"]
+GPU_SIDE = ["kit.py", "bench.py", "python_phase.py", "triton_attention.py", "managed_new.cpp", "kit_types.h"]
+# The Python example (examples/python) that the python phase builds for the GPU: its kernel and
+# -D values (those of its CMakeLists.txt, which test_kit.py checks) and its scripts.
+PYTHON_SAMPLE = "samples/gemm.tl"
+PYTHON_DEFINES = ("block_M=16", "block_N=16", "block_K=16")
+PYTHON_SCRIPTS = ["test_gemm.py", "test_gemm_cuda.py", "torch_op.py"]
 
 # Benchmark kernels: (id, sample, target, defines, what bench.py measures). The GEMM shapes,
 # attention sizes and the rest are bench.py's; these are the tlc side. Each flavour's list is
@@ -161,6 +169,19 @@ def prepare(args, out):
             emit(args.tlc, os.path.join(ROOT, "samples/gemm_auto.tl"), "sm90", flags, os.path.join(out, cu))
             cands.append({"rank": c["rank"], "values": c["values"], "estimate_us": c.get("estimate_us"), "cu": cu})
         manifest["recommend"] = {"target": "sm90", "shape": RECOMMEND_SHAPE, "candidates": cands}
+
+    # The Python example per flavour: the kernel source, its header and the pybind11 binding.
+    manifest["python"] = {"sample": PYTHON_SAMPLE, "defines": list(PYTHON_DEFINES), "modules": {},
+                          "scripts": [os.path.join("python", n) for n in PYTHON_SCRIPTS]}
+    for flavour in args.flavours:
+        cu = os.path.join("gen", "python", flavour, "gemm.cu")
+        emit(args.tlc, os.path.join(ROOT, PYTHON_SAMPLE), flavour,
+             [x for d in PYTHON_DEFINES for x in ("-D", d)] + ["--emit=python"], os.path.join(out, cu))
+        manifest["python"]["modules"][flavour] = {"target": flavour, "cu": cu,
+                                                  "binding": os.path.join(os.path.dirname(cu), "gemm_python.cpp")}
+    os.makedirs(os.path.join(out, "python"))
+    for name in PYTHON_SCRIPTS:
+        shutil.copy2(os.path.join(ROOT, "examples", "python", name), os.path.join(out, "python", name))
 
     for name in GPU_SIDE:
         shutil.copy2(os.path.join(HERE, name), os.path.join(out, name))

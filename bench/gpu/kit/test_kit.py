@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """What of the GPU kit's GPU side can be checked without a GPU (CTest gpu-kit-build): the arch
-rules, the summary parsing and the report. python3 test_kit.py [KIT] (default: this folder)."""
+rules, the summary parsing and the report; given a prepared kit, its manifest's files and the
+python phase's build (nvcc and the host compiler, for sm_90a) where pybind11's headers are.
+python3 test_kit.py [KIT]"""
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kit  # noqa: E402
+import prepare  # noqa: E402
+import python_phase  # noqa: E402
 
 
 def exe(*targets):
@@ -53,6 +58,9 @@ class Report(unittest.TestCase):
                     "tests": [{"name": "run-samples-sm90", "status": "pass", "passed": 80, "failed": 0, "seconds": 3},
                               {"name": "run-corpus-sm90", "status": "fail", "passed": 70, "failed": 1, "seconds": 9,
                                "failures": ["FAIL topk M=5: 2 of 10 elements differ"], "tail": "70 passed, 1 failed"}],
+                    "python": [{"name": "test_gemm_cuda.py", "status": "fail", "passed": 30, "failed": 1,
+                                "seconds": 4, "failures": ["FAIL: gemm on a side stream: largest error nan"],
+                                "tail": "30 passed, 1 failed"}],
                     "sanitizer": [{"tool": "racecheck", "name": "run-samples-sm90", "status": "errors", "errors": 2,
                                    "seconds": 40, "tail": "RACE REPORT"}],
                     "bench": [{"title": "GEMM", "note": "ratios", "columns": ["kernel", "baseline / tlc"],
@@ -65,6 +73,8 @@ class Report(unittest.TestCase):
         self.assertIn("sm_90a run-corpus-sm90: topk.o", text)
         self.assertIn("| run-corpus-sm90 | fail | 70 | 1 | 9 |", text)
         self.assertIn("FAIL topk M=5", text)
+        self.assertIn("| test_gemm_cuda.py | fail | 30 | 1 | 4 |", text)
+        self.assertIn("FAIL: gemm on a side stream", text)
         self.assertIn("| racecheck | run-samples-sm90 | errors | 2 | 40 |", text)
         self.assertIn("| gemm_f16 | 0.91 |", text)
         self.assertEqual(data["tests"][1]["failed"], 1)
@@ -75,10 +85,11 @@ class Merge(unittest.TestCase):
         dev = {"name": "H100"}
         a = {"device": dev, "minutes": 2.0, "phases": ["tests"], "tests": [{"name": "t"}], "sanitizer": [],
              "bench": [], "build_failures": []}
-        b = {"device": dev, "minutes": 3.0, "phases": ["bench"], "tests": [], "sanitizer": [],
-             "bench": [{"title": "GEMM"}], "build_failures": []}
-        m = kit.merge_reports([a, b])
-        self.assertEqual((m["phases"], m["minutes"], len(m["tests"]), len(m["bench"])), (["tests", "bench"], 5.0, 1, 1))
+        b = {"device": dev, "minutes": 3.0, "phases": ["python", "bench"], "tests": [], "sanitizer": [],
+             "python": [{"name": "torch_op.py"}], "bench": [{"title": "GEMM"}], "build_failures": []}
+        m = kit.merge_reports([a, b])  # a is from a kit without the python phase
+        self.assertEqual((m["phases"], m["minutes"], len(m["tests"]), len(m["python"]), len(m["bench"])),
+                         (["tests", "python", "bench"], 5.0, 1, 1, 1))
         with self.assertRaises(SystemExit):
             kit.merge_reports([a, dict(b, device={"name": "A100"})])
 
@@ -101,6 +112,60 @@ class Manifest(unittest.TestCase):
         kinds = {b["kind"] for b in m["bench"]}
         self.assertEqual(kinds, {"gemm", "attention", "softmax", "rmsnorm", "layernorm"})
         self.assertEqual(len(m["recommend"]["candidates"]), 8)
+        py = m["python"]
+        self.assertEqual(sorted(py["modules"]), ["sm80", "sm90"])
+        for module in py["modules"].values():
+            for f in ("cu", "binding"):
+                self.assertTrue(os.path.exists(os.path.join(self.kit_dir, module[f])), module[f])
+            self.assertTrue(os.path.exists(os.path.join(self.kit_dir, os.path.dirname(module["cu"]), "gemm.h")))
+        for script in py["scripts"]:
+            with open(os.path.join(self.kit_dir, script)) as f:
+                compile(f.read(), script, "exec")  # no GPU here to run them: at least they parse
+        # The kit's kernel is the example's: the same -D values as examples/python/CMakeLists.txt.
+        with open(os.path.join(prepare.ROOT, "examples/python/CMakeLists.txt")) as f:
+            self.assertIn(" ".join(f"-D {d}" for d in py["defines"]), f.read())
+
+
+class PythonPhase(unittest.TestCase):
+    def test_flavour_for(self):
+        self.assertEqual([python_phase.flavour_for(a) for a in ("sm_90a", "sm_80", "sm_89", "sm_100", "sm_75")],
+                         ["sm90", "sm80", "sm80", "sm80", None])
+
+    def test_summary(self):
+        r = python_phase.summarise("t.py", 1, "ok: a\nFAIL: b\n7 passed, 1 failed\n", 2.04)
+        self.assertEqual((r["status"], r["passed"], r["failed"], r["failures"], r["seconds"]),
+                         ("fail", 7, 1, ["FAIL: b"], 2.0))
+        crashed = python_phase.summarise("t.py", 1, "Traceback ...\nRuntimeError: x\n", 1)
+        self.assertEqual((crashed["status"], crashed["failed"]), ("fail", 1))
+        self.assertEqual(python_phase.summarise("torch_op.py", 0, "fine\n", 1)["status"], "pass")
+        self.assertEqual(python_phase.summarise("t.py", None, "", 300)["status"], "timeout")
+
+    def test_build_here(self):
+        """The phase's build commands on the prepared kit, for sm_90a: the kernel by nvcc, the
+        binding by the host compiler, linked; the module imports (nothing in it runs)."""
+        if not Manifest.kit_dir:
+            self.skipTest("no kit folder given")
+        include = python_phase.pybind11_include()
+        nvcc = kit.shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        if not include or not os.path.exists(nvcc):
+            self.skipTest(f"no pybind11 headers ({include}) or no nvcc ({nvcc})")
+        with open(os.path.join(Manifest.kit_dir, "kit.json")) as f:
+            manifest = json.load(f)
+        with tempfile.TemporaryDirectory() as d:
+            module_dir, failures = python_phase.build(Manifest.kit_dir, manifest, "sm_90a", d, nvcc)
+            self.assertEqual(failures, [])
+            commands, path = python_phase.build_commands(Manifest.kit_dir, manifest["python"]["modules"]["sm90"],
+                                                         "sm_90a", d, nvcc, include)
+            self.assertEqual((module_dir, [c[0] for c in commands][::2]), (d, [nvcc, nvcc]))
+            self.assertIn("-arch=sm_90a", commands[0])
+            self.assertTrue(os.path.exists(path))
+            # Imports without a GPU: the CUDA runtime is linked in and starts only when called.
+            r = subprocess.run([sys.executable, "-c", "import gemm; print(gemm.target)"], cwd=d,
+                               capture_output=True, text=True)
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, "sm90"), r.stderr)
+        # A kit without the python entries (prepared before them) says so.
+        _, failures = python_phase.build(Manifest.kit_dir, {}, "sm_90a", "/nonexistent", nvcc)
+        self.assertIn("prepare it again", failures[0][1])
 
 
 if __name__ == "__main__":
