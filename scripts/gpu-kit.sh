@@ -6,8 +6,8 @@
 #       layer's drivers and references, and the GPU side, in DIR (default build/gpu-kit)
 #   scripts/gpu-kit.sh build --arch sm_80,sm_90a [--kit DIR]       build all of it with nvcc (CI)
 #   scripts/gpu-kit.sh run [--quick] [--kit DIR]                   on the GPU machine: build for the
-#       device, run every kernel against references, compute-sanitizer, benchmarks; writes
-#       report.md and report.json into the kit
+#       device, run every kernel against references, the Python example with PyTorch CUDA
+#       tensors, compute-sanitizer, benchmarks; writes report.md and report.json into the kit
 #
 # The kit holds a copy of this script: on the GPU machine, `./gpu-kit.sh run` from the kit folder.
 set -euo pipefail
