@@ -69,6 +69,7 @@ def build_commands(kit, module, arch, out_dir, nvcc, pybind_include, python_incl
         [nvcc, "-O2", "-std=c++17", "-w", f"-arch={arch}", "-Xcompiler", "-fPIC", "-I", gen, "-c",
          os.path.join(kit, module["cu"]), "-o", kernel_o],
         # pybind11's own flags: hidden symbols (one module's types do not clash with another's).
+        # -w: the binding's warnings are CTest python-bindings-compile's (-Werror), not the kit's.
         [cxx, "-O2", "-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-I", gen, "-I", python_include,
          "-I", pybind_include, "-I", cuda_include, "-c", os.path.join(kit, module["binding"]), "-o", binding_o],
         # nvcc links the CUDA runtime statically (its default): the module needs no libcudart.so
