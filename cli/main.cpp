@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace {
@@ -51,6 +52,21 @@ CLI::Validator cPrefixValidator() {
         "C name prefix");
 }
 
+// Parses a subcommand's arguments (argv[2..]): nothing when they parse, else the exit code
+// (0 after --help; a usage error, reported, otherwise).
+std::optional<int> parseSubcommand(CLI::App& app, int argc, char** argv, const char* name) {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 2; --i) args.push_back(argv[i]);
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc " << name << " --help'\n";
+        return tlc::kExitUsage;
+    }
+    return std::nullopt;
+}
+
 // `tlc dispatch MANIFEST.json... -o FILE.cpp [--namespace NS] [--c-prefix P]`.
 int dispatchMain(int argc, char** argv) {
     tlc::DispatchDriverOptions options;
@@ -67,15 +83,7 @@ int dispatchMain(int argc, char** argv) {
     app.add_option("--c-prefix", options.cPrefix, "Prefix of their extern \"C\" twins")
         ->capture_default_str()
         ->check(cPrefixValidator());
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 2; --i) args.push_back(argv[i]);
-    try {
-        app.parse(args);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc dispatch --help'\n";
-        return tlc::kExitUsage;
-    }
+    if (std::optional<int> exit = parseSubcommand(app, argc, argv, "dispatch")) return *exit;
     return tlc::runDispatch(options, std::cerr);
 }
 
@@ -94,15 +102,7 @@ int recommendMain(int argc, char** argv) {
     app.add_option("--kernel", options.kernel, "The kernel (default: the first with 'auto' parameters)");
     app.add_option("-D,--define", options.defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 2; --i) args.push_back(argv[i]);
-    try {
-        app.parse(args);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);
-        std::cerr << "tlc: error: " << e.what() << "\ntlc: note: see 'tlc recommend --help'\n";
-        return tlc::kExitUsage;
-    }
+    if (std::optional<int> exit = parseSubcommand(app, argc, argv, "recommend")) return *exit;
     if (options.input.empty()) {
         std::cerr << "tlc: error: recommend: no input file (see 'tlc recommend --help')\n";
         return tlc::kExitUsage;

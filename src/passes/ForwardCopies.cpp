@@ -10,6 +10,7 @@
 // Reads past G's end still give zero.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
+#include "passes/SeqRewriter.h"
 
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
@@ -58,50 +59,29 @@ std::set<const BufferNode*> writtenTensors(const Stmt& body) {
     return writes.written;
 }
 
-class Forward : public IRMutator {
+class Forward : public SeqRewriter {
 public:
     Forward(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
         : uses_(std::move(uses)), written_(std::move(written)), ctx_(ctx) {}
     std::set<const BufferNode*> dropped;
 
 protected:
-    Stmt mutateSeq(const Seq* n, const Stmt& self) override {
-        std::set<size_t> taken;  // copies a gemm below takes over
-        std::map<size_t, Stmt> gemms;
-        for (size_t g = 0; g < n->stmts.size(); ++g)
-            if (std::optional<Stmt> two = gemmOnTensors(n->stmts, g, taken)) gemms[g] = *two;
-        std::vector<Stmt> out;
-        bool changed = !gemms.empty();
-        for (size_t i = 0; i < n->stmts.size(); ++i) {
-            if (taken.count(i)) continue;
-            if (gemms.count(i)) {
-                out.push_back(gemms[i]);
-                continue;
-            }
-            const ops::CopyOp* in = plainCopy(n->stmts[i]);
-            const ops::CopyOp* on = i + 1 < n->stmts.size() ? plainCopy(n->stmts[i + 1]) : nullptr;
-            if (in && on && forwardable(*in, *on)) {
-                const Buffer& stage = in->dst().buffer;
-                out.push_back(tileOp(std::make_shared<ops::CopyOp>(in->src(), on->dst()), n->stmts[i]->loc));
-                dropped.insert(stage.get());
-                ctx_.decide(stage->name, "not allocated", "forward-copies",
-                            fmt::format("on the cpu shared memory is ordinary memory: {} is copied into {} directly",
-                                        in->src().buffer->name, on->dst().buffer->name),
-                            n->stmts[i]->loc);
-                changed = true;
-                ++i;
-                continue;
-            }
-            out.push_back(mutate(n->stmts[i]));
-            changed |= !out.back().same(n->stmts[i]);
-        }
-        return changed ? seq(std::move(out), n->loc) : self;
+    void rewriteSequence(const std::vector<Stmt>& stmts, std::set<size_t>& removed,
+                         std::map<size_t, Stmt>& replaced) override {
+        for (size_t g = 0; g < stmts.size(); ++g)
+            if (std::optional<Stmt> two = gemmOnTensors(stmts, g, removed)) replaced[g] = *two;
     }
-    // A pipelined loop's order/stage lists count its statements: with them its body stays as
-    // written. (Without, the cpu runs the loop as written: there is no pipeline to keep.)
-    Stmt mutateFor(const For* n, const Stmt& self) override {
-        bool listed = !n->pipeline.order.empty() || !n->pipeline.stage.empty();
-        return n->forKind == ForKind::Pipelined && listed ? self : IRMutator::mutateFor(n, self);
+    std::optional<Stmt> rewritePair(const Stmt& first, const Stmt& second) override {
+        const ops::CopyOp* in = plainCopy(first);
+        const ops::CopyOp* on = plainCopy(second);
+        if (!in || !on || !forwardable(*in, *on)) return std::nullopt;
+        const Buffer& stage = in->dst().buffer;
+        dropped.insert(stage.get());
+        ctx_.decide(stage->name, "not allocated", "forward-copies",
+                    fmt::format("on the cpu shared memory is ordinary memory: {} is copied into {} directly",
+                                in->src().buffer->name, on->dst().buffer->name),
+                    first->loc);
+        return tileOp(std::make_shared<ops::CopyOp>(in->src(), on->dst()), first->loc);
     }
     Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
         Stmt body = mutate(n->body);

@@ -8,6 +8,7 @@
 // layout inference; drop-unused-buffers removes it once nothing names it.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
+#include "passes/SeqRewriter.h"
 
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
@@ -45,31 +46,12 @@ bool readsOnlyFragments(const Expr& e, const BufferNode* tile) {
     return check.ok;
 }
 
-class Fuse : public IRMutator {
+class Fuse : public SeqRewriter {
 public:
     Fuse(std::map<const BufferNode*, int> uses, LowerContext& ctx) : uses_(std::move(uses)), ctx_(ctx) {}
 
 protected:
-    Stmt mutateSeq(const Seq* n, const Stmt& self) override {
-        std::vector<Stmt> out;
-        bool changed = false;
-        for (size_t i = 0; i < n->stmts.size(); ++i) {
-            if (i + 1 < n->stmts.size())
-                if (std::optional<Stmt> fused = fuse(n->stmts[i], n->stmts[i + 1])) {
-                    out.push_back(*fused);
-                    changed = true;
-                    ++i;
-                    continue;
-                }
-            out.push_back(mutate(n->stmts[i]));
-            changed |= !out.back().same(n->stmts[i]);
-        }
-        return changed ? seq(std::move(out), n->loc) : self;
-    }
-    // A pipelined loop's order/stage lists count its statements: its body stays as written.
-    Stmt mutateFor(const For* n, const Stmt& self) override {
-        return n->forKind == ForKind::Pipelined ? self : IRMutator::mutateFor(n, self);
-    }
+    std::optional<Stmt> rewritePair(const Stmt& loop, const Stmt& next) override { return fuse(loop, next); }
 
 private:
     std::map<const BufferNode*, int> uses_;
