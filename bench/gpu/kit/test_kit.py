@@ -5,6 +5,7 @@ python phase's build (nvcc and the host compiler, for sm_90a) where pybind11's h
 python3 test_kit.py [KIT]"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -146,7 +147,7 @@ class PythonPhase(unittest.TestCase):
         if not Manifest.kit_dir:
             self.skipTest("no kit folder given")
         include = python_phase.pybind11_include()
-        nvcc = kit.shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         if not include or not os.path.exists(nvcc):
             self.skipTest(f"no pybind11 headers ({include}) or no nvcc ({nvcc})")
         with open(os.path.join(Manifest.kit_dir, "kit.json")) as f:
