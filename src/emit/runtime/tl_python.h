@@ -136,9 +136,9 @@ public:
         for (int d = t.ndim - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d) + 1] * t.shape[d + 1];
         return s;
     }
-    int64_t elements() const {
+    int64_t elements() const {  // over the DLPack array itself (g++ 12 misreads a temporary vector here)
         int64_t n = 1;
-        for (int64_t e : shape()) n *= e;
+        for (int d = 0; d < tensor().ndim; ++d) n *= tensor().shape[d];
         return n;
     }
 
