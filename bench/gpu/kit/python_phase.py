@@ -10,25 +10,13 @@ linked into an extension module, which test_gemm_cuda.py and torch_op.py then im
 import os
 import re
 import shutil
-import subprocess
 import sys
 import sysconfig
 import time
 
+from kit import sh  # kit.py imports this module only inside its run: no import cycle
+
 MODULE = "gemm"  # the binding's stem: PYBIND11_MODULE's default name
-
-
-def sh(cmd, timeout=None, env=None):
-    """(exit status, or None on timeout; combined output)."""
-    try:
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                           timeout=timeout, env=env)
-        return r.returncode, r.stdout
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return None, out
-    except OSError as e:
-        return 127, str(e)
 
 
 def pybind11_include():
