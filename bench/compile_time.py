@@ -18,7 +18,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLES = ["vector_add", "reduce_sum", "softmax", "rmsnorm", "gemm", "flash_attention"]
+SAMPLES = ["vector_add", "reduce_sum", "softmax", "rmsnorm", "gemm", "flash_attention", "gemm_auto"]
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 BACKENDS = {
     "sm80": ([NVCC, "-std=c++17", "-arch=sm_80", "-c"], ".cu"),
@@ -39,6 +39,7 @@ def main():
     parser.add_argument("--tlc", default=os.path.join(ROOT, "build", "tlc"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--samples", default=",".join(SAMPLES), help="comma-separated sample names")
     parser.add_argument("--targets", default=",".join(BACKENDS))
     args = parser.parse_args()
 
@@ -47,7 +48,7 @@ def main():
         for target in args.targets.split(","):
             backend, ext = BACKENDS[target]
             available = os.path.exists(backend[0]) or shutil.which(backend[0]) is not None
-            for sample in SAMPLES:
+            for sample in args.samples.split(","):
                 out = os.path.join(tmp, f"{sample}_{target}{ext}")
                 src = os.path.join(ROOT, "samples", f"{sample}.tl")
                 times = []

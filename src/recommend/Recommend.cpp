@@ -80,7 +80,9 @@ AutoRole roleOf(const std::string& name, const std::map<std::string, AutoRole>& 
 std::vector<int64_t> candidatesFor(AutoRole role, const Target& target) {
     switch (role) {
     case AutoRole::TileExtent: return {16, 32, 64, 128, 256};
-    case AutoRole::Stages: return {1, 2, 3, 4, 5};
+    // The cpu runs a pipelined loop's iterations in order: more stages only cost storage, and
+    // trying them would multiply the search (and tlc's compile time) for nothing.
+    case AutoRole::Stages: return target.backend == Backend::Cpu ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 3, 4, 5};
     case AutoRole::Threads: {
         std::vector<int64_t> out;
         for (int64_t t : {64, 128, 256, 512})
