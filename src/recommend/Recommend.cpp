@@ -409,19 +409,29 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     }
     r.enumerated = total;
     std::vector<Evaluated> early;
+    // On the cpu a block's threads run one after another: `threads` changes nothing the model
+    // sees, so once a value compiles for the other parameters' values, the larger ones (which
+    // would tie and lose to it) are not tried.
+    std::set<std::vector<int64_t>> threadsSettled;
     for (int64_t index = 0; index < total; ++index) {
         Evaluated ev;
         ev.defines = defines;
         for (const auto& [name, value] : r.shape) ev.defines[name] = std::to_string(value);
         int64_t rest = index;
         std::vector<std::pair<std::string, int64_t>> values(r.params.size());
+        std::vector<int64_t> others;  // the values of the parameters other than threads
         for (size_t i = r.params.size(); i-- > 0;) {
             const auto& p = r.params[i];
             int64_t v = p.values[size_t(rest % int64_t(p.values.size()))];
             rest /= int64_t(p.values.size());
             values[i] = {p.name, v};
             ev.defines[p.name] = std::to_string(v);
+            if (p.role != AutoRole::Threads) others.push_back(v);
         }
+        const bool cpuThreads = target.backend == Backend::Cpu &&
+                                std::any_of(r.params.begin(), r.params.end(),
+                                            [](const AutoParam& p) { return p.role == AutoRole::Threads; });
+        if (cpuThreads && threadsSettled.count(others)) continue;
         Built b = build(*file, source, r.kernel, target, ev.defines, true);
         std::string why = b.error;
         if (why.empty()) {
@@ -441,6 +451,7 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
             continue;
         }
         ev.estimate.values = values;
+        if (cpuThreads) threadsSettled.insert(others);
         early.push_back(std::move(ev));
     }
     auto better = [](const CandidateEstimate& x, const CandidateEstimate& y) {
