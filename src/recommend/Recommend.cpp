@@ -413,6 +413,9 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
     // sees, so once a value compiles for the other parameters' values, the larger ones (which
     // would tie and lose to it) are not tried.
     std::set<std::vector<int64_t>> threadsSettled;
+    const bool cpuThreads = target.backend == Backend::Cpu &&
+                            std::any_of(r.params.begin(), r.params.end(),
+                                        [](const AutoParam& p) { return p.role == AutoRole::Threads; });
     for (int64_t index = 0; index < total; ++index) {
         Evaluated ev;
         ev.defines = defines;
@@ -428,9 +431,6 @@ std::optional<Recommendation> recommend(const SourceFile& source, const Recommen
             ev.defines[p.name] = std::to_string(v);
             if (p.role != AutoRole::Threads) others.push_back(v);
         }
-        const bool cpuThreads = target.backend == Backend::Cpu &&
-                                std::any_of(r.params.begin(), r.params.end(),
-                                            [](const AutoParam& p) { return p.role == AutoRole::Threads; });
         if (cpuThreads && threadsSettled.count(others)) continue;
         Built b = build(*file, source, r.kernel, target, ev.defines, true);
         std::string why = b.error;

@@ -4,6 +4,7 @@
 #include "ir/Simplify.h"
 #include "ops/OpUtil.h"
 #include "ops/copy/Epilogue.h"
+#include "ops/parallel/Parallel.h"
 
 #include <fmt/format.h>
 
@@ -57,17 +58,17 @@ std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp&
     Buffer local = ctx.localBuffer(frag.buffer);
     std::vector<std::string> names = indexNames(frag.rank());
     std::vector<VarPtr> rowVars;
-    Expr slot = intImm(0);
-    std::vector<Expr> tileOffsets;
+    std::vector<Expr> rowStart, tileOffsets;  // a row's first element in the fragment and in the tile
     for (size_t d = 0; d + 1 < frag.rank(); ++d) {
         rowVars.push_back(ctx.freshVar(names[d]));
-        slot = slot * frag.extents[d] + Expr(rowVars.back());
+        rowStart.push_back(Expr(rowVars.back()));
     }
-    for (size_t d : fragDims) tileOffsets.push_back(d + 1 < frag.rank() ? Expr(rowVars[d]) : intImm(0));
-    slot = slot * rowLength;
+    rowStart.push_back(intImm(0));
+    for (size_t d : fragDims) tileOffsets.push_back(rowStart[d]);
     Stmt row = evaluate(call("store_row", DType::I32,
                              {call("address_of", DType::I64, {load(mem.buffer, regionIndices(mem, tileOffsets))}),
-                              call("address_of", DType::I64, {load(local, {slot})}), intImm(rowLength), resultBytes}));
+                              call("address_of", DType::I64, {load(local, {flatIndex(frag.buffer, rowStart)})}),
+                              intImm(rowLength), resultBytes}));
     for (size_t d = rowVars.size(); d-- > 0;)
         row = forLoop(rowVars[d], intImm(0), intImm(frag.extents[d]), ForKind::Serial, row);
     ctx.decide(fmt::format("{}({}, {})", op.name(), frag.buffer->name, mem.buffer->name), "tl::store_row per row",
