@@ -136,6 +136,10 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
     // First match wins: longer prefixes before shorter ones that share their start.
     static const InstructionHelper helpers[] = {
         {"mma_", "mma", true, 0},
+        {"mfma_f32_16x16x32_e", "mfma_fp8", true, 0},  // CDNA3 fp8: e4m3, e5m2 and the mixed pairs
+        {"mfma_i32_16x16x16_i8", "mfma_i8_cdna2", true, 0},
+        {"mfma_i32_16x16x32_i8", "mfma_i8_cdna3", true, 0},
+        {"mfma_", "mfma", true, 0},
         {"ldmatrix", "ldmatrix", true, 0},
         {"cp_async_wait_group", "async_copy", false, 1},
         {"cp_async", "async_copy", false, 0},

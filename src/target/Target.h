@@ -72,7 +72,7 @@ struct Target {
     int maxBlocksPerSM = 32;
     double memoryBandwidthGBs = 0; // GB/s
     PeakRates peak;
-    std::vector<std::string> mmaShapes;  // tensor-core instruction shapes, informative
+    std::vector<std::string> mmaShapes;  // matrix instruction shapes; on HIP targets, which MFMA forms gemm uses
     CpuIsa cpuIsa;                 // cpu targets: the instruction set the output requires
 
     bool has(Feature f) const { return (features & unsigned(f)) != 0; }

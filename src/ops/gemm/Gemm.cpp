@@ -85,6 +85,12 @@ Stmt GemmOp::lower(LowerContext& ctx, SourceLoc loc) const {
         Region b = stage(ctx, b_, steps, loc);
         return lowerMma(ctx, loc, a, b, aFrom, std::move(steps), plan);
     }
+    if (plan.kind == GemmPlan::Kind::Mfma) {
+        // Fragment operands are staged: MFMA's A layout is not its accumulator's.
+        Region a = stage(ctx, a_, steps, loc);
+        Region b = stage(ctx, b_, steps, loc);
+        return lowerMfma(ctx, loc, a, b, std::move(steps), plan);
+    }
     if (auto micro = lowerCpu(ctx, loc, steps)) return *micro;
     Region a = stage(ctx, a_, steps, loc);
     Region b = stage(ctx, b_, steps, loc);

@@ -57,6 +57,9 @@ private:
                         std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
     ir::Stmt lowerMma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b, OperandForm aFrom,
                       std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
+    // CDNA's MFMA (GemmMfma.cpp).
+    ir::Stmt lowerMfma(LowerContext& ctx, SourceLoc loc, const ir::Region& a, const ir::Region& b,
+                       std::vector<ir::Stmt> steps, const struct GemmPlan& plan) const;
 
     ir::Region a_, b_, c_;
     bool transA_, transB_;

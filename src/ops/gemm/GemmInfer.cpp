@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tlc::ops {
 
@@ -22,18 +23,34 @@ const char* policyName(GemmPolicy p) {
     }
 }
 
-const MmaInstruction* mmaFor(const GemmOp& op, const Target& target) {
-    return findMma(target, op.a().buffer->dtype, op.b().buffer->dtype, op.c().buffer->dtype);
+// The matrix instruction (mma.sync or MFMA) a gemm of these types would use on the target, as
+// the numbers thread inference and the explanations need: its warp (wave) size and the C tile
+// one instruction covers.
+struct MatrixForm {
+    std::string name;  // "mma m16n8k16 f16 x f16 -> f32", "v_mfma_f32_16x16x16f16"
+    int64_t warp, rowUnit, colUnit, k;
+    const char* warpWord;  // "warp" / "wave"
+    std::string note = {};  // said after the instruction in --explain
+};
+
+std::optional<MatrixForm> matrixForm(const GemmOp& op, const Target& target) {
+    DType a = op.a().buffer->dtype, b = op.b().buffer->dtype, c = op.c().buffer->dtype;
+    if (const MfmaInstruction* m = findMfma(target, a, b, c); m && target.warpSize == 64)
+        return MatrixForm{m->instruction, 64, 16, 16, m->k, "wave",
+                          a == DType::F8E4M3 || a == DType::F8E5M2 ? " (tlc's OCP fp8 operands converted to the instruction's FNUZ encoding in "
+                                     "registers; an infinite e5m2 input reads as NaN)"
+                                   : ""};
+    if (const MmaInstruction* m = findMma(target, a, b, c); m && target.warpSize == 32)
+        return MatrixForm{fmt::format("mma m16n8k{} {} x {} -> {}", m->k, dtypeName(m->a), dtypeName(m->b),
+                                      dtypeName(m->c)),
+                          32, 16, 8, m->k, "warp"};
+    return std::nullopt;
 }
 
 // By buffer names: the pipeline copies the statement (prologue, steady state, epilogue) with
 // different indices; the log and the diagnostics name it once.
 std::string subjectOf(const GemmOp& op) {
     return fmt::format("gemm({}, {}, {})", op.a().buffer->name, op.b().buffer->name, op.c().buffer->name);
-}
-
-std::string instructionName(const MmaInstruction& m) {
-    return fmt::format("mma m16n8k{} {} x {} -> {}", m.k, dtypeName(m.a), dtypeName(m.b), dtypeName(m.c));
 }
 
 } // namespace
@@ -44,28 +61,32 @@ ThreadsChoice gemmThreads(const GemmOp& op, const Target& target) {
     int64_t M = c[0], N = c[1];
     int64_t warp = std::max<int64_t>(target.warpSize, 1);
     int64_t maxThreads = std::max<int64_t>(target.maxThreadsPerBlock, warp);
-    if (const MmaInstruction* mma = mmaFor(op, target); mma && warp == 32) {
+    if (auto form = matrixForm(op, target)) {
         // At most 128 f32 accumulators per thread stay in registers beside the operands; at
-        // least 4 warps keep the SM's four tensor-core quarters busy; each warp whole tiles.
-        int64_t warps = std::clamp<int64_t>(floorPow2(std::max<int64_t>(M * N / (128 * 32), 1)), 4,
-                                            std::min<int64_t>(16, maxThreads / 32));
-        warps = std::min(warps, floorPow2(std::max<int64_t>((M / 16) * (N / 8), 1)));
-        while (warps > 1 && !chooseWarpSplit(M, N, warps, op.policy())) warps /= 2;
-        auto split = chooseWarpSplit(M, N, warps, op.policy());
-        if (split) {
-            int64_t wm = split->first, wn = split->second;
-            return {warps * 32,
-                    fmt::format("{} splits its {} x {} accumulator over {} warps ({} x {} warps of {} x {}, {} policy; "
+        // least 4 warps keep the SM's four tensor-core quarters (a CU's four SIMDs) busy; each
+        // warp whole instruction tiles.
+        int64_t w = form->warp;
+        int64_t warps = std::clamp<int64_t>(floorPow2(std::max<int64_t>(M * N / (128 * w), 1)), 4,
+                                            std::max<int64_t>(1, std::min<int64_t>(16, maxThreads / w)));
+        warps = std::min(warps, floorPow2(std::max<int64_t>((M / form->rowUnit) * (N / form->colUnit), 1)));
+        auto split = [&](int64_t parts) { return chooseWarpSplit(M, N, parts, op.policy(), form->rowUnit, form->colUnit); };
+        while (warps > 1 && !split(warps)) warps /= 2;
+        if (auto s = split(warps)) {
+            int64_t wm = s->first, wn = s->second;
+            return {warps * w,
+                    fmt::format("{} splits its {} x {} accumulator over {} {}s ({} x {} {}s of {} x {}, {} policy; "
                                 "{}), {} accumulators per thread",
-                                subjectOf(op), M, N, warps, wm, wn, M / wm, N / wn, policyName(op.policy()),
-                                instructionName(*mma), M * N / (warps * 32))};
+                                subjectOf(op), M, N, warps, form->warpWord, wm, wn, form->warpWord, M / wm, N / wn,
+                                policyName(op.policy()), form->name, M * N / (warps * w))};
         }
     }
     int64_t threads = std::clamp<int64_t>(floorPow2(std::max<int64_t>(M * N / 64, 1)), warp,
                                           std::max(warp, std::min<int64_t>(256, maxThreads) / warp * warp));
-    return {threads, fmt::format("{} runs on SIMT cores on target '{}' (no tensor-core form for {} x {} -> {}): "
+    return {threads, fmt::format("{} runs on SIMT cores on target '{}' (no {} form for {} x {} -> {}): "
                                  "{} x {} accumulators, about 64 per thread, at most 256 threads",
-                                 subjectOf(op), target.name, dtypeName(op.a().buffer->dtype),
+                                 subjectOf(op), target.name,
+                                 target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core",
+                                 dtypeName(op.a().buffer->dtype),
                                  dtypeName(op.b().buffer->dtype), dtypeName(op.c().buffer->dtype), M, N)};
 }
 
@@ -73,8 +94,7 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
     std::vector<int64_t> c = op.c().squeezedExtents();
     if (c.size() != 2 || ctx.target.backend == Backend::Cpu) return;
     int64_t M = c[0], N = c[1];
-    const MmaInstruction* mma = mmaFor(op, ctx.target);
-    int64_t warps = ctx.threads / 32;
+    int64_t warps = ctx.threads / std::max(ctx.target.warpSize, 1);
     std::string subject = subjectOf(op);
     if (plan.kind == GemmPlan::Kind::Wgmma) {
         ctx.decide(subject, describePlan(plan), "lowering",
@@ -86,54 +106,59 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
     }
     if (!plan.wgmmaFallback.empty())
         ctx.decide("wgmma for " + subject, "not used", "lowering", plan.wgmmaFallback, loc);
-    if (plan.kind == GemmPlan::Kind::MmaSm80) {
-        ctx.decide(subject, fmt::format("{}, {} x {} warps", instructionName(*plan.mma), plan.warpsM, plan.warpsN),
-                   "lowering",
-                   fmt::format("the target has {}; each warp holds {} x {} of the {} x {} accumulator ({} x {} "
+    std::optional<MatrixForm> form = matrixForm(op, ctx.target);
+    if (form && (plan.kind == GemmPlan::Kind::MmaSm80 || plan.kind == GemmPlan::Kind::Mfma)) {
+        const char* w = form->warpWord;
+        ctx.decide(subject, fmt::format("{}, {} x {} {}s", form->name, plan.warpsM, plan.warpsN, w), "lowering",
+                   fmt::format("the target has {}{}; each {} holds {} x {} of the {} x {} accumulator ({} x {} "
                                "instruction tiles)",
-                               instructionName(*plan.mma), M / plan.warpsM, N / plan.warpsN, M, N, plan.tilesM,
-                               plan.tilesN),
+                               form->name, form->note, w, M / plan.warpsM, N / plan.warpsN, M, N, plan.tilesM, plan.tilesN),
                    loc);
         if (op.policy() == GemmPolicy::Auto)
             ctx.decide("policy of " + subject, "square", "inferred",
-                       fmt::format("'policy' left out: square keeps each warp's tile ({} x {}) closest to square, "
-                                   "which reads the fewest operand bytes from shared memory per mma",
-                                   M / plan.warpsM, N / plan.warpsN),
+                       fmt::format("'policy' left out: square keeps each {}'s tile ({} x {}) closest to square, "
+                                   "which reads the fewest operand bytes from shared memory per {}",
+                                   w, M / plan.warpsM, N / plan.warpsN,
+                                   plan.kind == GemmPlan::Kind::Mfma ? "mfma" : "mma"),
                        loc);
         // A fixed policy the split cannot honour: another arrangement was the only one left.
         bool broken = (op.policy() == GemmPolicy::FullRow && plan.warpsN != 1) ||
                       (op.policy() == GemmPolicy::FullCol && plan.warpsM != 1);
         if (broken) {
             bool rows = op.policy() == GemmPolicy::FullRow;
-            int64_t extent = rows ? M : N, unit = rows ? 16 : 8;
+            int64_t extent = rows ? M : N, unit = rows ? form->rowUnit : form->colUnit;
             int64_t fit = 1;  // the most warps that get whole rows (columns)
             while (extent % (unit * fit * 2) == 0) fit *= 2;
             ctx.diags.report(DiagId::err_gemm_policy_split, SourceRange(loc), policyName(op.policy()), subject,
-                             fmt::format("whole {} for each of the {} warps of threads = {} need {} % ({} x {}) == 0, "
-                                         "but the accumulator has {} {} (at most {} warps fit: threads = {})",
-                                         rows ? "rows" : "columns", warps, ctx.threads, rows ? "M" : "N", unit, warps,
-                                         extent, rows ? "rows" : "columns", fit, fit * 32));
+                             fmt::format("whole {} for each of the {} {}s of threads = {} need {} % ({} x {}) == 0, "
+                                         "but the accumulator has {} {} (at most {} {}s fit: threads = {})",
+                                         rows ? "rows" : "columns", warps, w, ctx.threads, rows ? "M" : "N", unit,
+                                         warps, extent, rows ? "rows" : "columns", fit, w, fit * form->warp));
         }
         return;
     }
-    const MmaInstruction* wanted = mma;
     std::vector<int64_t> a = op.a().squeezedExtents();
     int64_t K = a.size() == 2 ? (op.transposeA() ? a[0] : a[1]) : 0;
-    bool couldUseMma = wanted && K % wanted->k == 0 && op.c().buffer->shape.size() == 2;
-    std::string why = !wanted ? fmt::format("target '{}' has no tensor-core form for {} x {} -> {}", ctx.target.name,
-                                            dtypeName(op.a().buffer->dtype), dtypeName(op.b().buffer->dtype),
-                                            dtypeName(op.c().buffer->dtype))
-                      : !couldUseMma ? fmt::format("K = {} is not a multiple of the instruction's {}", K, wanted->k)
+    bool couldUseMma = form && K % form->k == 0 && op.c().buffer->shape.size() == 2;
+    std::string tile = form && form->warp == 64 ? "16 x 16" : "m16n8";
+    std::string why = !form ? fmt::format("target '{}' has no {} form for {} x {} -> {}", ctx.target.name,
+                                          ctx.target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core",
+                                          dtypeName(op.a().buffer->dtype), dtypeName(op.b().buffer->dtype),
+                                          dtypeName(op.c().buffer->dtype))
+                      : !couldUseMma ? fmt::format("K = {} is not a multiple of the instruction's {}", K, form->k)
                                      : fmt::format("threads = {} does not split the {} x {} accumulator into whole "
-                                                   "m16n8 tiles per warp",
-                                                   ctx.threads, M, N);
+                                                   "{} tiles per {}",
+                                                   ctx.threads, M, N, tile, form->warpWord);
     ctx.decide(subject, "SIMT", "lowering", why, loc);
     if (couldUseMma && !ctx.threadsInferred)
         ctx.diags.report(DiagId::warn_gemm_threads_split, SourceRange(loc), subject, M, N, ctx.threads,
-                         ctx.threads % 32 ? fmt::format("{} is not a whole number of 32-thread warps", ctx.threads)
-                                          : fmt::format("no warpsM x warpsN = {} has M % (16 warpsM) == 0 and "
-                                                        "N % (8 warpsN) == 0",
-                                                        warps));
+                         ctx.threads % form->warp
+                             ? fmt::format("{} is not a whole number of {}-thread {}s", ctx.threads, form->warp,
+                                           form->warpWord)
+                             : fmt::format("no {}sM x {}sN = {} has M % ({} {}sM) == 0 and N % ({} {}sN) == 0",
+                                           form->warpWord, form->warpWord, warps, form->rowUnit, form->warpWord,
+                                           form->colUnit, form->warpWord),
+                         form->warp == 64 ? "matrix cores" : "tensor cores");
 }
 
 } // namespace tlc::ops

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace tlc::ops {
@@ -26,7 +27,40 @@ constexpr MmaInstruction kMmaForms[] = {
     {DType::F8E5M2, DType::F8E4M3, DType::F32, Feature::MmaFp8, 32, "mma_m16n8k32_f32_e5m2_e4m3"},
 };
 
+// The 16 x 16 MFMA forms of CDNA2 (gfx90a) and CDNA3 (gfx942) as data: the profile's
+// mma_shapes says which a target has (the i8 form changed from k = 16 to k = 32 in CDNA3;
+// CDNA2 names its bf16 form `_1k`). The helpers take fp8 as tlc's OCP types and convert them
+// for CDNA3's FNUZ encoding (tl_hip.h).
+constexpr MfmaInstruction kMfmaForms[] = {
+    {DType::F16, DType::F16, DType::F32, "mfma.16x16x16.f16", 16, "mfma_f32_16x16x16_f16", "v_mfma_f32_16x16x16f16"},
+    {DType::F16, DType::F16, DType::F16, "mfma.16x16x16.f16", 16, "mfma_f16_16x16x16_f16", "v_mfma_f32_16x16x16f16"},
+    {DType::BF16, DType::BF16, DType::F32, "mfma.16x16x16.bf16_1k", 16, "mfma_f32_16x16x16_bf16",
+     "v_mfma_f32_16x16x16bf16_1k"},
+    {DType::BF16, DType::BF16, DType::F32, "mfma.16x16x16.bf16", 16, "mfma_f32_16x16x16_bf16",
+     "v_mfma_f32_16x16x16_bf16"},
+    {DType::F32, DType::F32, DType::F32, "mfma.16x16x4.f32", 4, "mfma_f32_16x16x4_f32", "v_mfma_f32_16x16x4f32"},
+    {DType::I8, DType::I8, DType::I32, "mfma.16x16x16.i8", 16, "mfma_i32_16x16x16_i8", "v_mfma_i32_16x16x16i8"},
+    {DType::I8, DType::I8, DType::I32, "mfma.16x16x32.i8", 32, "mfma_i32_16x16x32_i8", "v_mfma_i32_16x16x32_i8"},
+    {DType::F8E4M3, DType::F8E4M3, DType::F32, "mfma.16x16x32.fp8", 32, "mfma_f32_16x16x32_e4m3",
+     "v_mfma_f32_16x16x32_fp8_fp8"},
+    {DType::F8E5M2, DType::F8E5M2, DType::F32, "mfma.16x16x32.fp8", 32, "mfma_f32_16x16x32_e5m2",
+     "v_mfma_f32_16x16x32_bf8_bf8"},
+    {DType::F8E4M3, DType::F8E5M2, DType::F32, "mfma.16x16x32.fp8", 32, "mfma_f32_16x16x32_e4m3_e5m2",
+     "v_mfma_f32_16x16x32_fp8_bf8"},
+    {DType::F8E5M2, DType::F8E4M3, DType::F32, "mfma.16x16x32.fp8", 32, "mfma_f32_16x16x32_e5m2_e4m3",
+     "v_mfma_f32_16x16x32_bf8_fp8"},
+};
+
 } // namespace
+
+const MfmaInstruction* findMfma(const Target& target, DType a, DType b, DType c) {
+    if (!target.has(Feature::Mfma)) return nullptr;
+    const auto& shapes = target.mmaShapes;
+    for (const auto& m : kMfmaForms)
+        if (m.a == a && m.b == b && m.c == c && std::find(shapes.begin(), shapes.end(), m.shape) != shapes.end())
+            return &m;
+    return nullptr;
+}
 
 const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c) {
     for (const auto& m : kMmaForms)
@@ -68,7 +102,22 @@ Fragment m16n8Tile() {
                      {{false, 1, 2, 1}, {true, 1, 4, 2}}});   // column: c0 / c1, + 2t
 }
 
+// The 16 x 16 MFMA accumulator: lane l holds rows 4 * (l / 16) + r, r = 0..3 in slots 0..3, of
+// column l % 16.
+Fragment mfma16x16Tile() {
+    return Fragment({16, 16}, 64, 4, {{{true, 16, 4, 4}, {false, 1, 4, 1}}, {{true, 1, 16, 1}}});
+}
+
 } // namespace
+
+Fragment mfmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t wavesM, int64_t wavesN) {
+    int64_t tilesM = M / (16 * wavesM), tilesN = N / (16 * wavesN);
+    return mfma16x16Tile().repeat(1, tilesN, false)
+        .repeat(0, tilesM, false)
+        .repeat(0, wavesM, true)
+        .repeat(1, wavesN, true)
+        .onBlockOf(threads);
+}
 
 // A warp's m16n8 tiles repeat in further slots (row-major), the warps' parts of C over the
 // block's warps (warpsM down, then warpsN across).
@@ -97,6 +146,9 @@ std::string describePlan(const GemmPlan& plan) {
         return fmt::format("wgmma {}: {} x {} warpgroup(s), each {} block(s) of 64 rows x N = {}", plan.wgmma->helper,
                            plan.warpsM, plan.warpsN, plan.tilesM, widths);
     }
+    if (plan.kind == GemmPlan::Kind::Mfma)
+        return fmt::format("{} ({}): {} x {} wave(s), each {} x {} tiles of 16 x 16", plan.mfma->instruction,
+                           plan.mfma->helper, plan.warpsM, plan.warpsN, plan.tilesM, plan.tilesN);
     if (plan.wgmmaFallback.empty()) return "";
     std::string form = plan.kind == GemmPlan::Kind::MmaSm80 ? plan.mma->helper : "SIMT";
     return fmt::format("{}, not wgmma: {}", form, plan.wgmmaFallback);
@@ -114,7 +166,22 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
         plan.wgmmaFallback = planWgmma(op, ctx, plan);
         if (plan.kind == GemmPlan::Kind::Wgmma) return plan;
     }
-    const MmaInstruction* mma = findMma(ctx.target, op.a().buffer->dtype, op.b().buffer->dtype, op.c().buffer->dtype);
+    DType ta = op.a().buffer->dtype, tb = op.b().buffer->dtype, tc = op.c().buffer->dtype;
+    if (const MfmaInstruction* mfma = findMfma(ctx.target, ta, tb, tc)) {
+        int64_t wave = ctx.target.warpSize, waves = ctx.threads / wave;
+        if (ctx.threads % wave != 0 || K % mfma->k != 0 || op.c().buffer->shape.size() != 2) return plan;
+        auto split = chooseWarpSplit(M, N, waves, op.policy(), 16, 16);
+        if (!split) return plan;
+        plan.kind = GemmPlan::Kind::Mfma;
+        plan.mfma = mfma;
+        plan.warpsM = split->first;
+        plan.warpsN = waves / split->first;
+        plan.tilesM = M / (16 * plan.warpsM);
+        plan.tilesN = N / (16 * plan.warpsN);
+        plan.accumulator = mfmaAccumulator(M, N, ctx.threads, plan.warpsM, plan.warpsN);
+        return plan;
+    }
+    const MmaInstruction* mma = findMma(ctx.target, ta, tb, tc);
     int64_t warps = ctx.threads / 32;
     bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0 && op.c().buffer->shape.size() == 2;
     if (!fits) return plan;

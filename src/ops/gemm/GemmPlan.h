@@ -33,8 +33,22 @@ struct WgmmaInstruction {
     bool registerA;  // has the rs form (A from registers)
 };
 
+// One wave-wide matrix-core instruction of CDNA (v_mfma_*, 64 lanes), in its 16 x 16 x k form
+// (AMD matrix instruction calculator; CDNA2/CDNA3 ISA, "Matrix Arithmetic Instructions"): lane
+// l holds A[l % 16][kl .. kl + k/4), B[kl .. kl + k/4)[l % 16] with kl = k/4 * (l / 16), and
+// the accumulator's rows 4 * (l / 16) .. + 3 of column l % 16. A target offers the forms its
+// profile's `mma_shapes` lists.
+struct MfmaInstruction {
+    DType a, b, c;
+    const char* shape;        // as profiles list it: "mfma.16x16x16.f16"
+    int64_t k;                // 4 (f32), 16 (16-bit types, i8 on CDNA2), 32 (i8 and fp8 on CDNA3)
+    const char* helper;       // tl::<helper>(c, a, b) in tl_hip.h's mfma section
+    const char* instruction;  // the ISA's name, for --explain
+    int64_t perLane() const { return k / 4; }  // A (and B) elements each lane holds
+};
+
 struct GemmPlan {
-    enum class Kind { Simt, MmaSm80, Wgmma } kind = Kind::Simt;
+    enum class Kind { Simt, MmaSm80, Wgmma, Mfma } kind = Kind::Simt;
     // MmaSm80: m16n8k<k>, warps arranged warpsM x warpsN, each warp holding tilesM x tilesN
     // instruction tiles of C.
     const MmaInstruction* mma = nullptr;
@@ -43,6 +57,8 @@ struct GemmPlan {
     // row blocks of 64 and N / warpsN columns, issued as instructions of widths `wgmmaN`.
     const WgmmaInstruction* wgmma = nullptr;
     std::vector<int64_t> wgmmaN;
+    // Mfma: waves arranged warpsM x warpsN, each holding tilesM x tilesN 16 x 16 tiles of C.
+    const MfmaInstruction* mfma = nullptr;
     layout::Fragment accumulator;
     // Why the wgmma form was not taken on a target that has it (--emit=layouts shows it).
     std::string wgmmaFallback;
@@ -54,6 +70,9 @@ std::string describePlan(const GemmPlan& plan);
 
 // The mma.sync form of the target for these operand types, or null.
 const MmaInstruction* findMma(const Target& target, DType a, DType b, DType c);
+
+// The 16 x 16 MFMA form of the target for these operand types, or null.
+const MfmaInstruction* findMfma(const Target& target, DType a, DType b, DType c);
 
 // How `parts` warps (or warpgroups) split an M x N accumulator under the policy: partsM x
 // partsN, each part whole tiles of rowUnit x colUnit (m16n8 for mma.sync, 64 x 64 for wgmma),
@@ -73,6 +92,10 @@ layout::Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t w
 // 16w..16w+15 of each 64-row block, within the warp as the m16n8 accumulator repeated over
 // N / 8 columns; the row blocks of one warpgroup follow in further slots. A 16-bit fragment
 // in this layout with warpgroupsN = 1 is the A operand of the rs form.
+// The layout of 16 x 16 MFMA accumulators of shape [M, N] spread as wavesM x wavesN waves of
+// 64 lanes, tiles repeated in further slots (row-major) as for mma.sync.
+layout::Fragment mfmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t wavesM, int64_t wavesN);
+
 layout::Fragment wgmmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpgroupsM, int64_t warpgroupsN);
 
 } // namespace tlc::ops

@@ -40,3 +40,6 @@ inline unsigned __builtin_amdgcn_udot4(unsigned a, unsigned b, unsigned c, bool)
     for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
     return c;
 }
+
+#include "../simt_float.h"
+#include "simt_mfma.h"
