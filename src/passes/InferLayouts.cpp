@@ -20,6 +20,7 @@
 #include "ops/copy/SharedAccess.h"
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmInfer.h"
+#include "ops/gemm/GemmMfma.h"
 #include "ops/gemm/GemmPlan.h"
 #include "ops/gemm/GemmWgmma.h"
 #include "ops/parallel/Parallel.h"
@@ -376,22 +377,28 @@ void chooseSharedLayouts(const Graph& g, const std::vector<ops::GemmPlan>& plans
 }
 
 // Shared tiles that neither a gemm nor an annotation fixed: the cheapest layout for the
-// accesses of the copies that move them (layout/BankConflicts.h). One thread (the cpu) has no
-// banks to spread.
-void chooseByCost(const Graph& g, LowerContext& ctx) {
+// accesses of the copies that move them and of the MFMA gemms that read them
+// (layout/BankConflicts.h). One thread (the cpu) has no banks to spread.
+void chooseByCost(const Graph& g, const std::vector<ops::GemmPlan>& plans, LowerContext& ctx) {
     if (ctx.threads <= 1) return;
     std::set<const BufferNode*> fixed;
     for (const auto& [a, loc] : g.annotations) fixed.insert(a->buffer().get());
     std::vector<Buffer> order;
     std::map<const BufferNode*, std::vector<layout::SharedAccess>> accesses;
+    auto add = [&](const Buffer& b, std::optional<layout::SharedAccess> a) {
+        if (!a) return;
+        if (!accesses.count(b.get())) order.push_back(b);
+        accesses[b.get()].push_back(std::move(*a));
+    };
+    auto free = [&](const Buffer& b) {
+        return b->scope == MemScope::Shared && !fixed.count(b.get()) && !ctx.sharedLayouts.count(b.get());
+    };
     for (const ops::CopyOp* c : g.sharedCopies)
-        for (const Buffer& b : {c->src().buffer, c->dst().buffer}) {
-            if (b->scope != MemScope::Shared || fixed.count(b.get()) || ctx.sharedLayouts.count(b.get())) continue;
-            auto a = ops::sharedAccess(*c, b, ctx);
-            if (!a) continue;
-            if (!accesses.count(b.get())) order.push_back(b);
-            accesses[b.get()].push_back(std::move(*a));
-        }
+        for (const Buffer& b : {c->src().buffer, c->dst().buffer})
+            if (free(b)) add(b, ops::sharedAccess(*c, b, ctx));
+    for (size_t i = 0; i < g.gemms.size(); ++i)
+        for (const Region* r : {&g.gemms[i]->a(), &g.gemms[i]->b()})
+            if (free(r->buffer)) add(r->buffer, ops::mfmaOperandAccess(*g.gemms[i], plans[i], r->buffer, ctx));
     for (const Buffer& b : order) {
         std::vector<int64_t> shape;
         constantShape(b, shape);
@@ -420,7 +427,7 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     Solver solver(builder.g, plans, ctx, kernel.name);
     if (!solver.run()) return false;
     chooseSharedLayouts(builder.g, plans, annotated, ctx);
-    chooseByCost(builder.g, ctx);
+    chooseByCost(builder.g, plans, ctx);
     return true;
 }
 
