@@ -367,6 +367,26 @@ Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int
     return Fragment(shape, threads, localStride, std::move(dims));
 }
 
+std::optional<Fragment> rowMajorCopyFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
+    if (shape.size() != 2 || vec < 1 || shape[1] % vec != 0) return std::nullopt;
+    int64_t rows = shape[0], chunks = shape[1] / vec;  // vectors per row
+    std::vector<std::vector<Term>> dims(2);
+    if (threads % chunks == 0) {
+        // Whole rows per group of `chunks` threads; the groups take rows in turn.
+        int64_t rowsAtOnce = threads / chunks;
+        if (rows % rowsAtOnce != 0) return std::nullopt;
+        dims[1] = {{false, 1, vec, 1}, {true, 1, chunks, vec}};
+        dims[0] = {{true, chunks, rowsAtOnce, 1}, {false, vec, rows / rowsAtOnce, rowsAtOnce}};
+        return Fragment(shape, threads, vec * (rows / rowsAtOnce), std::move(dims));
+    }
+    if (chunks % threads != 0) return std::nullopt;
+    // A row takes the threads several times over.
+    int64_t turns = chunks / threads;
+    dims[1] = {{false, 1, vec, 1}, {true, 1, threads, vec}, {false, vec, turns, vec * threads}};
+    dims[0] = {{false, vec * turns, rows, 1}};
+    return Fragment(shape, threads, vec * turns * rows, std::move(dims));
+}
+
 Fragment replicatedFragment(const std::vector<int64_t>& shape, int64_t threads) {
     std::vector<std::vector<Term>> dims(shape.size());
     int64_t stride = 1;

@@ -107,6 +107,12 @@ private:
 // tile's rows instead.
 Fragment defaultFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t maxVector = 4);
 
+// The placement of a [rows, cols] tile that `threads` threads move in vectors of `vec` elements,
+// consecutive threads on consecutive vectors in row-major order (a memory-to-memory copy's
+// split): what a tile staged in registers on its way to shared memory holds. Nothing when the
+// row's vectors and the threads do not tile each other.
+std::optional<Fragment> rowMajorCopyFragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vec);
+
 // Every thread holds the whole fragment (row-major in its slots): for small fragments read
 // outside parallel loops (a mask, a per-block scalar), where every thread needs every element.
 Fragment replicatedFragment(const std::vector<int64_t>& shape, int64_t threads);

@@ -518,6 +518,99 @@ private:
         return "";
     }
 
+    // Targets without cp.async (docs/lowering.md, "Prefetching through registers"): each copy
+    // from global into a shared tile that the loop reads later becomes two, through a fragment
+    // of the tile's shape. Iteration k stores the tile it was given into shared memory, starts
+    // loading iteration k + 1's into the fragment, then computes; the loads' latency hides
+    // behind the computation, and the tile keeps one version:
+    //
+    //     copy(G(0), T_next)
+    //     for k: copy(T_next, T); barrier; if (k + 1 < n) copy(G(k + 1), T_next); <the rest>
+    //
+    // insert-barriers adds the one before the store to T (the previous iteration's reads). Nothing (and `why` says why)
+    // when no copy qualifies or the fragments would take too many registers.
+    Stmt prefetchThroughRegisters(const For* n, const FlatBody& flat, std::string& why) {
+        const int64_t* mn = asConstInt(n->min);
+        const int64_t* st = asConstInt(n->step);
+        if (!mn || *mn != 0 || (st && *st != 1) || (!st && n->step)) return {};
+        size_t m = flat.stmts.size();
+        std::vector<Item> items(m);
+        BufferSet loopWrites;
+        for (size_t i = 0; i < m; ++i) {
+            items[i].stmt = flat.stmts[i];
+            items[i].fp = Footprint::of(flat.stmts[i]);
+            loopWrites.insert(items[i].fp.writes.begin(), items[i].fp.writes.end());
+        }
+        std::map<const BufferNode*, int> inLoop = countAccesses(n->body);
+        std::vector<size_t> producers;
+        int64_t bytes = 0;
+        std::string tiles;
+        for (size_t i = 0; i < m; ++i) {
+            if (!producerIssue(items, i, inLoop, loopWrites).empty()) continue;
+            const auto* copy = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get());
+            const BufferNode* b = copy->dst().buffer.get();
+            bool read = false;
+            for (size_t j = i + 1; j < m; ++j) read |= items[j].fp.reads.count(b) > 0;
+            if (!read) continue;
+            producers.push_back(i);
+            bytes += (copy->dst().elements() * dtypeBits(b->dtype) + 7) / 8;
+            tiles += (tiles.empty() ? "" : ", ") + b->name;
+        }
+        if (producers.empty()) {
+            why = "no copy from global into a shared tile that the loop reads later can be a producer";
+            return {};
+        }
+        // At most 64 registers a thread for the next iteration's tiles.
+        const int64_t perThread = (bytes + ctx_.threads - 1) / std::max<int64_t>(ctx_.threads, 1), limit = 256;
+        if (perThread > limit) {
+            why = fmt::format("{} would take {} bytes of registers a thread (more than {})", tiles, perThread, limit);
+            return {};
+        }
+        const VarPtr& k = n->var;
+        SourceLoc loc = n->loc;
+        std::vector<Stmt> before, top, prefetch, rest;
+        std::vector<Buffer> fragments;
+        for (size_t i = 0; i < m; ++i) {
+            if (std::find(producers.begin(), producers.end(), i) == producers.end()) {
+                rest.push_back(items[i].stmt);
+                continue;
+            }
+            const auto* t = items[i].stmt.as<TileOpStmt>();
+            const auto* copy = static_cast<const ops::CopyOp*>(t->op.get());
+            const Buffer& tile = copy->dst().buffer;
+            Buffer next = makeBuffer(tile->name + "_next", tile->dtype, MemScope::Fragment, tile->shape);
+            fragments.push_back(next);
+            // Placed as the copy would split the tile (16-byte vectors where the rows allow):
+            // the same global loads as without the prefetch, and stores of whole vectors.
+            std::vector<int64_t> shape;
+            if (constantShape(next, shape) && shape.size() == 2) {
+                int64_t vec = std::max<int64_t>(1, 16 / dtypeBytes(tile->dtype));
+                while (vec > 1 && shape[1] % vec != 0) vec /= 2;
+                if (auto f = layout::rowMajorCopyFragment(shape, ctx_.threads, vec)) ctx_.layouts.emplace(next.get(), *f);
+            }
+            Stmt load = tileOp(std::make_shared<ops::CopyOp>(copy->src(), wholeBuffer(next)), t->loc);
+            before.push_back(simplify(substitute(load, {{k, n->min}})));
+            top.push_back(tileOp(std::make_shared<ops::CopyOp>(wholeBuffer(next), copy->dst()), t->loc));
+            prefetch.push_back(substitute(load, {{k, Expr(k) + 1}}));
+        }
+        // The loads go out after the barrier that publishes the tiles: a barrier may wait for
+        // every load in flight, and these should overlap the computation instead.
+        top.push_back(barrier(loc));
+        top.push_back(ifThenElse(binary(BinaryOp::Lt, Expr(k) + 1, n->extent), seq(prefetch, loc), {}, loc));
+        top.insert(top.end(), rest.begin(), rest.end());
+        before.push_back(forLoop(k, n->min, n->extent, ForKind::Serial, seq(top, loc), loc));
+        Stmt out = seq(before, loc);
+        for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) out = allocate((*it)->buffer, out, (*it)->loc);
+        for (auto it = fragments.rbegin(); it != fragments.rend(); ++it) out = allocate(*it, out, loc);
+        ctx_.decide(fmt::format("pipelined loop over {}", k->name), "prefetch through registers", "lowering",
+                    fmt::format("target '{}' has no cp_async: each iteration starts loading the next one's {} into "
+                                "registers ({} bytes a thread) before it computes and stores them to shared memory "
+                                "at the top of the next; one version of each tile",
+                                ctx_.target.name, tiles, perThread),
+                    loc);
+        return out;
+    }
+
     Stmt pipeline(const For* n) {
         FlatBody flat;
         std::vector<std::pair<VarPtr, Expr>> lets;
@@ -534,9 +627,16 @@ private:
                             n->loc);
             return {};
         }
+        // GPUs without cp.async (CDNA) prefetch through registers where they can.
+        std::string noPrefetch;
+        if (!ctx_.target.has(Feature::CpAsync) && ctx_.target.backend != Backend::Cpu && m > 0 && info.stage.empty() &&
+            info.order.empty() && !containsPipelined(n->body)) {
+            if (Stmt s = prefetchThroughRegisters(n, flat, noPrefetch)) return s;
+        }
         if (!ctx_.target.has(Feature::CpAsync) && m > 0)
             ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
-                        fmt::format("target '{}' has no cp_async: the loop runs its iterations in order", ctx_.target.name),
+                        fmt::format("target '{}' has no cp_async{}: the loop runs its iterations in order",
+                                    ctx_.target.name, noPrefetch.empty() ? "" : " and no prefetch through registers: " + noPrefetch),
                         n->loc);
         // Where the loop is not pipelined, an author's stage list is still checked: whether a
         // schedule is valid is the language's question, the same on every target.
