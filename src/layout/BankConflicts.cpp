@@ -9,13 +9,10 @@
 
 namespace tlc::layout {
 
-namespace {
-constexpr int64_t kBanks = 32, kWordBytes = 4, kPhaseBytes = 128;
-}
-
-int64_t conflictWavefronts(const SharedAccess& a, const Layout& layout, int64_t elemBytes) {
+int64_t conflictWavefronts(const SharedAccess& a, const Layout& layout, int64_t elemBytes, const BankModel& banks) {
+    const int64_t bankCount = banks.banks, wordBytes = banks.wordBytes;
     int64_t laneBytes = a.vec * elemBytes;
-    int64_t phaseLanes = std::max<int64_t>(1, kPhaseBytes / std::max(laneBytes, kWordBytes));
+    int64_t phaseLanes = std::max<int64_t>(1, banks.phaseBytes() / std::max(laneBytes, wordBytes));
     int64_t extra = 0;
     for (int64_t step = 0; step < a.steps; ++step) {
         for (int64_t first = 0; first < a.lanes; first += phaseLanes) {
@@ -24,7 +21,7 @@ int64_t conflictWavefronts(const SharedAccess& a, const Layout& layout, int64_t 
                 std::vector<int64_t> index = a.element(lane, step);
                 if (index.empty()) continue;
                 int64_t start = layout.offset(index) * elemBytes;
-                for (int64_t b = start / kWordBytes; b * kWordBytes < start + laneBytes; ++b) words[b % kBanks].insert(b);
+                for (int64_t b = start / wordBytes; b * wordBytes < start + laneBytes; ++b) words[b % bankCount].insert(b);
             }
             int64_t wavefronts = 1;
             for (const auto& [bank, w] : words) wavefronts = std::max<int64_t>(wavefronts, int64_t(w.size()));
@@ -34,7 +31,8 @@ int64_t conflictWavefronts(const SharedAccess& a, const Layout& layout, int64_t 
     return extra * a.warps;
 }
 
-LayoutChoice cheapestLayout(const std::vector<int64_t>& shape, int64_t elemBytes, const std::vector<SharedAccess>& accesses) {
+LayoutChoice cheapestLayout(const std::vector<int64_t>& shape, int64_t elemBytes, const std::vector<SharedAccess>& accesses,
+                            const BankModel& banks) {
     std::vector<Layout> candidates{Layout::rowMajor(shape)};
     int64_t rowBytes = shape.back() * elemBytes;
     bool chunks = shape.size() >= 2 && 16 % elemBytes == 0 && rowBytes % 16 == 0;
@@ -48,9 +46,9 @@ LayoutChoice cheapestLayout(const std::vector<int64_t>& shape, int64_t elemBytes
     std::string costs;
     for (const Layout& l : candidates) {
         int64_t conflicts = 0;
-        for (const auto& a : accesses) conflicts += conflictWavefronts(a, l, elemBytes);
+        for (const auto& a : accesses) conflicts += conflictWavefronts(a, l, elemBytes, banks);
         int64_t padding = (l.span() - Layout::rowMajor(shape).span()) * elemBytes;
-        int64_t cost = conflicts * kPhaseBytes + padding;
+        int64_t cost = conflicts * banks.phaseBytes() + padding;
         // Named as annotate_layout spells them.
         std::string name = l.pad() ? "padded" : l.swizzle().isIdentity() ? "row_major"
                                                                         : fmt::format("swizzle_{}B", l.swizzle().patternBytes());

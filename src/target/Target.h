@@ -72,6 +72,10 @@ struct Target {
     int maxBlocksPerSM = 32;
     double memoryBandwidthGBs = 0; // GB/s
     PeakRates peak;
+    // Shared memory's banks (NVIDIA's and CDNA's LDS alike: 32 of 4 bytes): the bank-conflict
+    // model that chooses shared layouts (layout/BankConflicts.h).
+    int sharedBanks = 32;
+    int sharedBankBytes = 4;
     std::vector<std::string> mmaShapes;  // matrix instruction shapes; on HIP targets, which MFMA forms gemm uses
     CpuIsa cpuIsa;                 // cpu targets: the instruction set the output requires
 

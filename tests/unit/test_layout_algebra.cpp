@@ -146,3 +146,22 @@ TEST_CASE("bank conflicts: row-wise 16-byte vectors are conflict-free, and a tie
     CHECK(layout::conflictWavefronts(column, Layout::rowMajor({64, 64}), 2) == 31);
     CHECK(layout::conflictWavefronts(column, Layout::rowMajor({64, 64}, 8), 2) < 31);
 }
+
+TEST_CASE("bank conflicts: MFMA's A reads conflict row-major and not under the 64-byte swizzle") {
+    // One wave reads an f16 [64, 32] A tile for v_mfma_f32_16x16x16f16: lane l takes 4 elements
+    // (8 bytes) of row l % 16 at column 4 (l / 16); a phase (128 bytes) is 16 lanes, 16 rows of
+    // 64 bytes, so rows r and r + 2 share banks: 8 words per bank, 7 extra wavefronts a phase.
+    layout::SharedAccess read;
+    read.what = "gemm(A_s, B_s, C_f) (A)";
+    read.lanes = 64;
+    read.vec = 4;
+    read.element = [](int64_t lane, int64_t) { return std::vector<int64_t>{lane % 16, 4 * (lane / 16)}; };
+    CHECK(layout::conflictWavefronts(read, Layout::rowMajor({64, 32}), 2) == 4 * 7);
+    Layout swizzled = Layout::rowMajor({64, 32}).compose(Swizzle(8, 4, 2));  // 64-byte pattern
+    CHECK(layout::conflictWavefronts(read, swizzled, 2) < 4 * 7);
+    CHECK(layout::cheapestLayout({64, 32}, 2, {read}).layout.swizzle() == Swizzle(8, 4, 2));
+    // The same reads on a made-up LDS of 64 banks: a phase is 256 bytes, 32 lanes.
+    layout::BankModel wide{64, 4};
+    CHECK(layout::conflictWavefronts(read, Layout::rowMajor({64, 32}), 2, wide) !=
+          layout::conflictWavefronts(read, Layout::rowMajor({64, 32}), 2));
+}

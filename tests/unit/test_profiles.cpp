@@ -96,6 +96,18 @@ TEST_CASE("profiles: errors name the problem") {
           std::string::npos);
     CHECK(parseError(R"([1, 2])").find("must be a JSON object") != std::string::npos);
     CHECK(parseError(R"({"name": "a b", "base": "sm80"})").find("field 'name'") == 0);
+    CHECK(parseError(R"({"name": "x", "base": "gfx90a", "shared_mem_banks": 24})") ==
+          "field 'shared_mem_banks' (24) is not a power of two");
+}
+
+TEST_CASE("profiles: shared memory's banks are data, 32 of 4 bytes unless a profile says otherwise") {
+    CHECK(findTarget("sm90")->sharedBanks == 32);
+    CHECK(findTarget("gfx942")->sharedBankBytes == 4);
+    std::string error;
+    auto t = parseTargetProfile(R"({"name": "wide_lds", "base": "gfx942", "shared_mem_banks": 64})", error);
+    REQUIRE_MESSAGE(t, error);
+    CHECK(t->sharedBanks == 64);
+    CHECK(t->sharedBankBytes == 4);
 }
 
 TEST_CASE("profiles: loadTargetProfile prefixes the file name and keeps the target") {
