@@ -127,6 +127,14 @@ void gemms(int M, int N, int K) {
         expectStatus("gemm_nt status", tl_kernels::gemm_nt(A.data(), B.data(), C.data(), M, K, N), 0);
         check("gemm transpose_B (f16 -> f32)" + at, C, want, 1e-4, 1e-4);
     }
+    {  // a [1, bm, bn] accumulator
+        auto A = random<tl::half>(size_t(M) * K, 61), B = random<tl::half>(size_t(K) * N, 62);
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                           [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+        expectStatus("gemm_unit_acc status", tl_kernels::gemm_unit_acc(A.data(), B.data(), C.data(), M, K, N), 0);
+        check("gemm into a [1, M, N] accumulator" + at, C, want, 1e-4, 1e-4);
+    }
     {  // TN, bf16 -> bf16
         auto A = random<tl::bfloat16>(size_t(K) * M, 33), B = random<tl::bfloat16>(size_t(K) * N, 34);
         std::vector<tl::bfloat16> C(size_t(M) * N, tl::bfloat16(-7.0f));

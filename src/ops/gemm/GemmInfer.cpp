@@ -139,7 +139,7 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
     }
     std::vector<int64_t> a = op.a().squeezedExtents();
     int64_t K = a.size() == 2 ? (op.transposeA() ? a[0] : a[1]) : 0;
-    bool couldUseMma = form && K % form->k == 0 && op.c().buffer->shape.size() == 2;
+    bool couldUseMma = form && K % form->k == 0;
     std::string tile = form && form->warp == 64 ? "16 x 16" : "m16n8";
     std::string why = !form ? fmt::format("target '{}' has no {} form for {} x {} -> {}", ctx.target.name,
                                           ctx.target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core",

@@ -169,7 +169,8 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     DType ta = op.a().buffer->dtype, tb = op.b().buffer->dtype, tc = op.c().buffer->dtype;
     if (const MfmaInstruction* mfma = findMfma(ctx.target, ta, tb, tc)) {
         int64_t wave = ctx.target.warpSize, waves = ctx.threads / wave;
-        if (ctx.threads % wave != 0 || K % mfma->k != 0 || op.c().buffer->shape.size() != 2) return plan;
+        // (An accumulator with unit dimensions besides M and N gets this layout in its own rank.)
+        if (ctx.threads % wave != 0 || K % mfma->k != 0) return plan;
         auto split = chooseWarpSplit(M, N, waves, op.policy(), 16, 16);
         if (!split) return plan;
         plan.kind = GemmPlan::Kind::Mfma;
@@ -183,7 +184,7 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     }
     const MmaInstruction* mma = findMma(ctx.target, ta, tb, tc);
     int64_t warps = ctx.threads / 32;
-    bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0 && op.c().buffer->shape.size() == 2;
+    bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0;
     if (!fits) return plan;
     auto split = chooseWarpSplit(M, N, warps, op.policy());
     if (!split) return plan;
