@@ -25,7 +25,8 @@ using namespace ir;
 
 namespace {
 
-// The lanes of the cpu's row reductions (ReduceOp::lowerCpuRows): other rows are not fused.
+// The rows the cpu's row reductions take (ReduceOp::lowerCpuRows: a multiple of its 16 lanes):
+// other rows are not fused.
 constexpr int64_t kRowLanes = 16;
 
 // True when e reads no memory but fragments other than `tile`.
