@@ -42,12 +42,18 @@ std::vector<const Region*> ReduceOp::reads() const {
     return regions;
 }
 
+std::vector<const Region*> ReduceOp::writes() const {
+    if (producer_ && producer_->stores) return {&dst_, &src_};
+    return {&dst_};
+}
+
 std::string ReduceOp::str() const {
     std::string source = regionString(src_);
     if (producer_) {
         std::vector<std::string> vars;
         for (const auto& v : producer_->vars) vars.push_back(v->name);
-        source = fmt::format("{}[{}] = {}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value));
+        source = fmt::format("{}[{}] = {}{}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value),
+                             producer_->stores ? " (stored)" : "");
     }
     return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false");
@@ -164,13 +170,22 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
     Expr column = Expr(chunk) * kLanes + Expr(lane);
     Expr v = element(load(src, {rowStart * N + column}), acc);
+    VarPtr stored;  // the value in the source's type, where the producer also stores it
+    std::optional<Expr> produced;
     if (producer_) {  // the value the producer would have stored there
         std::vector<Expr> at(rowVars.begin(), rowVars.end());
         at.push_back(column);
-        std::optional<Expr> produced = producedAt(ctx, at);
+        produced = producedAt(ctx, at);
         if (!produced) return std::nullopt;
         v = element(*produced, acc);
+        if (producer_->stores) {
+            stored = ctx.freshVar("e", src->dtype);
+            v = element(Expr(stored), acc);  // the value as the tile holds it
+        }
     }
+    Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
+    if (stored)
+        step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
@@ -178,7 +193,7 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
         overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
         forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial,
                 // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
-                overLanes(store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v)), ForKind::Vectorized)),
+                overLanes(step, ForKind::Vectorized)),
         overLanes(store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))),
     }));
     for (size_t d = last; d-- > 0;) row = forLoop(rowVars[d], intImm(0), intImm(S.shape()[d]), ForKind::Serial, row);
