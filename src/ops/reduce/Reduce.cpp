@@ -189,13 +189,22 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
-    Stmt row = allocate(lanes, seq({
+    std::vector<Stmt> steps = {
         overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
         forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial,
                 // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
                 overLanes(step, ForKind::Vectorized)),
-        overLanes(store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))),
-    }));
+    };
+    int64_t combined = kLanes;
+    if (kLanes > 16) {  // 64 lanes into the first 16, one vector step each (any order: max and min)
+        Expr folded = load(lanes, {Expr(lane)});
+        for (int64_t k = 16; k < kLanes; k += 16) folded = combine(kind_, folded, load(lanes, {Expr(lane) + k}));
+        steps.push_back(forLoop(lane, intImm(0), intImm(16), ForKind::Vectorized, store(lanes, {Expr(lane)}, folded)));
+        combined = 16;
+    }
+    steps.push_back(forLoop(lane, intImm(0), intImm(combined), ForKind::Serial,
+                            store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))));
+    Stmt row = allocate(lanes, seq(steps));
     for (size_t d = last; d-- > 0;) row = forLoop(rowVars[d], intImm(0), intImm(S.shape()[d]), ForKind::Serial, row);
     return simplify(row, ctx.bounds());
 }
