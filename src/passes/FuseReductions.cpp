@@ -5,7 +5,10 @@
 // (the whole tile; `let`s before the store folded in), from values of fragments, and the
 // reduction along the rows is the tile's only other use, the reduction takes the loop's value
 // as its source (ops::ReduceProducer) and computes it as it goes. The tile stays allocated for
-// layout inference; drop-unused-buffers removes it once nothing names it.
+// layout inference; drop-unused-buffers removes it once nothing names it. When the tile has
+// other uses (softmax: `x[i, j] = exp(x[i, j] - m[i])`, `reduce_sum(x, ..)`, then x is read
+// again) the reduction also stores each value (`stores`): one pass instead of two, the same
+// values; the loop's value may then read the tile itself, at the element it writes only.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
 #include "passes/SeqRewriter.h"
@@ -25,23 +28,33 @@ using namespace ir;
 
 namespace {
 
-// The lanes of the cpu's row reductions (ReduceOp::lowerCpuRows): other rows are not fused.
+// The rows the cpu's row reductions take (ReduceOp::lowerCpuRows: a multiple of its 16 lanes):
+// other rows are not fused.
 constexpr int64_t kRowLanes = 16;
 
-// True when e reads no memory but fragments other than `tile`.
-bool readsOnlyFragments(const Expr& e, const BufferNode* tile) {
+// True when e reads no memory but fragments, and `tile` not at all or (with `at`) only at
+// exactly the indices `at`.
+bool readsOnlyFragments(const Expr& e, const BufferNode* tile, const std::vector<VarPtr>* at = nullptr) {
     class Check : public IRVisitor {
     public:
         const BufferNode* tile;
+        const std::vector<VarPtr>* at;
         bool ok = true;
 
     protected:
         void visitLoad(const Load* n) override {
-            if (n->buffer->scope != MemScope::Fragment || n->buffer.get() == tile) ok = false;
+            if (n->buffer->scope != MemScope::Fragment || (n->buffer.get() == tile && !atOwnElement(n))) ok = false;
             IRVisitor::visitLoad(n);
+        }
+        bool atOwnElement(const Load* n) const {
+            if (!at || n->indices.size() != at->size()) return false;
+            for (size_t d = 0; d < at->size(); ++d)
+                if (n->indices[d].as<Var>() != (*at)[d].get()) return false;
+            return true;
         }
     } check;
     check.tile = tile;
+    check.at = at;
     check.visit(e);
     return check.ok;
 }
@@ -78,26 +91,35 @@ private:
         const Buffer& tile = st->buffer;
         const ir::Region& src = reduce->src();
         auto count = uses_.find(tile.get());
+        // The loop and the reduction are the tile's only uses, or it is stored too.
+        const bool stores = count != uses_.end() && count->second != 2;
         if (tile->scope != MemScope::Fragment || src.buffer != tile || !src.coversWholeBuffer() ||
-            count == uses_.end() || count->second != 2 || st->indices.size() != nest->vars.size() ||
+            count == uses_.end() || st->indices.size() != nest->vars.size() ||
             size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest->extents ||
-            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(value, tile.get()))
+            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(value, tile.get(), stores ? &nest->vars : nullptr))
             return std::nullopt;
         for (size_t d = 0; d < st->indices.size(); ++d) {
             const Var* v = st->indices[d].as<Var>();
             if (!v || v != nest->vars[d].get()) return std::nullopt;
         }
-        ops::ReduceProducer producer{nest->vars, value, {}};
+        ops::ReduceProducer producer{nest->vars, value, {}, stores};
         std::set<const BufferNode*> read;
         for (const auto& a : ops::fragmentAccesses(nest->body))
             if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
         auto op = std::make_shared<ops::ReduceOp>(src, reduce->dst(), reduce->kind(), reduce->dim(), reduce->clear(),
                                                   std::move(producer));
-        ctx_.decide(tile->name, "computed inside the reduction", "fuse-reductions",
-                    fmt::format("the parallel loop only fills {} for {}: on the cpu the reduction computes its values "
-                                "instead of reading a stored tile",
-                                tile->name, ops::reduceName(reduce->kind())),
-                    loop->loc);
+        if (stores)
+            ctx_.decide(tile->name, "filled by the reduction", "fuse-reductions",
+                        fmt::format("the parallel loop fills {} before {} reads it: on the cpu the reduction computes "
+                                    "its values, stores them and reduces them in one pass",
+                                    tile->name, ops::reduceName(reduce->kind())),
+                        loop->loc);
+        else
+            ctx_.decide(tile->name, "computed inside the reduction", "fuse-reductions",
+                        fmt::format("the parallel loop only fills {} for {}: on the cpu the reduction computes its "
+                                    "values instead of reading a stored tile",
+                                    tile->name, ops::reduceName(reduce->kind())),
+                        loop->loc);
         return tileOp(op, next->loc);
     }
 };

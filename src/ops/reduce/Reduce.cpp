@@ -42,12 +42,18 @@ std::vector<const Region*> ReduceOp::reads() const {
     return regions;
 }
 
+std::vector<const Region*> ReduceOp::writes() const {
+    if (producer_ && producer_->stores) return {&dst_, &src_};
+    return {&dst_};
+}
+
 std::string ReduceOp::str() const {
     std::string source = regionString(src_);
     if (producer_) {
         std::vector<std::string> vars;
         for (const auto& v : producer_->vars) vars.push_back(v->name);
-        source = fmt::format("{}[{}] = {}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value));
+        source = fmt::format("{}[{}] = {}{}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value),
+                             producer_->stores ? " (stored)" : "");
     }
     return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false");
@@ -140,14 +146,18 @@ Expr ReduceOp::element(const Expr& value, DType acc) const {
 
 // On the cpu, a reduction along the rows of a whole tile keeps kLanes partial results per row
 // and combines them at the end: each lane is its own chain, so the C++ compiler vectorises the
-// loop without reordering any one chain's operations (which it may not do for floats).
+// loop without reordering any one chain's operations (which it may not do for floats). 16 lanes
+// are one AVX-512 vector of f32. max and min, whose result does not depend on the order, take 64
+// where the row is a multiple of 64: four independent vector chains instead of one, since each
+// step of tl::fmax (compare, then select) waits several cycles for the last.
 std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
                                            const Buffer& src, const Buffer& part, DType acc) const {
-    constexpr int64_t kLanes = 16;
     size_t last = S.rank() - 1;
-    if (!isCpuTile(ctx, S) || !isCpuTile(ctx, D) || size_t(dim_) != last || S.shape()[last] % kLanes != 0)
+    if (!isCpuTile(ctx, S) || !isCpuTile(ctx, D) || size_t(dim_) != last || S.shape()[last] % 16 != 0)
         return std::nullopt;
     const int64_t N = S.shape()[last];
+    const bool orderFree = kind_ == ReduceKind::Max || kind_ == ReduceKind::Min || kind_ == ReduceKind::AbsMax;
+    const int64_t kLanes = orderFree && N % 64 == 0 ? 64 : 16;
     Buffer lanes = makeBuffer(ctx.freshName(dst_.buffer->name + "_lanes"), acc, MemScope::Local, {intImm(kLanes)});
     std::vector<VarPtr> rowVars;
     std::vector<std::string> names = indexNames(S.rank());
@@ -160,23 +170,41 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
     Expr column = Expr(chunk) * kLanes + Expr(lane);
     Expr v = element(load(src, {rowStart * N + column}), acc);
+    VarPtr stored;  // the value in the source's type, where the producer also stores it
+    std::optional<Expr> produced;
     if (producer_) {  // the value the producer would have stored there
         std::vector<Expr> at(rowVars.begin(), rowVars.end());
         at.push_back(column);
-        std::optional<Expr> produced = producedAt(ctx, at);
+        produced = producedAt(ctx, at);
         if (!produced) return std::nullopt;
         v = element(*produced, acc);
+        if (producer_->stores) {
+            stored = ctx.freshVar("e", src->dtype);
+            v = element(Expr(stored), acc);  // the value as the tile holds it
+        }
     }
+    Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
+    if (stored)
+        step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
-    Stmt row = allocate(lanes, seq({
+    std::vector<Stmt> steps = {
         overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
         forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial,
                 // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
-                overLanes(store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v)), ForKind::Vectorized)),
-        overLanes(store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))),
-    }));
+                overLanes(step, ForKind::Vectorized)),
+    };
+    int64_t combined = kLanes;
+    if (kLanes > 16) {  // 64 lanes into the first 16, one vector step each (any order: max and min)
+        Expr folded = load(lanes, {Expr(lane)});
+        for (int64_t k = 16; k < kLanes; k += 16) folded = combine(kind_, folded, load(lanes, {Expr(lane) + k}));
+        steps.push_back(forLoop(lane, intImm(0), intImm(16), ForKind::Vectorized, store(lanes, {Expr(lane)}, folded)));
+        combined = 16;
+    }
+    steps.push_back(forLoop(lane, intImm(0), intImm(combined), ForKind::Serial,
+                            store(part, {target}, combine(kind_, load(part, {target}), load(lanes, {Expr(lane)})))));
+    Stmt row = allocate(lanes, seq(steps));
     for (size_t d = last; d-- > 0;) row = forLoop(rowVars[d], intImm(0), intImm(S.shape()[d]), ForKind::Serial, row);
     return simplify(row, ctx.bounds());
 }

@@ -14,13 +14,16 @@ namespace tlc::ops {
 enum class ReduceKind { Max, Min, Sum, AbsSum, AbsMax };
 const char* reduceName(ReduceKind k);
 
-// A parallel loop that only fills the source for the reduction (`for (i, j) in parallel(..)
+// A parallel loop that fills the source for the reduction (`for (i, j) in parallel(..)
 // { sq[i, j] = x[i, j] * x[i, j] }`): the cpu reduces its values as it computes them, without
-// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments only.
+// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments only. When the
+// source has other uses (softmax's `x[i, j] = exp(x[i, j] - m[i])`, read again after the sum)
+// the reduction also stores each value into it (`stores`).
 struct ReduceProducer {
     std::vector<ir::VarPtr> vars;   // the loop's variables, one per source dimension
     ir::Expr value;                 // what the loop stores into the source at (vars)
     std::vector<ir::Region> reads;  // the fragments value reads, whole
+    bool stores = false;            // the source is written too, as the loop wrote it
 };
 
 class ReduceOp : public ir::TileOp {
@@ -38,7 +41,7 @@ public:
 
     std::string name() const override { return reduceName(kind_); }
     std::vector<const ir::Region*> reads() const override;
-    std::vector<const ir::Region*> writes() const override { return {&dst_}; }
+    std::vector<const ir::Region*> writes() const override;
     ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
     std::string str() const override;
     ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
