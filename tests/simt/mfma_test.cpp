@@ -50,64 +50,36 @@
 namespace {
 
 // ---- the forms, as the lowering calls them -----------------------------------------------------
-struct F16 {
-    using Acc = float;
-    using A = __half;
-    using B = __half;
-    static constexpr int K = 16;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_f32_16x16x16_f16(c, a, b); }
+template <typename AccT, typename AT, typename BT, int KK, void (*Helper)(AccT*, const AT*, const BT*)> struct Form {
+    using Acc = AccT;
+    using A = AT;
+    using B = BT;
+    static constexpr int K = KK;
+    static __device__ void run(Acc* c, const A* a, const B* b) { Helper(c, a, b); }
 };
-struct F16Out {
-    using Acc = __half;
-    using A = __half;
-    using B = __half;
-    static constexpr int K = 16;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_f16_16x16x16_f16(c, a, b); }
-};
-struct BF16 {
-    using Acc = float;
-    using A = hip_bfloat16;
-    using B = hip_bfloat16;
-    static constexpr int K = 16;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_f32_16x16x16_bf16(c, a, b); }
-};
-struct F32 {
-    using Acc = float;
-    using A = float;
-    using B = float;
-    static constexpr int K = 4;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_f32_16x16x4_f32(c, a, b); }
-};
+using F16 = Form<float, __half, __half, 16, tl::mfma_f32_16x16x16_f16>;
+using F16Out = Form<__half, __half, __half, 16, tl::mfma_f16_16x16x16_f16>;
+using BF16 = Form<float, hip_bfloat16, hip_bfloat16, 16, tl::mfma_f32_16x16x16_bf16>;
+using F32 = Form<float, float, float, 4, tl::mfma_f32_16x16x4_f32>;
 #if TLC_CDNA2_FORMS
-struct I8K16 {
-    using Acc = int;
-    using A = int8_t;
-    using B = int8_t;
-    static constexpr int K = 16;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_i32_16x16x16_i8(c, a, b); }
-};
+using I8K16 = Form<int, int8_t, int8_t, 16, tl::mfma_i32_16x16x16_i8>;
 #endif
 #if TLC_CDNA3_FORMS
-struct I8K32 {
-    using Acc = int;
-    using A = int8_t;
-    using B = int8_t;
-    static constexpr int K = 32;
-    static __device__ void run(Acc* c, const A* a, const B* b) { tl::mfma_i32_16x16x32_i8(c, a, b); }
+using I8K32 = Form<int, int8_t, int8_t, 32, tl::mfma_i32_16x16x32_i8>;
+template <typename TA, typename TB> struct Fp8Helper;
+template <> struct Fp8Helper<tl::fp8_e4m3, tl::fp8_e4m3> {
+    static constexpr auto fn = tl::mfma_f32_16x16x32_e4m3<tl::fp8_e4m3, tl::fp8_e4m3>;
 };
-template <typename TA, typename TB> struct Fp8 {
-    using Acc = float;
-    using A = TA;
-    using B = TB;
-    static constexpr int K = 32;
-    static __device__ void run(Acc* c, const A* a, const B* b) {
-        constexpr bool ae = std::is_same_v<TA, tl::fp8_e5m2>, be = std::is_same_v<TB, tl::fp8_e5m2>;
-        if constexpr (!ae && !be) tl::mfma_f32_16x16x32_e4m3(c, a, b);
-        else if constexpr (ae && be) tl::mfma_f32_16x16x32_e5m2(c, a, b);
-        else if constexpr (!ae) tl::mfma_f32_16x16x32_e4m3_e5m2(c, a, b);
-        else tl::mfma_f32_16x16x32_e5m2_e4m3(c, a, b);
-    }
+template <> struct Fp8Helper<tl::fp8_e5m2, tl::fp8_e5m2> {
+    static constexpr auto fn = tl::mfma_f32_16x16x32_e5m2<tl::fp8_e5m2, tl::fp8_e5m2>;
 };
+template <> struct Fp8Helper<tl::fp8_e4m3, tl::fp8_e5m2> {
+    static constexpr auto fn = tl::mfma_f32_16x16x32_e4m3_e5m2<tl::fp8_e4m3, tl::fp8_e5m2>;
+};
+template <> struct Fp8Helper<tl::fp8_e5m2, tl::fp8_e4m3> {
+    static constexpr auto fn = tl::mfma_f32_16x16x32_e5m2_e4m3<tl::fp8_e5m2, tl::fp8_e4m3>;
+};
+template <typename TA, typename TB> using Fp8 = Form<float, TA, TB, 32, Fp8Helper<TA, TB>::fn>;
 #endif
 
 // One wave: lane l holds A[l % 16][P * (l / 16) + i] and B[P * (l / 16) + i][l % 16] (P = K / 4)

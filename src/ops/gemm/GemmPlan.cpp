@@ -110,24 +110,27 @@ Fragment mfma16x16Tile() {
 
 } // namespace
 
-Fragment mfmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t wavesM, int64_t wavesN) {
-    int64_t tilesM = M / (16 * wavesM), tilesN = N / (16 * wavesN);
-    return mfma16x16Tile().repeat(1, tilesN, false)
-        .repeat(0, tilesM, false)
-        .repeat(0, wavesM, true)
-        .repeat(1, wavesN, true)
-        .onBlockOf(threads);
-}
+namespace {
 
-// A warp's m16n8 tiles repeat in further slots (row-major), the warps' parts of C over the
-// block's warps (warpsM down, then warpsN across).
-Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
-    int64_t tilesM = M / (16 * warpsM), tilesN = N / (8 * warpsN);
-    return m16n8Tile().repeat(1, tilesN, false)
+// An instruction's accumulator tile repeated over one warp's part of C (in further slots,
+// row-major) and over the block's warps (warpsM down, then warpsN across).
+Fragment tiledOverWarps(const Fragment& tile, int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
+    int64_t tilesM = M / (tile.shape()[0] * warpsM), tilesN = N / (tile.shape()[1] * warpsN);
+    return tile.repeat(1, tilesN, false)
         .repeat(0, tilesM, false)
         .repeat(0, warpsM, true)
         .repeat(1, warpsN, true)
         .onBlockOf(threads);
+}
+
+} // namespace
+
+Fragment mfmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t wavesM, int64_t wavesN) {
+    return tiledOverWarps(mfma16x16Tile(), M, N, threads, wavesM, wavesN);
+}
+
+Fragment mmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
+    return tiledOverWarps(m16n8Tile(), M, N, threads, warpsM, warpsN);
 }
 
 Fragment wgmmaAccumulator(int64_t M, int64_t N, int64_t threads, int64_t warpgroupsM, int64_t warpgroupsN) {
