@@ -104,6 +104,16 @@ __global__ void oneTile(const typename Form::A* A, const typename Form::B* B, co
 // ---- host side ---------------------------------------------------------------------------------
 int failures = 0, passes = 0;
 
+void report(const std::string& what, int bad) {
+    if (bad) {
+        std::printf("FAIL %s: %d of 256 elements differ\n", what.c_str(), bad);
+        ++failures;
+    } else {
+        std::printf("ok   %s\n", what.c_str());
+        ++passes;
+    }
+}
+
 template <typename T> double toDouble(T v) {
     if constexpr (std::is_integral_v<T>) return double(v);
     else return double(float(v));
@@ -164,13 +174,7 @@ void tileCase(const std::string& what, const std::vector<typename Form::A>& A, c
             else ok = std::fabs(got - want) <= rtol * scale + 1e-30;
             if (!ok && bad++ < 5) std::printf("  %s: D[%d][%d] = %.9g, expected %.9g\n", what.c_str(), m, n, got, want);
         }
-    if (bad) {
-        std::printf("FAIL %s: %d of 256 elements differ\n", what.c_str(), bad);
-        ++failures;
-    } else {
-        std::printf("ok   %s\n", what.c_str());
-        ++passes;
-    }
+    report(what, bad);
 }
 
 template <typename Form> void randomCase(const std::string& what, uint32_t seed, double rtol) {
@@ -212,13 +216,7 @@ template <typename TA, typename TB> void specialCodes(const std::string& what, u
             if (!ok && bad++ < 5) std::printf("  %s: D[%d][%d] = %.9g, expected %s\n", what.c_str(), m, n, got,
                                               nanRow || nanCol ? "NaN" : std::to_string(want).c_str());
         }
-    if (bad) {
-        std::printf("FAIL %s: %d of 256 elements differ\n", what.c_str(), bad);
-        ++failures;
-    } else {
-        std::printf("ok   %s\n", what.c_str());
-        ++passes;
-    }
+    report(what, bad);
 }
 #endif
 
