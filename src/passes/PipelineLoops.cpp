@@ -524,7 +524,7 @@ private:
     // loading iteration k + 1's into the fragment, then computes; the loads' latency hides
     // behind the computation, and the tile keeps one version:
     //
-    //     copy(G(0), T_next)
+    //     if (n > 0) copy(G(0), T_next)
     //     for k: copy(T_next, T); barrier; if (k + 1 < n) copy(G(k + 1), T_next); <the rest>
     //
     // insert-barriers adds the one before the store to T (the previous iteration's reads). Nothing (and `why` says why)
@@ -568,7 +568,7 @@ private:
         }
         const VarPtr& k = n->var;
         SourceLoc loc = n->loc;
-        std::vector<Stmt> before, top, prefetch, rest;
+        std::vector<Stmt> first, top, prefetch, rest;
         std::vector<Buffer> fragments;
         for (size_t i = 0; i < m; ++i) {
             if (std::find(producers.begin(), producers.end(), i) == producers.end()) {
@@ -589,7 +589,7 @@ private:
                 if (auto f = layout::rowMajorCopyFragment(shape, ctx_.threads, vec)) ctx_.layouts.emplace(next.get(), *f);
             }
             Stmt load = tileOp(std::make_shared<ops::CopyOp>(copy->src(), wholeBuffer(next)), t->loc);
-            before.push_back(simplify(substitute(load, {{k, n->min}})));
+            first.push_back(simplify(substitute(load, {{k, n->min}})));
             top.push_back(tileOp(std::make_shared<ops::CopyOp>(wholeBuffer(next), copy->dst()), t->loc));
             prefetch.push_back(substitute(load, {{k, Expr(k) + 1}}));
         }
@@ -598,8 +598,11 @@ private:
         top.push_back(barrier(loc));
         top.push_back(ifThenElse(binary(BinaryOp::Lt, Expr(k) + 1, n->extent), seq(prefetch, loc), {}, loc));
         top.insert(top.end(), rest.begin(), rest.end());
-        before.push_back(forLoop(k, n->min, n->extent, ForKind::Serial, seq(top, loc), loc));
-        Stmt out = seq(before, loc);
+        // The first tiles only for a loop that runs (the copies read nothing past the tensors,
+        // but an empty loop should not read at all).
+        Stmt out = seq({simplify(ifThenElse(binary(BinaryOp::Lt, intImm(0), n->extent), seq(first, loc), {}, loc)),
+                        forLoop(k, n->min, n->extent, ForKind::Serial, seq(top, loc), loc)},
+                       loc);
         for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) out = allocate((*it)->buffer, out, (*it)->loc);
         for (auto it = fragments.rbegin(); it != fragments.rend(); ++it) out = allocate(*it, out, loc);
         ctx_.decide(fmt::format("pipelined loop over {}", k->name), "prefetch through registers", "lowering",
