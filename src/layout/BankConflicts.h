@@ -8,10 +8,10 @@
 // reading the same word share it). Every wavefront past one per phase is a conflict.
 //
 // Cost of a layout = phase bytes x (conflict wavefronts of all the accesses, every warp, one
-// pass) + bytes of padding: one extra wavefront weighs what moving a phase's bytes does. Candidates in
-// order: row-major, 32-, 64-, 128-byte xor swizzles (where the rows hold whole patterns), rows
-// padded by 16 bytes (where rows are whole 16-byte chunks); the cheapest wins, the earlier
-// on a tie, so a buffer no access distinguishes stays row-major.
+// pass) + bytes of padding: one extra wavefront weighs what moving a phase's bytes does.
+// Candidates in order: row-major, 32-, 64-, 128-byte xor swizzles (where the rows hold whole
+// patterns), rows padded by 16 bytes (where rows are whole 16-byte chunks); the cheapest wins,
+// the earlier on a tie, so a buffer no access distinguishes stays row-major.
 #pragma once
 
 #include "layout/Layout.h"

@@ -5,6 +5,7 @@
 
 #include "ir/Kernel.h"
 #include "ir/Simplify.h"
+#include "layout/BankConflicts.h"
 #include "layout/Fragment.h"
 #include "layout/Swizzle.h"
 #include "support/DecisionLog.h"
@@ -27,6 +28,8 @@ public:
     DiagnosticEngine& diags;
     ir::VarPtr threadIndex;   // tx
     ir::Expr tx() const { return ir::Expr(threadIndex); }
+    // The target's shared-memory banks, as the bank-conflict cost model takes them.
+    layout::BankModel sharedBanks() const { return {target.sharedBanks, target.sharedBankBytes}; }
 
     // Fragment layouts chosen by layout inference, by buffer.
     std::map<const ir::BufferNode*, layout::Fragment> layouts;

@@ -402,8 +402,7 @@ void chooseByCost(const Graph& g, const std::vector<ops::GemmPlan>& plans, Lower
     for (const Buffer& b : order) {
         std::vector<int64_t> shape;
         constantShape(b, shape);
-        layout::LayoutChoice choice = layout::cheapestLayout(shape, dtypeBytes(b->dtype), accesses[b.get()],
-                                                                  layout::BankModel{ctx.target.sharedBanks, ctx.target.sharedBankBytes});
+        layout::LayoutChoice choice = layout::cheapestLayout(shape, dtypeBytes(b->dtype), accesses[b.get()], ctx.sharedBanks());
         LowerContext::SharedLayout& chosen = ctx.sharedLayouts[b.get()];
         chosen.swizzle = choice.layout.swizzle();
         chosen.padElems = choice.layout.pad();

@@ -113,7 +113,7 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     std::vector<layout::SharedAccess> accesses;
     for (const CopyOp* c : {&in, &out})
         if (auto a = sharedAccess(*c, stage, ctx)) accesses.push_back(*a);
-    layout::LayoutChoice choice = layout::cheapestLayout(tile, elemBytes, accesses, layout::BankModel{ctx.target.sharedBanks, ctx.target.sharedBankBytes});
+    layout::LayoutChoice choice = layout::cheapestLayout(tile, elemBytes, accesses, ctx.sharedBanks());
     LowerContext::SharedLayout& chosen = ctx.sharedLayouts[stage.get()];
     chosen.swizzle = choice.layout.swizzle();
     chosen.padElems = choice.layout.pad();
