@@ -518,6 +518,46 @@ private:
         return "";
     }
 
+    // A loop the schedules here can rewrite: it counts from 0 in steps of 1.
+    static bool countsFromZero(const For* n) {
+        const int64_t* mn = asConstInt(n->min);
+        const int64_t* st = asConstInt(n->step);
+        return mn && *mn == 0 && (st ? *st == 1 : !n->step);
+    }
+
+    // The body's statements as schedule items (positions from the `order` list, if any), and
+    // the buffers the loop writes.
+    static std::vector<Item> itemsOf(const FlatBody& flat, const PipelineInfo& info, BufferSet& loopWrites) {
+        std::vector<Item> items(flat.stmts.size());
+        for (size_t i = 0; i < items.size(); ++i) {
+            items[i].stmt = flat.stmts[i];
+            items[i].fp = Footprint::of(flat.stmts[i]);
+            items[i].pos = info.order.empty() ? int(i) : info.order[i];
+            loopWrites.insert(items[i].fp.writes.begin(), items[i].fp.writes.end());
+        }
+        return items;
+    }
+
+    // The copies that can be producers (producerIssue) and whose tile a later statement reads.
+    std::vector<size_t> readProducers(const std::vector<Item>& items, const std::map<const BufferNode*, int>& inLoop,
+                                      const BufferSet& loopWrites) const {
+        std::vector<size_t> producers;
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!producerIssue(items, i, inLoop, loopWrites).empty()) continue;
+            const BufferNode* b = producedTile(items[i]).buffer.get();
+            bool read = false;
+            for (size_t j = i + 1; j < items.size(); ++j) read |= items[j].fp.reads.count(b) > 0;
+            if (read) producers.push_back(i);
+        }
+        return producers;
+    }
+
+    // The tile a producer fills, and its size.
+    static const ir::Region& producedTile(const Item& producer) {
+        return static_cast<const ops::CopyOp*>(producer.stmt.as<TileOpStmt>()->op.get())->dst();
+    }
+    static int64_t tileBytes(const ir::Region& r) { return (r.elements() * dtypeBits(r.buffer->dtype) + 7) / 8; }
+
     // Targets without cp.async (docs/lowering.md, "Prefetching through registers"): each copy
     // from global into a shared tile that the loop reads later becomes two, through a fragment
     // of the tile's shape. Iteration k stores the tile it was given into shared memory, starts
@@ -527,34 +567,19 @@ private:
     //     if (n > 0) copy(G(0), T_next)
     //     for k: copy(T_next, T); barrier; if (k + 1 < n) copy(G(k + 1), T_next); <the rest>
     //
-    // insert-barriers adds the one before the store to T (the previous iteration's reads). Nothing (and `why` says why)
-    // when no copy qualifies or the fragments would take too many registers.
+    // insert-barriers adds the one before the store to T (the previous iteration's reads).
+    // Nothing (and `why` says why) when no copy qualifies or the fragments would take too many
+    // registers.
     Stmt prefetchThroughRegisters(const For* n, const FlatBody& flat, std::string& why) {
-        const int64_t* mn = asConstInt(n->min);
-        const int64_t* st = asConstInt(n->step);
-        if (!mn || *mn != 0 || (st && *st != 1) || (!st && n->step)) return {};
-        size_t m = flat.stmts.size();
-        std::vector<Item> items(m);
+        if (!countsFromZero(n)) return {};
         BufferSet loopWrites;
-        for (size_t i = 0; i < m; ++i) {
-            items[i].stmt = flat.stmts[i];
-            items[i].fp = Footprint::of(flat.stmts[i]);
-            loopWrites.insert(items[i].fp.writes.begin(), items[i].fp.writes.end());
-        }
-        std::map<const BufferNode*, int> inLoop = countAccesses(n->body);
-        std::vector<size_t> producers;
+        std::vector<Item> items = itemsOf(flat, n->pipeline, loopWrites);
+        std::vector<size_t> producers = readProducers(items, countAccesses(n->body), loopWrites);
         int64_t bytes = 0;
         std::string tiles;
-        for (size_t i = 0; i < m; ++i) {
-            if (!producerIssue(items, i, inLoop, loopWrites).empty()) continue;
-            const auto* copy = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get());
-            const BufferNode* b = copy->dst().buffer.get();
-            bool read = false;
-            for (size_t j = i + 1; j < m; ++j) read |= items[j].fp.reads.count(b) > 0;
-            if (!read) continue;
-            producers.push_back(i);
-            bytes += (copy->dst().elements() * dtypeBits(b->dtype) + 7) / 8;
-            tiles += (tiles.empty() ? "" : ", ") + b->name;
+        for (size_t i : producers) {
+            bytes += tileBytes(producedTile(items[i]));
+            tiles += (tiles.empty() ? "" : ", ") + producedTile(items[i]).buffer->name;
         }
         if (producers.empty()) {
             why = "no copy from global into a shared tile that the loop reads later can be a producer";
@@ -570,7 +595,7 @@ private:
         SourceLoc loc = n->loc;
         std::vector<Stmt> first, top, prefetch, rest;
         std::vector<Buffer> fragments;
-        for (size_t i = 0; i < m; ++i) {
+        for (size_t i = 0; i < items.size(); ++i) {
             if (std::find(producers.begin(), producers.end(), i) == producers.end()) {
                 rest.push_back(items[i].stmt);
                 continue;
@@ -639,24 +664,17 @@ private:
         if (!ctx_.target.has(Feature::CpAsync) && m > 0)
             ctx_.decide(fmt::format("pipelined loop over {}", n->var->name), "not pipelined", "lowering",
                         fmt::format("target '{}' has no cp_async{}: the loop runs its iterations in order",
-                                    ctx_.target.name, noPrefetch.empty() ? "" : " and no prefetch through registers: " + noPrefetch),
+                                    ctx_.target.name,
+                                    noPrefetch.empty() ? "" : " and no prefetch through registers: " + noPrefetch),
                         n->loc);
         // Where the loop is not pipelined, an author's stage list is still checked: whether a
         // schedule is valid is the language's question, the same on every target.
         const bool plain = !ctx_.target.has(Feature::CpAsync) || m == 0 || containsPipelined(n->body);
         if (plain && info.stage.empty()) return {};
-        const int64_t* mn = asConstInt(n->min);
-        const int64_t* st = asConstInt(n->step);
-        if (!mn || *mn != 0 || (st && *st != 1) || (!st && n->step)) return {};
+        if (!countsFromZero(n)) return {};
 
-        std::vector<Item> items(m);
         BufferSet loopWrites;
-        for (size_t i = 0; i < m; ++i) {
-            items[i].stmt = flat.stmts[i];
-            items[i].fp = Footprint::of(flat.stmts[i]);
-            items[i].pos = info.order.empty() ? int(i) : info.order[i];
-            loopWrites.insert(items[i].fp.writes.begin(), items[i].fp.writes.end());
-        }
+        std::vector<Item> items = itemsOf(flat, info, loopWrites);
         std::map<const BufferNode*, int> inLoop = countAccesses(n->body);
 
         // Stages: the author's, or copies that can be producers at stage 0 and the rest last.
@@ -666,16 +684,8 @@ private:
             for (size_t i = 0; i < m; ++i) last = std::max(last, items[i].stage = info.stage[i]);
         } else {
             int stages = info.stages;
-            std::vector<size_t> producers;  // (a plain loop with no stage list returned above)
-            for (size_t i = 0; i < m; ++i)
-                if (producerIssue(items, i, inLoop, loopWrites).empty()) {
-                    const BufferNode* b = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())
-                                              ->dst()
-                                              .buffer.get();
-                    bool read = false;
-                    for (size_t j = i + 1; j < m; ++j) read |= items[j].fp.reads.count(b) > 0;
-                    if (read) producers.push_back(i);
-                }
+            // (a plain loop with no stage list returned above)
+            std::vector<size_t> producers = readProducers(items, inLoop, loopWrites);
             if (producers.empty()) return {};
             StageBudget budget;
             std::map<const BufferNode*, int> versions;  // of the loops pipelined before this one
@@ -683,8 +693,8 @@ private:
                 if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
             std::vector<const BufferNode*> dsts;
             for (size_t i : producers) {
-                const auto& dst = static_cast<const ops::CopyOp*>(items[i].stmt.as<TileOpStmt>()->op.get())->dst();
-                int64_t bytes = (dst.elements() * dtypeBits(dst.buffer->dtype) + 7) / 8;
+                const auto& dst = producedTile(items[i]);
+                int64_t bytes = tileBytes(dst);
                 budget.perStage += bytes;
                 budget.buffers += fmt::format("{}{} {}", budget.buffers.empty() ? "" : ", ", dst.buffer->name, bytes);
                 dsts.push_back(dst.buffer.get());
