@@ -24,27 +24,37 @@ const char* policyName(GemmPolicy p) {
 }
 
 // The matrix instruction (mma.sync or MFMA) a gemm of these types would use on the target, as
-// the numbers thread inference and the explanations need: its warp (wave) size and the C tile
-// one instruction covers.
+// the numbers and words thread inference and the explanations need: its warp (wave) size, the
+// C tile one instruction covers.
 struct MatrixForm {
     std::string name;  // "mma m16n8k16 f16 x f16 -> f32", "v_mfma_f32_16x16x16f16"
     int64_t warp, rowUnit, colUnit, k;
-    const char* warpWord;  // "warp" / "wave"
+    const char* warpWord;   // "warp" / "wave"
+    const char* tile;       // "m16n8" / "16 x 16"
+    const char* cores;      // "tensor cores" / "matrix cores"
+    const char* shortName;  // "mma" / "mfma"
     std::string note = {};  // said after the instruction in --explain
 };
 
 std::optional<MatrixForm> matrixForm(const GemmOp& op, const Target& target) {
     DType a = op.a().buffer->dtype, b = op.b().buffer->dtype, c = op.c().buffer->dtype;
-    if (const MfmaInstruction* m = findMfma(target, a, b, c); m && target.warpSize == 64)
-        return MatrixForm{m->instruction, 64, 16, 16, m->k, "wave",
-                          a == DType::F8E4M3 || a == DType::F8E5M2 ? " (tlc's OCP fp8 operands converted to the instruction's FNUZ encoding in "
-                                     "registers; an infinite e5m2 input reads as NaN)"
-                                   : ""};
+    if (const MfmaInstruction* m = findMfma(target, a, b, c); m && target.warpSize == 64) {
+        bool fp8 = a == DType::F8E4M3 || a == DType::F8E5M2;
+        return MatrixForm{m->instruction, 64, 16, 16, m->k, "wave", "16 x 16", "matrix cores", "mfma",
+                          fp8 ? " (tlc's OCP fp8 operands converted to the instruction's FNUZ encoding in registers; "
+                                "an infinite e5m2 input reads as NaN)"
+                              : ""};
+    }
     if (const MmaInstruction* m = findMma(target, a, b, c); m && target.warpSize == 32)
         return MatrixForm{fmt::format("mma m16n8k{} {} x {} -> {}", m->k, dtypeName(m->a), dtypeName(m->b),
                                       dtypeName(m->c)),
-                          32, 16, 8, m->k, "warp"};
+                          32, 16, 8, m->k, "warp", "m16n8", "tensor cores", "mma"};
     return std::nullopt;
+}
+
+// What a target without a form for the gemm's types lacks, for the explanations.
+const char* missingForm(const Target& target) {
+    return target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core";
 }
 
 // By buffer names: the pipeline copies the statement (prologue, steady state, epilogue) with
@@ -69,7 +79,9 @@ ThreadsChoice gemmThreads(const GemmOp& op, const Target& target) {
         int64_t warps = std::clamp<int64_t>(floorPow2(std::max<int64_t>(M * N / (128 * w), 1)), 4,
                                             std::max<int64_t>(1, std::min<int64_t>(16, maxThreads / w)));
         warps = std::min(warps, floorPow2(std::max<int64_t>((M / form->rowUnit) * (N / form->colUnit), 1)));
-        auto split = [&](int64_t parts) { return chooseWarpSplit(M, N, parts, op.policy(), form->rowUnit, form->colUnit); };
+        auto split = [&](int64_t parts) {
+            return chooseWarpSplit(M, N, parts, op.policy(), form->rowUnit, form->colUnit);
+        };
         while (warps > 1 && !split(warps)) warps /= 2;
         if (auto s = split(warps)) {
             int64_t wm = s->first, wn = s->second;
@@ -84,9 +96,7 @@ ThreadsChoice gemmThreads(const GemmOp& op, const Target& target) {
                                           std::max(warp, std::min<int64_t>(256, maxThreads) / warp * warp));
     return {threads, fmt::format("{} runs on SIMT cores on target '{}' (no {} form for {} x {} -> {}): "
                                  "{} x {} accumulators, about 64 per thread, at most 256 threads",
-                                 subjectOf(op), target.name,
-                                 target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core",
-                                 dtypeName(op.a().buffer->dtype),
+                                 subjectOf(op), target.name, missingForm(target), dtypeName(op.a().buffer->dtype),
                                  dtypeName(op.b().buffer->dtype), dtypeName(op.c().buffer->dtype), M, N)};
 }
 
@@ -112,14 +122,14 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
         ctx.decide(subject, fmt::format("{}, {} x {} {}s", form->name, plan.warpsM, plan.warpsN, w), "lowering",
                    fmt::format("the target has {}{}; each {} holds {} x {} of the {} x {} accumulator ({} x {} "
                                "instruction tiles)",
-                               form->name, form->note, w, M / plan.warpsM, N / plan.warpsN, M, N, plan.tilesM, plan.tilesN),
+                               form->name, form->note, w, M / plan.warpsM, N / plan.warpsN, M, N, plan.tilesM,
+                               plan.tilesN),
                    loc);
         if (op.policy() == GemmPolicy::Auto)
             ctx.decide("policy of " + subject, "square", "inferred",
                        fmt::format("'policy' left out: square keeps each {}'s tile ({} x {}) closest to square, "
                                    "which reads the fewest operand bytes from shared memory per {}",
-                                   w, M / plan.warpsM, N / plan.warpsN,
-                                   plan.kind == GemmPlan::Kind::Mfma ? "mfma" : "mma"),
+                                   w, M / plan.warpsM, N / plan.warpsN, form->shortName),
                        loc);
         // A fixed policy the split cannot honour: another arrangement was the only one left.
         bool broken = (op.policy() == GemmPolicy::FullRow && plan.warpsN != 1) ||
@@ -140,15 +150,14 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
     std::vector<int64_t> a = op.a().squeezedExtents();
     int64_t K = a.size() == 2 ? (op.transposeA() ? a[0] : a[1]) : 0;
     bool couldUseMma = form && K % form->k == 0;
-    std::string tile = form && form->warp == 64 ? "16 x 16" : "m16n8";
     std::string why = !form ? fmt::format("target '{}' has no {} form for {} x {} -> {}", ctx.target.name,
-                                          ctx.target.has(Feature::Mfma) ? "matrix-core (MFMA)" : "tensor-core",
+                                          missingForm(ctx.target),
                                           dtypeName(op.a().buffer->dtype), dtypeName(op.b().buffer->dtype),
                                           dtypeName(op.c().buffer->dtype))
                       : !couldUseMma ? fmt::format("K = {} is not a multiple of the instruction's {}", K, form->k)
                                      : fmt::format("threads = {} does not split the {} x {} accumulator into whole "
                                                    "{} tiles per {}",
-                                                   ctx.threads, M, N, tile, form->warpWord);
+                                                   ctx.threads, M, N, form->tile, form->warpWord);
     ctx.decide(subject, "SIMT", "lowering", why, loc);
     if (couldUseMma && !ctx.threadsInferred)
         ctx.diags.report(DiagId::warn_gemm_threads_split, SourceRange(loc), subject, M, N, ctx.threads,
@@ -158,7 +167,7 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
                              : fmt::format("no {}sM x {}sN = {} has M % ({} {}sM) == 0 and N % ({} {}sN) == 0",
                                            form->warpWord, form->warpWord, warps, form->rowUnit, form->warpWord,
                                            form->colUnit, form->warpWord),
-                         form->warp == 64 ? "matrix cores" : "tensor cores");
+                         form->cores);
 }
 
 } // namespace tlc::ops
