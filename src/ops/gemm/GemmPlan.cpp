@@ -108,10 +108,6 @@ Fragment mfma16x16Tile() {
     return Fragment({16, 16}, 64, 4, {{{true, 16, 4, 4}, {false, 1, 4, 1}}, {{true, 1, 16, 1}}});
 }
 
-} // namespace
-
-namespace {
-
 // An instruction's accumulator tile repeated over one warp's part of C (in further slots,
 // row-major) and over the block's warps (warpsM down, then warpsN across).
 Fragment tiledOverWarps(const Fragment& tile, int64_t M, int64_t N, int64_t threads, int64_t warpsM, int64_t warpsN) {
@@ -169,35 +165,30 @@ GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
         plan.wgmmaFallback = planWgmma(op, ctx, plan);
         if (plan.kind == GemmPlan::Kind::Wgmma) return plan;
     }
+    // Whole warps (waves) of `warp` lanes, each whole rowUnit x colUnit instruction tiles of C.
+    // (An accumulator with unit dimensions besides M and N gets the layout in its own rank.)
+    auto splitOverWarps = [&](int64_t warp, int64_t rowUnit, int64_t colUnit) {
+        if (ctx.threads % warp != 0) return false;
+        auto split = chooseWarpSplit(M, N, ctx.threads / warp, op.policy(), rowUnit, colUnit);
+        if (!split) return false;
+        plan.warpsM = split->first;
+        plan.warpsN = ctx.threads / warp / split->first;
+        plan.tilesM = M / (rowUnit * plan.warpsM);
+        plan.tilesN = N / (colUnit * plan.warpsN);
+        return true;
+    };
     DType ta = op.a().buffer->dtype, tb = op.b().buffer->dtype, tc = op.c().buffer->dtype;
     if (const MfmaInstruction* mfma = findMfma(ctx.target, ta, tb, tc)) {
-        int64_t wave = ctx.target.warpSize, waves = ctx.threads / wave;
-        // (An accumulator with unit dimensions besides M and N gets this layout in its own rank.)
-        if (ctx.threads % wave != 0 || K % mfma->k != 0) return plan;
-        auto split = chooseWarpSplit(M, N, waves, op.policy(), 16, 16);
-        if (!split) return plan;
+        if (K % mfma->k != 0 || !splitOverWarps(ctx.target.warpSize, 16, 16)) return plan;
         plan.kind = GemmPlan::Kind::Mfma;
         plan.mfma = mfma;
-        plan.warpsM = split->first;
-        plan.warpsN = waves / split->first;
-        plan.tilesM = M / (16 * plan.warpsM);
-        plan.tilesN = N / (16 * plan.warpsN);
         plan.accumulator = mfmaAccumulator(M, N, ctx.threads, plan.warpsM, plan.warpsN);
         return plan;
     }
     const MmaInstruction* mma = findMma(ctx.target, ta, tb, tc);
-    int64_t warps = ctx.threads / 32;
-    bool fits = mma && ctx.threads % 32 == 0 && K % mma->k == 0;
-    if (!fits) return plan;
-    auto split = chooseWarpSplit(M, N, warps, op.policy());
-    if (!split) return plan;
-    int64_t bestM = split->first;
+    if (!mma || K % mma->k != 0 || !splitOverWarps(32, 16, 8)) return plan;
     plan.kind = GemmPlan::Kind::MmaSm80;
     plan.mma = mma;
-    plan.warpsM = bestM;
-    plan.warpsN = warps / bestM;
-    plan.tilesM = M / (16 * plan.warpsM);
-    plan.tilesN = N / (8 * plan.warpsN);
     plan.accumulator = mmaAccumulator(M, N, ctx.threads, plan.warpsM, plan.warpsN);
     return plan;
 }
