@@ -18,6 +18,17 @@ std::vector<size_t> tileDims(const Region& r) {
     return dims;
 }
 
+std::optional<std::vector<int64_t>> trailingTileShape(const Region& r) {
+    std::vector<int64_t> shape;
+    size_t rank = r.rank();
+    if (!constantShape(r.buffer, shape) || rank < 2 || r.extents[rank - 1] != shape[rank - 1] ||
+        r.extents[rank - 2] != shape[rank - 2])
+        return std::nullopt;
+    for (size_t d = 0; d + 2 < rank; ++d)
+        if (r.extents[d] != 1) return std::nullopt;
+    return shape;
+}
+
 std::vector<Expr> regionIndices(const Region& r, const std::vector<Expr>& tileOffsets) {
     std::vector<Expr> idx = r.starts;
     std::vector<size_t> dims = tileDims(r);

@@ -7,6 +7,7 @@
 #include "ops/LowerContext.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ namespace tlc::ops {
 
 // The dimensions of a region that are not 1 (the tile's own dimensions).
 std::vector<size_t> tileDims(const ir::Region& r);
+
+// The constant shape of r's buffer when r covers the whole of its buffer's last two dimensions
+// and one element of every other (a shared tile as the bank-conflict cost sees it, indices over
+// the buffer with leading dimensions at 0); nothing otherwise.
+std::optional<std::vector<int64_t>> trailingTileShape(const ir::Region& r);
 
 // Full-rank indices into the region's buffer for offsets over its tile dimensions.
 std::vector<ir::Expr> regionIndices(const ir::Region& r, const std::vector<ir::Expr>& tileOffsets);

@@ -1,5 +1,7 @@
 #include "ops/copy/SharedAccess.h"
 
+#include "ops/OpUtil.h"
+
 #include <algorithm>
 
 namespace tlc::ops {
@@ -10,13 +12,10 @@ std::optional<layout::SharedAccess> sharedAccess(const CopyOp& op, const Buffer&
     bool isSrc = op.src().buffer.get() == shared.get();
     const Region& mine = isSrc ? op.src() : op.dst();
     const Region& other = isSrc ? op.dst() : op.src();
-    std::vector<int64_t> shape;
+    std::optional<std::vector<int64_t>> tile = trailingTileShape(mine);
+    if (!tile) return std::nullopt;
+    const std::vector<int64_t>& shape = *tile;
     size_t rank = mine.rank();
-    if (!constantShape(shared, shape) || rank < 2 || mine.extents[rank - 1] != shape[rank - 1] ||
-        mine.extents[rank - 2] != shape[rank - 2])
-        return std::nullopt;
-    for (size_t d = 0; d + 2 < rank; ++d)
-        if (mine.extents[d] != 1) return std::nullopt;
     int64_t rows = shape[rank - 2], cols = shape[rank - 1];
     auto at = [rank](int64_t i, int64_t j) {
         std::vector<int64_t> index(rank, 0);

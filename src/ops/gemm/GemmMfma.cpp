@@ -92,13 +92,8 @@ std::optional<layout::SharedAccess> mfmaOperandAccess(const GemmOp& op, const Ge
                                                       const LowerContext& ctx) {
     bool isA = op.a().buffer.get() == shared.get();
     const Region& r = isA ? op.a() : op.b();
-    std::vector<int64_t> shape;
+    if (plan.kind != GemmPlan::Kind::Mfma || !trailingTileShape(r)) return std::nullopt;
     size_t rank = r.rank();
-    if (plan.kind != GemmPlan::Kind::Mfma || !constantShape(shared, shape) || rank < 2 ||
-        r.extents[rank - 1] != shape[rank - 1] || r.extents[rank - 2] != shape[rank - 2])
-        return std::nullopt;
-    for (size_t d = 0; d + 2 < rank; ++d)
-        if (r.extents[d] != 1) return std::nullopt;
     const MfmaInstruction& inst = *plan.mfma;
     int64_t P = inst.perLane(), tiles = isA ? plan.tilesM : plan.tilesN;
     // The operand's stored dimensions: [m or n, k] unless transposed (A) or [k, n] (B).
