@@ -53,12 +53,17 @@ Expr tileInside(const Region& r) {
     return inBounds(r.buffer, last);
 }
 
+int64_t widestVector(int64_t inner, int64_t elemBytes) {
+    int64_t vec = std::max<int64_t>(1, 16 / std::max<int64_t>(elemBytes, 1));
+    while (vec > 1 && inner % vec != 0) vec /= 2;
+    return vec;
+}
+
 int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType moveType) {
     const Buffer& b = r.buffer;
-    int64_t bytes = dtypeBytes(moveType);
-    int64_t vec = std::max<int64_t>(1, 16 / bytes);
     if (dtypeBits(moveType) < 8) return 1;  // packed 4-bit types move as bytes elsewhere
-    while (vec > 1 && inner % vec != 0) vec /= 2;
+    int64_t bytes = dtypeBytes(moveType);
+    int64_t vec = widestVector(inner, bytes);
     size_t last = b->shape.size() - 1;
     if (vec == 1 || r.extents.empty() || r.extents[last] == 1) return 1;
     if (!asConstInt(b->strides[last]) || *asConstInt(b->strides[last]) != 1) return 1;

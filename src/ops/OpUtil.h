@@ -32,6 +32,10 @@ ir::Expr inBounds(const ir::Buffer& b, const std::vector<ir::Expr>& indices, int
 // True for on-chip buffers.
 ir::Expr tileInside(const ir::Region& r);
 
+// The most elements of `elemBytes` each, at most 16 bytes and a power of two, that divide
+// `inner`: the vector a move of rows of `inner` elements takes where nothing else limits it.
+int64_t widestVector(int64_t inner, int64_t elemBytes);
+
 // The widest vector (elements) a move of a tile with innermost extent `inner` can use on this
 // region: the last dimension must be contiguous and the start a known multiple. Symbolic
 // strides become launch checks (recorded in ctx).

@@ -39,6 +39,7 @@
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmWgmma.h"
 #include "ops/LowerContext.h"
+#include "ops/OpUtil.h"
 
 #include <fmt/format.h>
 
@@ -609,8 +610,7 @@ private:
             // the same global loads as without the prefetch, and stores of whole vectors.
             std::vector<int64_t> shape;
             if (constantShape(next, shape) && shape.size() == 2) {
-                int64_t vec = std::max<int64_t>(1, 16 / dtypeBytes(tile->dtype));
-                while (vec > 1 && shape[1] % vec != 0) vec /= 2;
+                int64_t vec = ops::widestVector(shape[1], dtypeBytes(tile->dtype));
                 if (auto f = layout::rowMajorCopyFragment(shape, ctx_.threads, vec)) ctx_.layouts.emplace(next.get(), *f);
             }
             Stmt load = tileOp(std::make_shared<ops::CopyOp>(copy->src(), wholeBuffer(next)), t->loc);

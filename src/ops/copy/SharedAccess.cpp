@@ -40,8 +40,7 @@ std::optional<layout::SharedAccess> sharedAccess(const CopyOp& op, const Buffer&
         return a;
     }
     // Memory to memory: element (it * threads + tx) * vec of the tile, row-major.
-    int64_t vec = other.buffer->dtype == shared->dtype ? widest : 1;
-    while (vec > 1 && cols % vec != 0) vec /= 2;
+    int64_t vec = other.buffer->dtype == shared->dtype ? widestVector(cols, elemBytes) : 1;
     layout::SharedAccess a;
     a.what = op.str();
     a.lanes = std::min(ctx.warpSize, ctx.threads);
