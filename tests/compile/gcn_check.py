@@ -19,14 +19,11 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-
-def refused(source, target):
-    for line in open(source, encoding="utf-8"):
-        m = re.match(r"\s*//\s*compile-check:\s*not\s+(.*)", line)
-        if m and target in m.group(1).split():
-            return True
-    return False
+# The compile layer's reading of "// compile-check: not TARGET..." lines.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "emit"))
+from compile_check import excluded_targets  # noqa: E402
 
 
 def check(source, args):
@@ -34,7 +31,7 @@ def check(source, args):
     name = os.path.splitext(os.path.basename(source))[0]
     lines = []
     if source.endswith(".tl"):
-        if refused(source, args.target):
+        if args.target in excluded_targets(Path(source)):
             return True, [f"skip {name}: not meant for {args.target}"]
         hip = os.path.join(args.work, f"{name}_{args.target}.hip")
         run = subprocess.run([args.tlc, source, f"--target={args.target}", "-o", hip], capture_output=True, text=True)
