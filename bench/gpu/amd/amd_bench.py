@@ -28,16 +28,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 KIT = os.path.join(ROOT, "bench", "gpu", "kit")
 
 
+def kit_prepare():
+    """The GPU kit's prepare.py (only in the source tree: prepare runs there, build and run do not)."""
+    sys.path.insert(0, KIT)
+    import prepare
+    return prepare
+
+
 def kernels(arch):
-    """(id, sample, defines, kind): the tlc side; shapes and baselines are bench.py's."""
-    out = [("gemm_f16", "samples/gemm.tl", (), "gemm"), ("gemm_bf16", "samples/gemm_bf16.tl", (), "gemm")]
-    for hdim in (64, 128):
-        for causal in ("false", "true"):
-            out.append((f"fa_d{hdim}_{'causal' if causal == 'true' else 'full'}", "samples/flash_attention.tl",
-                        (f"D={hdim}", f"causal={causal}"), "attention"))
-    out += [("softmax", "samples/softmax.tl", (), "softmax"), ("rmsnorm", "samples/rmsnorm.tl", (), "rmsnorm"),
-            ("layernorm", "tests/corpus/layernorm.tl", (), "layernorm")]
-    return out
+    """(id, sample, target, defines, kind): the GPU kit's benchmark kernels for the arch, fp8
+    left out (above)."""
+    return [k for k in kit_prepare().bench_kernels(arch) if k[4] != "gemm" or "fp8" not in k[1]]
 
 
 def prepare(args):
@@ -49,15 +50,13 @@ def prepare(args):
                                                                   text=True, check=True).stdout.strip(),
                 "bench": []}
     try:
-        for bid, sample, defines, kind in kernels(args.arch):
+        for bid, sample, target, defines, kind in kernels(args.arch):
             hip = os.path.join("gen", bid + ".hip")
-            cmd = [args.tlc, os.path.join(ROOT, sample), f"--target={args.arch}", "-o", os.path.join(tmp, hip)]
-            cmd += [x for d in defines for x in ("-D", d)]
-            if kind == "layernorm":
-                cmd += ["--kernel=layernorm_fwd"]
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                print(f"amd_bench: tlc refused {bid} for {args.arch}, left out:\n{done.stderr}", file=sys.stderr)
+            try:
+                kit_prepare().emit(args.tlc, os.path.join(ROOT, sample), target, [x for d in defines for x in ("-D", d)],
+                                 os.path.join(tmp, hip), kernel="layernorm_fwd" if kind == "layernorm" else None)
+            except RuntimeError as e:
+                print(f"amd_bench: tlc refused {bid} for {args.arch}, left out:\n{e}", file=sys.stderr)
                 continue
             manifest["bench"].append({"id": bid, "sample": sample, "defines": list(defines), "kind": kind,
                                       "source": hip, "flavour": args.arch})
