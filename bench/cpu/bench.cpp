@@ -23,6 +23,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -38,6 +39,26 @@ double timeIt(const std::function<void()>& fn, int reps) {
     }
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+}
+
+// Two functions timed in alternation (a, b, a, b, ...), the median of each: on a shared machine
+// whose memory bandwidth drifts, both see the same conditions, so their ratio holds still.
+std::pair<double, double> timeSideBySide(const std::function<void()>& a, const std::function<void()>& b, int reps) {
+    a();
+    b();
+    std::vector<double> ta, tb;
+    auto once = [](const std::function<void()>& fn) {
+        auto start = std::chrono::steady_clock::now();
+        fn();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int r = 0; r < reps; ++r) {
+        ta.push_back(once(a));
+        tb.push_back(once(b));
+    }
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 int repsFor(double flopsOrBytes, double perSecond) {
@@ -158,26 +179,21 @@ void igemm(int M, int N, int K) {
         ops / tTlc * 1e-9, "oneDNN matmul", ops / tDnnl * 1e-9, "GOP/s", double(differ) / double(C.size()));
 }
 
-// Copies `bytes` from one buffer to another on every OpenMP thread: the bandwidth a kernel that
-// reads and writes as much could reach.
-double memcpyTime(size_t bytes, int reps) {
-    std::vector<char> src(bytes, 1), dst(bytes);
-    return timeIt([&] {
+// A kernel moving `bytes` (reads + writes) against a copy of the same amount from one buffer to
+// another on every OpenMP thread (the bandwidth such a kernel could reach), side by side.
+void againstMemcpy(const std::string& name, const std::string& shape, double bytes, const std::function<void()>& fn,
+                   double err) {
+    const size_t half = static_cast<size_t>(bytes / 2);
+    std::vector<char> src(half, 1), dst(half);
+    auto copy = [&] {
         #pragma omp parallel
         {
             size_t n = omp_get_num_threads(), t = omp_get_thread_num();
-            size_t chunk = (bytes / n + 63) / 64 * 64, begin = std::min(bytes, t * chunk);
-            std::memcpy(dst.data() + begin, src.data() + begin, std::min(bytes, begin + chunk) - begin);
+            size_t chunk = (half / n + 63) / 64 * 64, begin = std::min(half, t * chunk);
+            std::memcpy(dst.data() + begin, src.data() + begin, std::min(half, begin + chunk) - begin);
         }
-    }, reps);
-}
-
-// A row kernel moving `bytes` (reads + writes) against memcpy of the same amount.
-void rowKernel(const std::string& name, const std::string& shape, double bytes, const std::function<void()>& fn,
-               double err) {
-    int reps = repsFor(bytes, 2e10);
-    double t = timeIt(fn, reps);
-    double tCopy = memcpyTime(static_cast<size_t>(bytes / 2), reps);
+    };
+    auto [t, tCopy] = timeSideBySide(fn, copy, repsFor(bytes, 2e10));
     row(name, shape, bytes / t * 1e-9, "memcpy", bytes / tCopy * 1e-9, "GB/s", err);
 }
 
@@ -202,7 +218,7 @@ void softmax(int M) {
         for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float(std::exp(double(x[j]) - mx) / sum);
     }
     check(tl_kernels::softmax(X.data(), Y.data(), M), "softmax");
-    rowKernel("softmax f32", r.shape(), r.bytes(), [&] { tl_kernels::softmax(X.data(), Y.data(), M); },
+    againstMemcpy("softmax f32", r.shape(), r.bytes(), [&] { tl_kernels::softmax(X.data(), Y.data(), M); },
               maxRelError(Y, Ref));
 }
 
@@ -219,7 +235,7 @@ void norms(int M) {
         for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float(x[j] * r * W[j]);
     }
     check(tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M), "rmsnorm");
-    rowKernel("rmsnorm f32", r.shape(), r.bytes(), [&] { tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M); },
+    againstMemcpy("rmsnorm f32", r.shape(), r.bytes(), [&] { tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M); },
               maxRelError(Y, Ref));
     // layernorm
     for (int i = 0; i < M; ++i) {
@@ -232,7 +248,7 @@ void norms(int M) {
         for (int j = 0; j < N; ++j) Ref[size_t(i) * N + j] = float((x[j] - mean) * r * W[j] + Bias[j]);
     }
     check(tl_kernels::layernorm(X.data(), W.data(), Bias.data(), Y.data(), eps, M), "layernorm");
-    rowKernel("layernorm f32", r.shape(), r.bytes(),
+    againstMemcpy("layernorm f32", r.shape(), r.bytes(),
               [&] { tl_kernels::layernorm(X.data(), W.data(), Bias.data(), Y.data(), eps, M); }, maxRelError(Y, Ref));
 }
 
@@ -247,11 +263,8 @@ void reduceSum(int M, int N) {
         SRef[i] = float(s);
     }
     check(tl_kernels::reduce_sum(X.data(), S.data(), M, N), "reduce_sum");
-    double readBytes = double(M) * N * 4;
-    int reps = repsFor(readBytes, 2e10);
-    double t = timeIt([&] { tl_kernels::reduce_sum(X.data(), S.data(), M, N); }, reps);
-    double tCopy = memcpyTime(static_cast<size_t>(readBytes / 2), reps);
-    row("reduce_sum f32", shape, readBytes / t * 1e-9, "memcpy", readBytes / tCopy * 1e-9, "GB/s", maxRelError(S, SRef));
+    againstMemcpy("reduce_sum f32", shape, double(M) * N * 4, [&] { tl_kernels::reduce_sum(X.data(), S.data(), M, N); },
+                  maxRelError(S, SRef));
 }
 
 // Flash attention forward (samples/flash_attention.tl, f16, D = 128) against a plain

@@ -143,6 +143,8 @@ protected:
             index[i] = names_.declare(nullptr, info_.roleName[size_t(VarRole::BlockIndexX) + i]);
         std::vector<std::string> args = argumentList(k);
         args.insert(args.end(), index.begin(), index.end());
+        // schedule(static): each thread runs consecutive blocks, which the next-block prefetch
+        // (passes/PrefetchNextBlock.cpp) counts on.
         std::string collapse = dims > 1 ? fmt::format(" collapse({})", dims) : "";
         bool region = !hoisted_.empty();
         if (region) {
@@ -156,9 +158,9 @@ protected:
                 line(fmt::format("std::vector<{}> {}({});", typeName(b->dtype), name, bufferSpan(b)));
                 args.push_back(name + ".data()");
             }
-            line("#pragma omp for" + collapse);
+            line("#pragma omp for schedule(static)" + collapse);
         } else {
-            line("#pragma omp parallel for" + collapse);
+            line("#pragma omp parallel for schedule(static)" + collapse);
         }
         // The outermost loop runs over the last grid dimension, so that consecutive blocks
         // differ in x, as on a GPU.
@@ -195,6 +197,11 @@ protected:
             arity(4);
             need("tl_cpu.h", "streaming_stores");
             return fmt::format("tl::store_row({}, {}, {}, {})", args[0], args[1], args[2], args[3]);
+        }
+        if (n == "prefetch") {  // (&tensor[..]): a hint, no value changes
+            arity(1);
+            need("tl_cpu.h", "prefetch");
+            return fmt::format("tl::prefetch({})", args[0]);
         }
         if (n == "dp4a") {
             arity(3);

@@ -260,6 +260,12 @@ Region wholeBuffer(const Buffer& b) {
     return r;
 }
 
+Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
+    Region out = r;
+    for (auto& s : out.starts) s = fn(s);
+    return out;
+}
+
 } // namespace tlc::ir
 
 namespace tlc::ir {

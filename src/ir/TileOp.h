@@ -29,6 +29,8 @@ struct Region {
     bool coversWholeBuffer() const;
 };
 Region wholeBuffer(const Buffer& b);  // b must have a constant shape
+// The region with every start replaced by fn(start).
+Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn);
 
 class TileOp {
 public:

@@ -32,11 +32,7 @@ using namespace ir;
 
 namespace {
 
-const ops::CopyOp* plainCopy(const Stmt& s) {
-    const TileOpStmt* t = s.as<TileOpStmt>();
-    const auto* c = t ? dynamic_cast<const ops::CopyOp*>(t->op.get()) : nullptr;
-    return c && !c->async() && !c->tmaBarrier() ? c : nullptr;
-}
+using ops::plainCopy;
 
 // The global buffers the kernel writes (stores and tile ops).
 std::set<const BufferNode*> writtenTensors(const Stmt& body) {

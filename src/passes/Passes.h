@@ -29,6 +29,10 @@ ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);
 // computed inside the reduction (ops::ReduceProducer). Others: unchanged.
 ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target: the row reduction that reads a block's tile copied from a tensor also
+// prefetches the tile the thread's next block (bx + 1) copies. Others: unchanged.
+ir::Stmt prefetchNextBlock(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
 // After lowering: thread-level buffers that nothing reads or writes are not declared.
 ir::Stmt dropUnusedBuffers(const ir::Stmt& body);
 

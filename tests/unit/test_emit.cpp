@@ -116,7 +116,7 @@ TEST_CASE("emit: vector add for HIP and the CPU") {
     const std::string& s = cpu.source;
     CHECK_HAS(s, "static void vector_add_block(const float* __restrict__ A,");
     CHECK_HAS(s, "int bx)\n{\n    // vadd.tl:3\n    for (int t = 0; t < 256; ++t) {\n");
-    CHECK_HAS(s, "    #pragma omp parallel for\n    for (int bx = 0; bx < blocks_x; ++bx) {\n"
+    CHECK_HAS(s, "    #pragma omp parallel for schedule(static)\n    for (int bx = 0; bx < blocks_x; ++bx) {\n"
                  "        vector_add_block(A, B, C, N, bx);\n    }\n    return tl::cpu_success;\n");
     CHECK_HAS(s, "if (N < 0) return tl::cpu_error_invalid_value;");
     CHECK_HAS(s, "void* /*stream: unused on the CPU*/)");
@@ -178,7 +178,7 @@ TEST_CASE("emit: f16 casts, vector moves and launch checks") {
     CHECK_HAS(cpu.source, "tl::half A_s[4096];  // 64 x 64");
     CHECK_HAS(cpu.source, "out[v] = tl::half(float(A_s[r * 64 + c + v]) * alpha);");
     CHECK_HAS(cpu.source, "int /*M*/,");  // unused in the block: named in a comment
-    CHECK_HAS(cpu.source, "#pragma omp parallel for collapse(2)\n    for (int by = 0; by < blocks_y; ++by) {\n"
+    CHECK_HAS(cpu.source, "#pragma omp parallel for schedule(static) collapse(2)\n    for (int by = 0; by < blocks_y; ++by) {\n"
                           "        for (int bx = 0; bx < blocks_x; ++bx) {\n");
     CHECK_HAS(cpu.header, "struct half {");  // a host program gets tl::half from the header
     CHECK_HAS_NOT(cpu.source, "struct half {");  // ... and the source does not repeat it
@@ -204,7 +204,7 @@ TEST_CASE("emit: more than 48 KB of shared memory needs the opt-in; large CPU bu
     EmitResult cpu = emitOne(bigShared(target("cpu")), "cpu");
     CHECK_HAS(cpu.source, "    #pragma omp parallel\n    {\n");
     CHECK_HAS(cpu.source, "std::vector<float> tile(8192);");
-    CHECK_HAS(cpu.source, "#pragma omp for\n");
+    CHECK_HAS(cpu.source, "#pragma omp for schedule(static)\n");
     CHECK_HAS(cpu.source, "big_transpose_block(S, T, R, bx, tile.data(), tile_t.data());");
     CHECK_HAS(cpu.source, "float* __restrict__ tile_t)");
     CHECK_HAS(cpu.source, "// tile: shared f32[128, 64], per-thread storage from the launcher");

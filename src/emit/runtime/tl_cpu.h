@@ -101,6 +101,19 @@ inline void store_row(T* dst, const T* src, int count, long long result_bytes) {
 } // namespace tl
 // tlc:end
 
+// tlc:section prefetch
+namespace tl {
+// Asks for the cache line holding p (a read, kept in every level): a hint that never faults.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
+#endif
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section math
 #include <cmath>
 namespace tl {

@@ -15,11 +15,6 @@ namespace tlc::ops {
 using namespace ir;
 
 namespace {
-Region mapRegion(const Region& r, const std::function<Expr(const Expr&)>& fn) {
-    Region out = r;
-    for (auto& s : out.starts) s = fn(s);
-    return out;
-}
 // The decision log's entry for a copy: how wide its moves are and why, and whether they go
 // through cp.async (--explain). A pipeline's copies of one statement log once (same place).
 void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t vec, DType type, std::string why,
@@ -80,6 +75,12 @@ std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp&
 }
 
 } // namespace
+
+const CopyOp* plainCopy(const Stmt& s) {
+    const TileOpStmt* t = s.as<TileOpStmt>();
+    const auto* c = t ? dynamic_cast<const CopyOp*>(t->op.get()) : nullptr;
+    return c && !c->async() && !c->tmaBarrier() ? c : nullptr;
+}
 
 TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     auto c = std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);

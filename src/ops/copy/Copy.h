@@ -67,5 +67,7 @@ std::optional<LowerContext::SharedLayout> tmaBoxedLayout(const ir::Buffer& tile,
 // destination's layout to the stacked boxes when its rows are wider than one span, before any
 // other rule chooses one.
 void claimTmaLayout(const CopyOp& copy, LowerContext& ctx);
+// The copy s is, when it is neither asynchronous nor a TMA load (the cpu passes' staging copies).
+const CopyOp* plainCopy(const ir::Stmt& s);
 
 } // namespace tlc::ops

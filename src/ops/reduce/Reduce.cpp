@@ -27,12 +27,34 @@ const char* reduceName(ReduceKind k) {
 }
 
 TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
-    Region s = src_, d = dst_;
-    for (auto& e : s.starts) e = fn(e);
-    for (auto& e : d.starts) e = fn(e);
     std::optional<ReduceProducer> p = producer_;
     if (p) p->value = fn(p->value);
-    return std::make_shared<ReduceOp>(s, d, kind_, dim_, clear_, std::move(p));
+    auto op = std::make_shared<ReduceOp>(mapRegion(src_, fn), mapRegion(dst_, fn), kind_, dim_, clear_, std::move(p));
+    if (prefetchNext_) op->prefetchNext_ = mapRegion(*prefetchNext_, fn);
+    return op;
+}
+
+std::shared_ptr<const ReduceOp> ReduceOp::withPrefetchNext(Region next) const {
+    auto op = std::make_shared<ReduceOp>(src_, dst_, kind_, dim_, clear_, producer_);
+    op->prefetchNext_ = std::move(next);
+    return op;
+}
+
+Stmt ReduceOp::prefetchAt(const std::vector<Expr>& at, int64_t count) const {
+    const Region& next = *prefetchNext_;
+    // The source's indices without its unit dimensions are the offsets over the tile's.
+    std::vector<Expr> offsets;
+    for (size_t d = 0; d < at.size(); ++d)
+        if (src_.extents[d] != 1) offsets.push_back(at[d]);
+    const int64_t lineElements = std::max<int64_t>(1, 64 / dtypeBytes(next.buffer->dtype));
+    std::vector<Stmt> lines;
+    for (int64_t k = 0; k < count; k += lineElements) {
+        std::vector<Expr> o = offsets;
+        o.back() = o.back() + k;
+        lines.push_back(evaluate(call("prefetch", DType::I32,
+                                      {call("address_of", DType::I64, {load(next.buffer, regionIndices(next, o))})})));
+    }
+    return ifThenElse(tileInside(next), seq(lines));
 }
 
 std::vector<const Region*> ReduceOp::reads() const {
@@ -189,11 +211,16 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
+    // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
+    Stmt chunkStep = overLanes(step, ForKind::Vectorized);
+    if (prefetchNext_) {
+        std::vector<Expr> at(rowVars.begin(), rowVars.end());
+        at.push_back(Expr(chunk) * kLanes);
+        chunkStep = seq({prefetchAt(at, kLanes), chunkStep});
+    }
     std::vector<Stmt> steps = {
         overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
-        forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial,
-                // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
-                overLanes(step, ForKind::Vectorized)),
+        forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial, chunkStep),
     };
     int64_t combined = kLanes;
     if (kLanes > 16) {  // 64 lanes into the first 16, one vector step each (any order: max and min)

@@ -33,6 +33,10 @@ public:
         : src_(std::move(src)), dst_(std::move(dst)), kind_(kind), dim_(dim), clear_(clear),
           producer_(std::move(producer)) {}
     const std::optional<ReduceProducer>& producer() const { return producer_; }
+    // The cpu's next-block prefetch (passes/PrefetchNextBlock.cpp): the tile of a tensor that the
+    // block after this one reads, shaped as the source; the row loops prefetch it as they go.
+    const std::optional<ir::Region>& prefetchNext() const { return prefetchNext_; }
+    std::shared_ptr<const ReduceOp> withPrefetchNext(ir::Region next) const;
     const ir::Region& src() const { return src_; }
     const ir::Region& dst() const { return dst_; }
     int dim() const { return dim_; }
@@ -65,12 +69,16 @@ private:
     std::optional<ir::Expr> producedAt(LowerContext& ctx, const std::vector<ir::Expr>& at) const;
     // The producer as the parallel loop it was, filling the source (where the fused form does not apply).
     ir::Stmt producerLoop(LowerContext& ctx, SourceLoc loc) const;
+    // Prefetches of the next block's tile for the row-loop step at source indices `at` (a chunk
+    // of `count` elements along the row): one a cache line, when that tile lies in its tensor.
+    ir::Stmt prefetchAt(const std::vector<ir::Expr>& at, int64_t count) const;
 
     ir::Region src_, dst_;
     ReduceKind kind_;
     int dim_;
     bool clear_;
     std::optional<ReduceProducer> producer_;
+    std::optional<ir::Region> prefetchNext_;
 };
 
 } // namespace tlc::ops
