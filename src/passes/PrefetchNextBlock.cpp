@@ -83,7 +83,7 @@ protected:
             ctx_.decide(copy->src().buffer->name, "next block's tile prefetched", "prefetch-next-block",
                         fmt::format("{} prefetches {} (the tile the thread's next block copies) a cache line per "
                                     "step of its row loop",
-                                    asReduce(stmts[*host])->str(), regionString(next)),
+                                    asReduce(stmts[*host])->name(), regionString(next)),
                         stmts[*host]->loc);
         }
     }

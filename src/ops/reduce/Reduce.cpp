@@ -77,8 +77,9 @@ std::string ReduceOp::str() const {
         source = fmt::format("{}[{}] = {}{}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value),
                              producer_->stores ? " (stored)" : "");
     }
-    return fmt::format("{}({}, {}, dim = {}{})", reduceName(kind_), source, regionString(dst_), dim_,
-                       clear_ ? "" : ", clear = false");
+    return fmt::format("{}({}, {}, dim = {}{}{})", reduceName(kind_), source, regionString(dst_), dim_,
+                       clear_ ? "" : ", clear = false",
+                       prefetchNext_ ? ", prefetch = " + regionString(*prefetchNext_) : "");
 }
 
 std::optional<Expr> ReduceOp::producedAt(LowerContext& ctx, const std::vector<Expr>& at) const {
