@@ -136,6 +136,11 @@ protected:
             line("    return tl::cpu_error_unsupported_cpu;");
             line("}");
         }
+        for (const auto& state : target_.cpuIsa.osPermissions) {  // "xtiledata": the only one known
+            need("tl_cpu.h", state);
+            line(fmt::format("// {}: the OS hands out this state only on request.", state));
+            line(fmt::format("if (!tl::request_{}()) return tl::cpu_error_unsupported_cpu;", state));
+        }
         std::vector<std::string> blocks = gridExtentNames(k);
         size_t dims = blocks.size();
         std::vector<std::string> index(dims);

@@ -153,7 +153,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
                 std::vector<std::string> out = requireStrings(list, field);
                 for (const auto& name : out) {
                     bool ok = !name.empty();
-                    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+                    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
                     if (!ok) throw SchemaError{fmt::format("field '{}[]' is '{}'; it must be a name", field, name)};
                 }
                 return out;
@@ -168,7 +168,13 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
                 }
                 else if (part == "macros") t.cpuIsa.macros = strings(v, "cpu_isa.macros");
                 else if (part == "cpuid") t.cpuIsa.cpuid = strings(v, "cpu_isa.cpuid");
-                else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid)", part)};
+                else if (part == "os_permissions") {
+                    t.cpuIsa.osPermissions = requireStrings(v, "cpu_isa.os_permissions");
+                    for (const auto& name : t.cpuIsa.osPermissions)
+                        if (name != "xtiledata")
+                            throw SchemaError{fmt::format("field 'cpu_isa.os_permissions[]' is '{}' (known: xtiledata)", name)};
+                }
+                else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid, os_permissions)", part)};
             }
         } else if (key == "features") {
             t.features = 0;
@@ -232,7 +238,7 @@ std::vector<Target>& builtinTargets() {
         }
         // The documented order: NVIDIA by architecture, AMD, CPU.
         auto rank = [](const Target& t) {
-            static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu", "cpu-avx2", "cpu-avx512"};
+            static const char* order[] = {"sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", "cpu", "cpu-avx2", "cpu-avx512", "cpu-amx"};
             for (size_t i = 0; i < std::size(order); ++i)
                 if (t.name == order[i]) return int(i);
             return int(std::size(order));

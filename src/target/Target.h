@@ -47,7 +47,10 @@ struct CpuIsa {
     std::string compileFlags;          // "-march=x86-64-v4"
     std::vector<std::string> macros;   // "__AVX512F__", ...
     std::vector<std::string> cpuid;    // "avx512f", ...
-    bool empty() const { return compileFlags.empty() && macros.empty() && cpuid.empty(); }
+    // State the OS hands out only on request (Linux arch_prctl): "xtiledata" (AMX's tiles). The
+    // launchers ask first and return tl::cpu_error_unsupported_cpu when refused.
+    std::vector<std::string> osPermissions;
+    bool empty() const { return compileFlags.empty() && macros.empty() && cpuid.empty() && osPermissions.empty(); }
 };
 
 struct Target {

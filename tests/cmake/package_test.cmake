@@ -47,7 +47,7 @@ if(out MATCHES "tlc gemm.tl")
 endif()
 
 # Bad TARGETS: configure fails and names the valid targets / says why.
-foreach(case "sm75;unknown target 'sm75'; the targets are cpu, cpu-avx2, cpu-avx512, gfx90a, gfx942, sm80, sm86, sm89, sm90, or a profile's .json file"
+foreach(case "sm75;unknown target 'sm75'; the targets are cpu, cpu-amx, cpu-avx2, cpu-avx512, gfx90a, gfx942, sm80, sm86, sm89, sm90, or a profile's .json file"
              "gfx90a;target 'gfx90a' is a hip target; tlc_add_kernels builds CUDA and cpu targets only")
   list(GET case 0 target)
   list(GET case 1 message)

@@ -59,7 +59,8 @@ CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"
 HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
 SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
 # The cpu targets and the flags their output requires (cpu_isa.compile_flags of the profiles).
-CPU_FLAGS = {"cpu": [], "cpu-avx2": ["-march=x86-64-v3"], "cpu-avx512": ["-march=x86-64-v4"]}
+CPU_FLAGS = {"cpu": [], "cpu-avx2": ["-march=x86-64-v3"], "cpu-avx512": ["-march=x86-64-v4"],
+             "cpu-amx": ["-march=sapphirerapids"]}
 ALL_TARGETS = ["sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942", *CPU_FLAGS]
 EXTENSION = {**{t: ".cu" for t in CUDA_ARCH}, **{t: ".hip" for t in HIP_ARCH}, **{t: ".cpp" for t in CPU_FLAGS}}
 

@@ -3,13 +3,16 @@
 // register blocks (rows 12/6, columns 32/16 on AVX-512/AVX2), row strides wider than the tile,
 // and accumulation into a C that is not zero. Built four times (tests/CMakeLists.txt): plain
 // (the portable loops), -march=x86-64-v3 (AVX2), -march=x86-64-v4 (AVX-512) and with
-// -mavx512bf16 (bf16 through vdpbf16ps) and -mavx512vnni (i8 through vpdpbusd); a build whose instructions the machine lacks exits 77,
-// which CTest reports as skipped.
+// -mavx512bf16 (bf16 through vdpbf16ps) and -mavx512vnni (i8 through vpdpbusd), and for AMX
+// (bf16 through tdpbf16ps): -march=sapphirerapids, and over emulated tiles (TLC_AMX_EMULATE) on
+// any AVX-512 CPU; a build whose instructions the machine lacks exits 77, which CTest reports as
+// skipped.
 #include "tl_cpu.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -28,8 +31,71 @@ T convert(float x) {
 template <typename T>
 using Acc = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
 
+// How a check calls the kernel: tl::gemm_tile (whatever form the flags give it), or the AMX form
+// over the emulated tiles below.
+struct ViaGemmTile {
+    template <int M, int N, int K, int TA, int TB, typename T, typename C>
+    static void run(const T* a, int lda, const T* b, int ldb, C* c, int ldc) {
+        tl::gemm_tile<M, N, K, TA, TB>(a, lda, b, ldb, c, ldc);
+    }
+};
+
+#if defined(TLC_AMX_EMULATE)
+// AMX's tile instructions as the ISA reference describes them (ldtilecfg, tileloadd,
+// tilestored, tdpbf16ps: each pair's products added in f32 one after the other, bf16 inputs
+// that are subnormal read as zero), so that tl_cpu.h's AMX form (cpu_gemm::gemm_amx) runs on
+// CPUs without AMX. What this cannot check is the hardware itself: the cpu-amx form of this test
+// (-march=sapphirerapids) does, where such a CPU runs it.
+struct EmulatedTiles {
+    static inline tl::cpu_gemm::TileConfig config;
+    static inline unsigned char tiles[8][16 * 64];
+    static int rows(int t) { return config.rows[t]; }
+    static int colsb(int t) { return config.colsb[t]; }
+    static void configure(const tl::cpu_gemm::TileConfig& c) { config = c; }
+    template <int T>
+    static void load(const void* p, long stride) {
+        for (int r = 0; r < rows(T); ++r) std::memcpy(tiles[T] + r * 64, static_cast<const char*>(p) + r * stride, colsb(T));
+    }
+    template <int T>
+    static void store(void* p, long stride) {
+        for (int r = 0; r < rows(T); ++r) std::memcpy(static_cast<char*>(p) + r * stride, tiles[T] + r * 64, colsb(T));
+    }
+    static float bf16At(int t, int row, int i) {
+        std::uint16_t bits;
+        std::memcpy(&bits, tiles[t] + row * 64 + i * 2, 2);
+        if ((bits & 0x7f80u) == 0) bits &= 0x8000u;  // DAZ
+        std::uint32_t f = std::uint32_t(bits) << 16;
+        float v;
+        std::memcpy(&v, &f, 4);
+        return v;
+    }
+    template <int C, int A, int B>
+    static void dot_bf16() {
+        for (int m = 0; m < rows(C); ++m)
+            for (int n = 0; n < colsb(C) / 4; ++n) {
+                float acc;
+                std::memcpy(&acc, tiles[C] + m * 64 + n * 4, 4);
+                for (int k = 0; k < colsb(A) / 4; ++k) {
+                    acc += bf16At(A, m, 2 * k) * bf16At(B, k, 2 * n);
+                    acc += bf16At(A, m, 2 * k + 1) * bf16At(B, k, 2 * n + 1);
+                }
+                std::memcpy(tiles[C] + m * 64 + n * 4, &acc, 4);
+            }
+    }
+    static void release() { config = {}; }
+};
+
+struct ViaEmulatedAmx {
+    template <int M, int N, int K, int TA, int TB, typename T, typename C>
+    static void run(const T* a, int lda, const T* b, int ldb, C* c, int ldc) {
+        static_assert(TA == 0 && std::is_same_v<T, tl::bfloat16>);
+        tl::cpu_gemm::gemm_amx<EmulatedTiles, M, N, K, TB>(a, lda, b, ldb, c, ldc);
+    }
+};
+#endif
+
 // C[M][N] (row stride ldc) += op(A) op(B); inputs stored with row strides lda, ldb.
-template <int M, int N, int K, int TA, int TB, typename T>
+template <int M, int N, int K, int TA, int TB, typename T, typename Via = ViaGemmTile>
 void check(const char* type, std::mt19937& gen) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     const int lda = (TA ? M : K) + 3, ldb = (TB ? K : N) + 5, ldc = N + 7;
@@ -50,7 +116,7 @@ void check(const char* type, std::mt19937& gen) {
             }
             want[size_t(i) * ldc + j] = sum;
         }
-    tl::gemm_tile<M, N, K, TA, TB>(a.data(), lda, b.data(), ldb, c.data(), ldc);
+    Via::template run<M, N, K, TA, TB>(a.data(), lda, b.data(), ldb, c.data(), ldc);
     double worst = 0;
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
@@ -86,7 +152,25 @@ void shapes(const char* type, std::mt19937& gen) {
 } // namespace
 
 int main() {
-#if defined(__AVX512VNNI__)
+#if defined(TLC_AMX_EMULATE)
+    const char* form = "AMX over emulated tiles";
+    {
+        std::mt19937 gen(99);
+        // Two row tiles a block; one (48 = 32 + 16); the least shape; B transposed or not.
+        check<64, 64, 64, 0, 0, tl::bfloat16, ViaEmulatedAmx>("bf16 (AMX)", gen);
+        check<64, 64, 64, 0, 1, tl::bfloat16, ViaEmulatedAmx>("bf16 (AMX)", gen);
+        check<48, 96, 128, 0, 0, tl::bfloat16, ViaEmulatedAmx>("bf16 (AMX)", gen);
+        check<48, 96, 128, 0, 1, tl::bfloat16, ViaEmulatedAmx>("bf16 (AMX)", gen);
+        check<16, 32, 32, 0, 0, tl::bfloat16, ViaEmulatedAmx>("bf16 (AMX)", gen);
+    }
+#elif defined(__AMX_TILE__) && defined(__AMX_BF16__)
+    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16") ||
+        !__builtin_cpu_supports("avx512bf16") || !tl::request_xtiledata()) {
+        std::printf("skipped: this CPU (or its OS) gives no AMX with BF16\n");
+        return 77;
+    }
+    const char* form = "AMX";
+#elif defined(__AVX512VNNI__)
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
         !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
         !__builtin_cpu_supports("avx512vnni")) {
