@@ -35,6 +35,26 @@ protected:
 };
 } // namespace
 
+std::set<const BufferNode*> writtenTensors(const Stmt& body) {
+    class Writes : public IRVisitor {
+    public:
+        std::set<const BufferNode*> written;
+
+    protected:
+        void visitStore(const Store* n) override {
+            if (n->buffer->scope == MemScope::Global) written.insert(n->buffer.get());
+            IRVisitor::visitStore(n);
+        }
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            for (const Region* r : n->op->writes())
+                if (r->buffer->scope == MemScope::Global) written.insert(r->buffer.get());
+            IRVisitor::visitTileOpStmt(n);
+        }
+    } writes;
+    writes.visit(body);
+    return writes.written;
+}
+
 std::map<const BufferNode*, int> countBufferUses(const Stmt& s) {
     CountUses counter;
     counter.visit(s);

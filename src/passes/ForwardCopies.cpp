@@ -34,27 +34,6 @@ namespace {
 
 using ops::plainCopy;
 
-// The global buffers the kernel writes (stores and tile ops).
-std::set<const BufferNode*> writtenTensors(const Stmt& body) {
-    class Writes : public IRVisitor {
-    public:
-        std::set<const BufferNode*> written;
-
-    protected:
-        void visitStore(const Store* n) override {
-            if (n->buffer->scope == MemScope::Global) written.insert(n->buffer.get());
-            IRVisitor::visitStore(n);
-        }
-        void visitTileOpStmt(const TileOpStmt* n) override {
-            for (const Region* r : n->op->writes())
-                if (r->buffer->scope == MemScope::Global) written.insert(r->buffer.get());
-            IRVisitor::visitTileOpStmt(n);
-        }
-    } writes;
-    writes.visit(body);
-    return writes.written;
-}
-
 class Forward : public SeqRewriter {
 public:
     Forward(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
@@ -66,6 +45,7 @@ protected:
                          std::map<size_t, Stmt>& replaced) override {
         for (size_t g = 0; g < stmts.size(); ++g)
             if (std::optional<Stmt> two = gemmOnTensors(stmts, g, removed)) replaced[g] = *two;
+        for (size_t c = 0; c < stmts.size(); ++c) readInPlace(stmts, c, removed, replaced);
     }
     std::optional<Stmt> rewritePair(const Stmt& first, const Stmt& second) override {
         const ops::CopyOp* in = plainCopy(first);
@@ -156,6 +136,74 @@ private:
             return onTensors;
         }
         return ifThenElse(inside, onTensors, seq(staging, stmts[g]->loc), stmts[g]->loc);
+    }
+
+    // stmts[c] = copy(G[fixed region], F) with F a fragment only read, element by element, by
+    // the statements after it, the region constant and inside G, G never written: those reads
+    // read G instead, and F is not allocated (rmsnorm's `copy(W[0], w)`, once per block).
+    void readInPlace(const std::vector<Stmt>& stmts, size_t c, std::set<size_t>& removed,
+                     std::map<size_t, Stmt>& replaced) {
+        const ops::CopyOp* copy = plainCopy(stmts[c]);
+        if (!copy || removed.count(c) || replaced.count(c)) return;
+        const Region& from = copy->src();
+        const Buffer& tile = copy->dst().buffer;
+        const int64_t* unit = from.buffer->scope == MemScope::Global ? asConstInt(from.buffer->strides.back()) : nullptr;
+        if (!unit || *unit != 1 || tile->scope != MemScope::Fragment || !copy->dst().coversWholeBuffer() ||
+            tile->dtype != from.buffer->dtype || written_.count(from.buffer.get()) ||
+            from.squeezedExtents() != wholeBuffer(tile).squeezedExtents())
+            return;
+        for (const Expr& start : from.starts)
+            if (!asConstInt(start)) return;
+        const int64_t* inside = asConstInt(simplify(ops::tileInside(from), ctx_.bounds()));
+        if (!inside || !*inside) return;
+        // Every other use of F is a load in the statements after the copy.
+        class Loads : public IRVisitor {
+        public:
+            const BufferNode* tile;
+            int count = 0;
+
+        protected:
+            void visitLoad(const Load* n) override {
+                count += n->buffer.get() == tile;
+                IRVisitor::visitLoad(n);
+            }
+        } loads;
+        loads.tile = tile.get();
+        for (size_t j = c + 1; j < stmts.size(); ++j) {
+            if (removed.count(j) || replaced.count(j)) return;
+            loads.visit(stmts[j]);
+        }
+        auto count = uses_.find(tile.get());
+        if (count == uses_.end() || count->second != 1 + loads.count) return;
+        class ReadTensor : public IRMutator {
+        public:
+            const BufferNode* tile;
+            const Region* from;
+
+        protected:
+            Expr mutateLoad(const Load* n, const Expr& self) override {
+                if (n->buffer.get() != tile || n->lanes != 1) return IRMutator::mutateLoad(n, self);
+                std::vector<Expr> offsets;  // the fragment's indices over the region's tile dimensions
+                std::vector<int64_t> shape;
+                constantShape(n->buffer, shape);
+                for (size_t d = 0; d < n->indices.size(); ++d)
+                    if (shape[d] != 1) offsets.push_back(mutate(n->indices[d]));
+                std::vector<Expr> at = ops::regionIndices(*from, offsets);
+                for (Expr& e : at) e = simplify(e);
+                return load(from->buffer, at);
+            }
+        } read;
+        read.tile = tile.get();
+        read.from = &from;
+        removed.insert(c);
+        for (size_t j = c + 1; j < stmts.size(); ++j)  // only those that read F (copy pairs stay pairs)
+            if (Stmt s = read.mutate(stmts[j]); !s.same(stmts[j])) replaced[j] = mutate(s);
+        dropped.insert(tile.get());
+        ctx_.decide(tile->name, "not allocated", "forward-copies",
+                    fmt::format("on the cpu the statements after the copy read {} where it is instead of a copy "
+                                "made for every block (the tile lies inside it, and nothing writes either)",
+                                regionString(from)),
+                    stmts[c]->loc);
     }
 
     bool forwardable(const ops::CopyOp& in, const ops::CopyOp& on) const {

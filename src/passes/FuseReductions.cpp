@@ -15,6 +15,8 @@
 
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
+#include "ir/Simplify.h"
+#include "ops/OpUtil.h"
 #include "ops/parallel/Parallel.h"
 #include "ops/reduce/Reduce.h"
 
@@ -32,18 +34,34 @@ namespace {
 // other rows are not fused.
 constexpr int64_t kRowLanes = 16;
 
-// True when e reads no memory but fragments, and `tile` not at all or (with `at`) only at
-// exactly the indices `at`.
-bool readsOnlyFragments(const Expr& e, const BufferNode* tile, const std::vector<VarPtr>* at = nullptr) {
+// Tensors e may read besides fragments: those the kernel never writes, at indices inside them
+// for every value of the loop's variables (forward-copies leaves rmsnorm's `w[j]` as `W[j]`), so
+// that the value needs no bounds test wherever the reduction computes it.
+struct TensorReads {
+    const std::set<const BufferNode*>* written;
+    VarBounds loop;
+    bool allowed(const Load* n) const {
+        if (n->buffer->scope != MemScope::Global || written->count(n->buffer.get())) return false;
+        const int64_t* inside = asConstInt(simplify(ops::inBounds(n->buffer, n->indices, n->lanes), loop));
+        return inside && *inside;
+    }
+};
+
+// True when e reads no memory but fragments (and tensors `tensors` allows), and `tile` not at
+// all or (with `at`) only at exactly the indices `at`.
+bool readsOnlyFragments(const Expr& e, const TensorReads& tensors, const BufferNode* tile,
+                        const std::vector<VarPtr>* at = nullptr) {
     class Check : public IRVisitor {
     public:
+        const TensorReads* tensors;
         const BufferNode* tile;
         const std::vector<VarPtr>* at;
         bool ok = true;
 
     protected:
         void visitLoad(const Load* n) override {
-            if (n->buffer->scope != MemScope::Fragment || (n->buffer.get() == tile && !atOwnElement(n))) ok = false;
+            if (n->buffer->scope == MemScope::Global) ok = ok && tensors->allowed(n);
+            else if (n->buffer->scope != MemScope::Fragment || (n->buffer.get() == tile && !atOwnElement(n))) ok = false;
             IRVisitor::visitLoad(n);
         }
         bool atOwnElement(const Load* n) const {
@@ -53,6 +71,7 @@ bool readsOnlyFragments(const Expr& e, const BufferNode* tile, const std::vector
             return true;
         }
     } check;
+    check.tensors = &tensors;
     check.tile = tile;
     check.at = at;
     check.visit(e);
@@ -61,13 +80,15 @@ bool readsOnlyFragments(const Expr& e, const BufferNode* tile, const std::vector
 
 class Fuse : public SeqRewriter {
 public:
-    Fuse(std::map<const BufferNode*, int> uses, LowerContext& ctx) : uses_(std::move(uses)), ctx_(ctx) {}
+    Fuse(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
+        : uses_(std::move(uses)), written_(std::move(written)), ctx_(ctx) {}
 
 protected:
     std::optional<Stmt> rewritePair(const Stmt& loop, const Stmt& next) override { return fuse(loop, next); }
 
 private:
     std::map<const BufferNode*, int> uses_;
+    std::set<const BufferNode*> written_;
     LowerContext& ctx_;
 
     std::optional<Stmt> fuse(const Stmt& loop, const Stmt& next) const {
@@ -96,7 +117,11 @@ private:
         if (tile->scope != MemScope::Fragment || src.buffer != tile || !src.coversWholeBuffer() ||
             count == uses_.end() || st->indices.size() != nest->vars.size() ||
             size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest->extents ||
-            src.extents.back() % kRowLanes != 0 || !readsOnlyFragments(value, tile.get(), stores ? &nest->vars : nullptr))
+            src.extents.back() % kRowLanes != 0)
+            return std::nullopt;
+        TensorReads tensors{&written_, ctx_.bounds()};
+        for (size_t d = 0; d < nest->vars.size(); ++d) tensors.loop.push_back({nest->vars[d].get(), Interval{0, nest->extents[d] - 1}});
+        if (!readsOnlyFragments(value, tensors, tile.get(), stores ? &nest->vars : nullptr))
             return std::nullopt;
         for (size_t d = 0; d < st->indices.size(); ++d) {
             const Var* v = st->indices[d].as<Var>();
@@ -128,7 +153,7 @@ private:
 
 Stmt fuseReductions(const Stmt& body, LowerContext& ctx) {
     if (ctx.target.backend != Backend::Cpu) return body;
-    return Fuse(countBufferUses(body), ctx).mutate(body);
+    return Fuse(countBufferUses(body), writtenTensors(body), ctx).mutate(body);
 }
 
 } // namespace tlc

@@ -16,7 +16,7 @@ const char* reduceName(ReduceKind k);
 
 // A parallel loop that fills the source for the reduction (`for (i, j) in parallel(..)
 // { sq[i, j] = x[i, j] * x[i, j] }`): the cpu reduces its values as it computes them, without
-// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments only. When the
+// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments (and tensors at indices inside them). When the
 // source has other uses (softmax's `x[i, j] = exp(x[i, j] - m[i])`, read again after the sum)
 // the reduction also stores each value into it (`stores`).
 struct ReduceProducer {
