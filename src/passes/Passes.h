@@ -33,6 +33,11 @@ ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
 // prefetches the tile the thread's next block (bx + 1) copies. Others: unchanged.
 ir::Stmt prefetchNextBlock(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target: a row reduction that reads the tile the copy just before it fills loads the
+// tile itself, element by element, where the tile lies inside its tensor (one pass instead of
+// two). Others: unchanged.
+ir::Stmt fuseTileLoads(const ir::Stmt& body, LowerContext& ctx);
+
 // After lowering: thread-level buffers that nothing reads or writes are not declared.
 ir::Stmt dropUnusedBuffers(const ir::Stmt& body);
 

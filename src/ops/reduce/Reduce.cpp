@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "ops/OpUtil.h"
+#include "ops/copy/Copy.h"
 #include "ops/parallel/Parallel.h"
 
 #include <fmt/format.h>
@@ -31,12 +32,19 @@ TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     if (p) p->value = fn(p->value);
     auto op = std::make_shared<ReduceOp>(mapRegion(src_, fn), mapRegion(dst_, fn), kind_, dim_, clear_, std::move(p));
     if (prefetchNext_) op->prefetchNext_ = mapRegion(*prefetchNext_, fn);
+    if (fill_) op->fill_ = ReduceFill{mapRegion(fill_->from, fn), fill_->tile};
     return op;
 }
 
 std::shared_ptr<const ReduceOp> ReduceOp::withPrefetchNext(Region next) const {
-    auto op = std::make_shared<ReduceOp>(src_, dst_, kind_, dim_, clear_, producer_);
+    auto op = std::make_shared<ReduceOp>(*this);
     op->prefetchNext_ = std::move(next);
+    return op;
+}
+
+std::shared_ptr<const ReduceOp> ReduceOp::withFill(ReduceFill fill) const {
+    auto op = std::make_shared<ReduceOp>(*this);
+    op->fill_ = std::move(fill);
     return op;
 }
 
@@ -61,12 +69,15 @@ std::vector<const Region*> ReduceOp::reads() const {
     std::vector<const Region*> regions = {&src_, &dst_};
     if (producer_)
         for (const auto& r : producer_->reads) regions.push_back(&r);
+    if (fill_) regions.push_back(&fill_->from);
     return regions;
 }
 
 std::vector<const Region*> ReduceOp::writes() const {
-    if (producer_ && producer_->stores) return {&dst_, &src_};
-    return {&dst_};
+    std::vector<const Region*> regions = {&dst_};
+    if (producer_ && producer_->stores) regions.push_back(&src_);
+    if (fill_) regions.push_back(&fill_->tile);
+    return regions;
 }
 
 std::string ReduceOp::str() const {
@@ -79,7 +90,8 @@ std::string ReduceOp::str() const {
     }
     return fmt::format("{}({}, {}, dim = {}{}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false",
-                       prefetchNext_ ? ", prefetch = " + regionString(*prefetchNext_) : "");
+                       prefetchNext_ ? ", prefetch = " + regionString(*prefetchNext_) : "") +
+           (fill_ ? fmt::format(" (filling {} from {})", fill_->tile.buffer->name, regionString(fill_->from)) : "");
 }
 
 std::optional<Expr> ReduceOp::producedAt(LowerContext& ctx, const std::vector<Expr>& at) const {
@@ -209,6 +221,16 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
     if (stored)
         step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
+    if (fill_) {  // the element of the fragment this step reads, from the tensor first
+        std::vector<Expr> offsets;  // over the region's tile dimensions: the source's without unit ones
+        for (size_t d = 0; d < last; ++d)
+            if (S.shape()[d] != 1) offsets.push_back(Expr(rowVars[d]));
+        offsets.push_back(column);
+        const Region& from = fill_->from;
+        step = seq({store(ctx.localBuffer(fill_->tile.buffer), {rowStart * N + column},
+                          load(from.buffer, regionIndices(from, offsets))),
+                    step});
+    }
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };
@@ -251,6 +273,8 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     // 1. What this thread holds (on the cpu, whole rows at a time where it can).
     std::optional<Stmt> held = lowerCpuRows(ctx, S, D, src, part, acc);
     if (!held && producer_) steps.insert(steps.begin() + 1, producerLoop(ctx, loc));  // fill the source after all
+    if (!held && fill_)  // the copy the fill took over, first
+        steps.insert(steps.begin() + 1, CopyOp(fill_->from, fill_->tile).lower(ctx, loc));
     if (!held) held = fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>&) {
         // The destination slot from the source slot's own formula, so that it folds to an
         // expression of the slot alone (register arrays need constant indices once unrolled).

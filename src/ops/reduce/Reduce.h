@@ -26,6 +26,14 @@ struct ReduceProducer {
     bool stores = false;            // the source is written too, as the loop wrote it
 };
 
+// A fragment the cpu's row loops fill from a tensor as they read it (passes/FuseTileLoads.cpp):
+// `copy(X[..], x); reduce_max(x, ..)` as one pass. The fragment has the reduction source's
+// shape; element (i, j) of it is element (i, j) of the region's tile.
+struct ReduceFill {
+    ir::Region from;  // in a tensor
+    ir::Region tile;  // the whole fragment
+};
+
 class ReduceOp : public ir::TileOp {
 public:
     ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear,
@@ -37,6 +45,8 @@ public:
     // block after this one reads, shaped as the source; the row loops prefetch it as they go.
     const std::optional<ir::Region>& prefetchNext() const { return prefetchNext_; }
     std::shared_ptr<const ReduceOp> withPrefetchNext(ir::Region next) const;
+    const std::optional<ReduceFill>& fill() const { return fill_; }
+    std::shared_ptr<const ReduceOp> withFill(ReduceFill fill) const;
     const ir::Region& src() const { return src_; }
     const ir::Region& dst() const { return dst_; }
     int dim() const { return dim_; }
@@ -79,6 +89,7 @@ private:
     bool clear_;
     std::optional<ReduceProducer> producer_;
     std::optional<ir::Region> prefetchNext_;
+    std::optional<ReduceFill> fill_;
 };
 
 } // namespace tlc::ops
