@@ -32,11 +32,18 @@ std::optional<TileView> viewOf(LowerContext& ctx, const Region& r) {
         if (!unit || *unit != 1) return std::nullopt;
         return TileView{b, r.starts, b->strides[dims[0]]};
     }
+    // A shared tile's rows as apply-shared-layouts will store them: padded rows are longer; a
+    // swizzled or boxed tile is not rows with a stride at all (the element loops read it).
+    int64_t pad = 0;
+    if (auto l = ctx.sharedLayouts.find(b.get()); b->scope == MemScope::Shared && l != ctx.sharedLayouts.end()) {
+        if (!l->second.swizzle.isIdentity() || l->second.boxCols) return std::nullopt;
+        pad = l->second.padElems;
+    }
     int64_t stride = 1;
     for (size_t d = dims[0] + 1; d < b->shape.size(); ++d) {
         auto extent = asConstInt(b->shape[d]);
         if (!extent) return std::nullopt;
-        stride *= *extent;
+        stride *= *extent + (d + 1 == b->shape.size() ? pad : 0);
     }
     if (b->scope == MemScope::Shared) return TileView{b, r.starts, intImm(stride)};
     if (b->scope != MemScope::Fragment || !r.coversWholeBuffer()) return std::nullopt;
