@@ -154,7 +154,8 @@ private:
             return;
         for (const Expr& start : from.starts)
             if (!asConstInt(start)) return;
-        const int64_t* inside = asConstInt(simplify(ops::tileInside(from), ctx_.bounds()));
+        const Expr insideExpr = simplify(ops::tileInside(from), ctx_.bounds());
+        const int64_t* inside = asConstInt(insideExpr);  // points into insideExpr
         if (!inside || !*inside) return;
         // Every other use of F is a load in the statements after the copy.
         class Loads : public IRVisitor {

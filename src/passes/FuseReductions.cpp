@@ -42,7 +42,8 @@ struct TensorReads {
     VarBounds loop;
     bool allowed(const Load* n) const {
         if (n->buffer->scope != MemScope::Global || written->count(n->buffer.get())) return false;
-        const int64_t* inside = asConstInt(simplify(ops::inBounds(n->buffer, n->indices, n->lanes), loop));
+        const Expr condition = simplify(ops::inBounds(n->buffer, n->indices, n->lanes), loop);
+        const int64_t* inside = asConstInt(condition);  // points into condition
         return inside && *inside;
     }
 };
