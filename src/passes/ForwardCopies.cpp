@@ -125,8 +125,9 @@ private:
             staging.push_back(stmts[c]);
         }
         staging.push_back(stmts[g]);
-        for (const auto& [stage, from] : sources)
-            ctx_.decide(from.buffer->name, fmt::format("read in place by {}", gemm->str()), "forward-copies",
+        for (size_t c : staged)  // in operand order (`sources` is ordered by address)
+            ctx_.decide(plainCopy(stmts[c])->src().buffer->name, fmt::format("read in place by {}", gemm->str()),
+                        "forward-copies",
                         "on the cpu the micro-kernel reads a tile that lies inside the tensor where it is; the staging "
                         "copy remains for tiles at the tensor's edges",
                         stmts[g]->loc);
