@@ -150,7 +150,7 @@ protected:
         args.insert(args.end(), index.begin(), index.end());
         // schedule(static): each thread runs consecutive blocks, which the next-block prefetch
         // (passes/PrefetchNextBlock.cpp) counts on.
-        std::string collapse = dims > 1 ? fmt::format(" collapse({})", dims) : "";
+        std::string clauses = " schedule(static)" + (dims > 1 ? fmt::format(" collapse({})", dims) : std::string());
         bool region = !hoisted_.empty();
         if (region) {
             include("<vector>");
@@ -163,9 +163,9 @@ protected:
                 line(fmt::format("std::vector<{}> {}({});", typeName(b->dtype), name, bufferSpan(b)));
                 args.push_back(name + ".data()");
             }
-            line("#pragma omp for schedule(static)" + collapse);
+            line("#pragma omp for" + clauses);
         } else {
-            line("#pragma omp parallel for schedule(static)" + collapse);
+            line("#pragma omp parallel for" + clauses);
         }
         // The outermost loop runs over the last grid dimension, so that consecutive blocks
         // differ in x, as on a GPU.

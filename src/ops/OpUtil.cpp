@@ -1,6 +1,7 @@
 #include "ops/OpUtil.h"
 
 #include "ir/Simplify.h"
+#include "ir/Visitor.h"
 
 #include <fmt/format.h>
 
@@ -44,6 +45,35 @@ Expr inBounds(const Buffer& b, const std::vector<Expr>& indices, int64_t lanes) 
         cond = logicalAnd(cond, last < b->shape[d]);
     }
     return simplify(cond);
+}
+
+bool contiguousTensorRows(const Region& r) {
+    if (r.buffer->scope != MemScope::Global) return false;
+    const int64_t* unit = asConstInt(r.buffer->strides.back());
+    std::vector<size_t> dims = tileDims(r);
+    return unit && *unit == 1 && !dims.empty() && dims.back() == r.rank() - 1;
+}
+
+bool loadsOnlyAt(const Expr& e, const BufferNode* b, const std::vector<VarPtr>* at) {
+    class Check : public IRVisitor {
+    public:
+        const BufferNode* b;
+        const std::vector<VarPtr>* at;
+        bool ok = true;
+
+    protected:
+        void visitLoad(const Load* n) override {
+            if (n->buffer.get() == b) {
+                ok = ok && at && n->indices.size() == at->size();
+                for (size_t d = 0; ok && d < at->size(); ++d) ok = n->indices[d].as<Var>() == (*at)[d].get();
+            }
+            IRVisitor::visitLoad(n);
+        }
+    } check;
+    check.b = b;
+    check.at = at;
+    check.visit(e);
+    return check.ok;
 }
 
 Expr tileInside(const Region& r) {

@@ -32,6 +32,14 @@ ir::Expr inBounds(const ir::Buffer& b, const std::vector<ir::Expr>& indices, int
 // True for on-chip buffers.
 ir::Expr tileInside(const ir::Region& r);
 
+// A tile of a tensor whose rows are contiguous there: the tensor's last stride is 1 and the
+// tile's last dimension is the tensor's last (the cpu passes that read such rows whole).
+bool contiguousTensorRows(const ir::Region& r);
+
+// Every load of `b` in e is at exactly the variables `at` (a loop's element), or, with `at`
+// null, e loads nothing of `b`.
+bool loadsOnlyAt(const ir::Expr& e, const ir::BufferNode* b, const std::vector<ir::VarPtr>* at);
+
 // The most elements of `elemBytes` each, at most 16 bytes and a power of two, that divide
 // `inner`: the vector a move of rows of `inner` elements takes where nothing else limits it.
 int64_t widestVector(int64_t inner, int64_t elemBytes);

@@ -55,28 +55,18 @@ bool readsOnlyFragments(const Expr& e, const TensorReads& tensors, const BufferN
     class Check : public IRVisitor {
     public:
         const TensorReads* tensors;
-        const BufferNode* tile;
-        const std::vector<VarPtr>* at;
         bool ok = true;
 
     protected:
         void visitLoad(const Load* n) override {
             if (n->buffer->scope == MemScope::Global) ok = ok && tensors->allowed(n);
-            else if (n->buffer->scope != MemScope::Fragment || (n->buffer.get() == tile && !atOwnElement(n))) ok = false;
+            else if (n->buffer->scope != MemScope::Fragment) ok = false;
             IRVisitor::visitLoad(n);
-        }
-        bool atOwnElement(const Load* n) const {
-            if (!at || n->indices.size() != at->size()) return false;
-            for (size_t d = 0; d < at->size(); ++d)
-                if (n->indices[d].as<Var>() != (*at)[d].get()) return false;
-            return true;
         }
     } check;
     check.tensors = &tensors;
-    check.tile = tile;
-    check.at = at;
     check.visit(e);
-    return check.ok;
+    return check.ok && ops::loadsOnlyAt(e, tile, at);
 }
 
 class Fuse : public SeqRewriter {

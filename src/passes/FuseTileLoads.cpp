@@ -25,29 +25,6 @@ using namespace ir;
 
 namespace {
 
-// The reduction's producer reads `tile` only at the element it computes (or not at all).
-bool readsOwnElementOnly(const ops::ReduceProducer& p, const BufferNode* tile) {
-    class Check : public IRVisitor {
-    public:
-        const BufferNode* tile;
-        const std::vector<VarPtr>* at;
-        bool ok = true;
-
-    protected:
-        void visitLoad(const Load* n) override {
-            if (n->buffer.get() == tile) {
-                ok = ok && n->indices.size() == at->size();
-                for (size_t d = 0; ok && d < at->size(); ++d) ok = n->indices[d].as<Var>() == (*at)[d].get();
-            }
-            IRVisitor::visitLoad(n);
-        }
-    } check;
-    check.tile = tile;
-    check.at = &p.vars;
-    check.visit(p.value);
-    return check.ok;
-}
-
 class FuseLoads : public SeqRewriter {
 public:
     explicit FuseLoads(LowerContext& ctx) : ctx_(ctx) {}
@@ -61,9 +38,7 @@ protected:
         const Region& from = copy->src();
         const Buffer& tile = copy->dst().buffer;
         const Region& src = reduce->src();
-        const int64_t* unit = from.buffer->scope == MemScope::Global ? asConstInt(from.buffer->strides.back()) : nullptr;
-        std::vector<size_t> dims = ops::tileDims(from);
-        if (!unit || *unit != 1 || dims.empty() || dims.back() != from.rank() - 1 || tile->scope != MemScope::Fragment ||
+        if (!ops::contiguousTensorRows(from) || tile->scope != MemScope::Fragment ||
             !copy->dst().coversWholeBuffer() || tile->dtype != from.buffer->dtype || !src.coversWholeBuffer() ||
             size_t(reduce->dim()) + 1 != src.rank() || src.extents.back() % 16 != 0 ||
             wholeBuffer(tile).extents != src.extents || from.squeezedExtents() != src.squeezedExtents())
@@ -72,7 +47,9 @@ protected:
         // producer at the element it computes.
         bool reads = false;
         if (reduce->producer()) {
-            if (!readsOwnElementOnly(*reduce->producer(), tile.get())) return std::nullopt;
+            // At the element it computes only (or not at all): the step fills that element first.
+            const auto& p = *reduce->producer();
+            if (!ops::loadsOnlyAt(p.value, tile.get(), &p.vars)) return std::nullopt;
             for (const auto& r : reduce->producer()->reads) reads |= r.buffer == tile;
             if (src.buffer == tile) reads = true;
         } else {

@@ -34,11 +34,8 @@ const ops::ReduceOp* asReduce(const Stmt& s) {
 bool readsBlockTile(const ops::CopyOp& copy, const Var* bx) {
     const Region& from = copy.src();
     const Region& to = copy.dst();
-    if (from.buffer->scope != MemScope::Global || to.buffer->scope != MemScope::Fragment || !to.coversWholeBuffer())
+    if (!ops::contiguousTensorRows(from) || to.buffer->scope != MemScope::Fragment || !to.coversWholeBuffer())
         return false;
-    std::vector<size_t> dims = ops::tileDims(from);
-    const int64_t* unitStride = asConstInt(from.buffer->strides.back());
-    if (dims.empty() || dims.back() != from.rank() - 1 || !unitStride || *unitStride != 1) return false;
     for (const auto& start : from.starts)
         if (uses(start, bx)) return true;
     return false;

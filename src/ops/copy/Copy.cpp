@@ -41,10 +41,8 @@ std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp&
         mem.buffer->scope != MemScope::Global || frag.buffer->dtype != mem.buffer->dtype || !frag.coversWholeBuffer())
         return std::nullopt;
     const auto& f = ctx.layoutOf(frag.buffer);
-    std::vector<size_t> fragDims = tileDims(frag), memDims = tileDims(mem);
-    const int64_t* unitStride = asConstInt(mem.buffer->strides.back());
-    if (!isCpuTile(ctx, f) || fragDims.empty() || fragDims.back() != frag.rank() - 1 || memDims.empty() ||
-        memDims.back() != mem.rank() - 1 || !unitStride || *unitStride != 1)
+    std::vector<size_t> fragDims = tileDims(frag);
+    if (!isCpuTile(ctx, f) || fragDims.empty() || fragDims.back() != frag.rank() - 1 || !contiguousTensorRows(mem))
         return std::nullopt;
     const int64_t rowLength = frag.extents.back();
     if (rowLength * dtypeBytes(mem.buffer->dtype) < 64) return std::nullopt;  // under a cache line: plain loops

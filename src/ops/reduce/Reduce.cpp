@@ -48,12 +48,8 @@ std::shared_ptr<const ReduceOp> ReduceOp::withFill(ReduceFill fill) const {
     return op;
 }
 
-Stmt ReduceOp::prefetchAt(const std::vector<Expr>& at, int64_t count) const {
+Stmt ReduceOp::prefetchAt(const std::vector<Expr>& offsets, int64_t count) const {
     const Region& next = *prefetchNext_;
-    // The source's indices without its unit dimensions are the offsets over the tile's.
-    std::vector<Expr> offsets;
-    for (size_t d = 0; d < at.size(); ++d)
-        if (src_.extents[d] != 1) offsets.push_back(at[d]);
     const int64_t lineElements = std::max<int64_t>(1, 64 / dtypeBytes(next.buffer->dtype));
     std::vector<Stmt> lines;
     for (int64_t k = 0; k < count; k += lineElements) {
@@ -221,14 +217,19 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
     if (stored)
         step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
-    if (fill_) {  // the element of the fragment this step reads, from the tensor first
-        std::vector<Expr> offsets;  // over the region's tile dimensions: the source's without unit ones
+    // A source element's offsets over the tile dimensions of a tensor region of the source's
+    // shape (the fill's, the prefetch's): the row variables without unit dimensions, then `at`.
+    auto tileOffsets = [&](const Expr& at) {
+        std::vector<Expr> offsets;
         for (size_t d = 0; d < last; ++d)
             if (S.shape()[d] != 1) offsets.push_back(Expr(rowVars[d]));
-        offsets.push_back(column);
+        offsets.push_back(at);
+        return offsets;
+    };
+    if (fill_) {  // the element of the fragment this step reads, from the tensor first
         const Region& from = fill_->from;
         step = seq({store(ctx.localBuffer(fill_->tile.buffer), {rowStart * N + column},
-                          load(from.buffer, regionIndices(from, offsets))),
+                          load(from.buffer, regionIndices(from, tileOffsets(column)))),
                     step});
     }
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
@@ -236,11 +237,7 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     };
     // `omp simd`: g++ would otherwise unroll the lanes and not vectorise max/min.
     Stmt chunkStep = overLanes(step, ForKind::Vectorized);
-    if (prefetchNext_) {
-        std::vector<Expr> at(rowVars.begin(), rowVars.end());
-        at.push_back(Expr(chunk) * kLanes);
-        chunkStep = seq({prefetchAt(at, kLanes), chunkStep});
-    }
+    if (prefetchNext_) chunkStep = seq({prefetchAt(tileOffsets(Expr(chunk) * kLanes), kLanes), chunkStep});
     std::vector<Stmt> steps = {
         overLanes(store(lanes, {Expr(lane)}, identity(kind_, acc))),
         forLoop(chunk, intImm(0), intImm(N / kLanes), ForKind::Serial, chunkStep),

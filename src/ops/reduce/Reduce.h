@@ -79,9 +79,10 @@ private:
     std::optional<ir::Expr> producedAt(LowerContext& ctx, const std::vector<ir::Expr>& at) const;
     // The producer as the parallel loop it was, filling the source (where the fused form does not apply).
     ir::Stmt producerLoop(LowerContext& ctx, SourceLoc loc) const;
-    // Prefetches of the next block's tile for the row-loop step at source indices `at` (a chunk
-    // of `count` elements along the row): one a cache line, when that tile lies in its tensor.
-    ir::Stmt prefetchAt(const std::vector<ir::Expr>& at, int64_t count) const;
+    // Prefetches of the next block's tile for the row-loop step at tile offsets `offsets` (a
+    // chunk of `count` elements along the row): one a cache line, when that tile lies in its
+    // tensor.
+    ir::Stmt prefetchAt(const std::vector<ir::Expr>& offsets, int64_t count) const;
 
     ir::Region src_, dst_;
     ReduceKind kind_;
