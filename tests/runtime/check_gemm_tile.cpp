@@ -143,7 +143,8 @@ void allForms(const char* type, std::mt19937& gen) {
 template <typename T>
 void shapes(const char* type, std::mt19937& gen) {
     allForms<96, 128, 64, T>(type, gen);  // whole register blocks
-    allForms<64, 64, 32, T>(type, gen);   // 64 rows: 5 blocks of 12 and one of 4
+    allForms<64, 64, 32, T>(type, gen);   // a 64-column panel: 10 blocks of 6 and one of 4
+    allForms<27, 112, 32, T>(type, gen);  // panels of 64, 32 and 16 columns; 27 rows: 4 x 6 + 3, 2 x 12 + 3
     allForms<13, 48, 7, T>(type, gen);    // a 32-column block, a 16-column one, odd K
     allForms<5, 21, 16, T>(type, gen);    // fewer rows than a block; 16 vector columns + 5 plain
     allForms<1, 8, 3, T>(type, gen);      // narrower than any vector

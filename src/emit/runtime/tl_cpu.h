@@ -308,57 +308,57 @@ inline const float* as_f32(const T* src, int ld, int rows, int cols, bool transp
 
 #if defined(__AVX512F__)
 using vec = __m512;
-constexpr int lanes = 16, rows_per_block = 12;  // 24 accumulators of the 32 zmm registers
+constexpr int lanes = 16, accumulators = 24, max_vectors = 4;  // of the 32 zmm registers
 inline vec load(const float* p) { return _mm512_loadu_ps(p); }
 inline void store(float* p, vec v) { _mm512_storeu_ps(p, v); }
 inline vec broadcast(float x) { return _mm512_set1_ps(x); }
 inline vec fma(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
 #elif defined(__AVX2__) && defined(__FMA__)
 using vec = __m256;
-constexpr int lanes = 8, rows_per_block = 6;  // 12 accumulators of the 16 ymm registers
+constexpr int lanes = 8, accumulators = 12, max_vectors = 2;  // of the 16 ymm registers
 inline vec load(const float* p) { return _mm256_loadu_ps(p); }
 inline void store(float* p, vec v) { _mm256_storeu_ps(p, v); }
 inline vec broadcast(float x) { return _mm256_set1_ps(x); }
 inline vec fma(vec a, vec b, vec c) { return _mm256_fmadd_ps(a, b, c); }
 #else
-constexpr int lanes = 0, rows_per_block = 0;  // no vector form: plain loops only
+constexpr int lanes = 0, accumulators = 0, max_vectors = 0;  // no vector form: plain loops only
 #endif
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-// One register block: MR rows x (2 * lanes) columns, or one vector when Wide is false.
-template <int MR, int K, int TransA, bool Wide>
+// One register block: MR rows x V vectors of columns.
+template <int MR, int K, int TransA, int V>
 inline void register_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    constexpr int V = Wide ? 2 : 1;
     vec acc[MR][V];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) acc[r][v] = load(c + r * ldc + v * lanes);
     for (int k = 0; k < K; ++k) {
         vec bk[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) bk[v] = load(b + k * ldb + v * lanes);
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
             vec ar = broadcast(TransA ? a[k * lda + r] : a[r * lda + k]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
             for (int v = 0; v < V; ++v) acc[r][v] = fma(ar, bk[v], acc[r][v]);
         }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) store(c + r * ldc + v * lanes, acc[r][v]);
 }
 
-// Rows [0, M) of one column block, MR rows at a time and the rest in one smaller block.
-template <int M, int K, int TransA, bool Wide>
+// Rows [0, M) of one column block of V vectors, MR rows at a time (the accumulators' share
+// of the registers, half of them for one vector) and the rest in one smaller block.
+template <int M, int K, int TransA, int V>
 inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    constexpr int MR = rows_per_block, full = M / MR * MR;
+    constexpr int MR = accumulators / (V >= 2 ? V : 2), full = M / MR * MR;
     for (int i = 0; i < full; i += MR)
-        register_block<MR, K, TransA, Wide>(TransA ? a + i : a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+        register_block<MR, K, TransA, V>(TransA ? a + i : a + i * lda, lda, b, ldb, c + i * ldc, ldc);
     if constexpr (M % MR != 0)
-        register_block<M % MR, K, TransA, Wide>(TransA ? a + full : a + full * lda, lda, b, ldb, c + full * ldc, ldc);
+        register_block<M % MR, K, TransA, V>(TransA ? a + full : a + full * lda, lda, b, ldb, c + full * ldc, ldc);
 }
 #endif
 
@@ -375,9 +375,12 @@ inline void columns(const float* a, int lda, const float* b, float* c, int ldc, 
 
 // B is packed in column panels, each [K][width] and contiguous, so that the panel a register
 // block reads stays in L1 (the rows of a tile in place are one row stride apart, which maps
-// them onto a few cache sets). Panels are two vectors wide, then one, then the rest.
+// them onto a few cache sets). Panels are four vectors wide where there are registers for it
+// (AVX-512: 6 rows x 4 vectors a register block, whose 6 rows of A stay within L1's 8 ways
+// when A's row stride is a multiple of 4 KB), then two, then one, then the rest.
 inline int panel_width(int first, int n) {
     int rest = n - first;
+    if (lanes && max_vectors >= 4 && rest >= 4 * lanes) return 4 * lanes;
     if (lanes && rest >= 2 * lanes) return 2 * lanes;
     if (lanes && rest >= lanes) return lanes;
     return rest;
@@ -403,7 +406,7 @@ inline const float* pack_b(const TB* b, int ldb) {
 // bytes into i32, unsigned x signed: A is offset by 128 into unsigned bytes and 128 x B's column
 // sums are taken off the accumulators first, which keeps the result exact (A is copied once with
 // the offset applied). A row's group of G along k is one 32-bit broadcast; B is packed in panels
-// of 32 or 16 columns, [K/G][columns][G], so that each vector holds the groups of 16 columns.
+// of 64, 32 or 16 columns, [K/G][columns][G], so that each vector holds the groups of 16 columns.
 inline std::uint32_t load_group(const void* p) {
     std::uint32_t v;
     std::memcpy(&v, p, sizeof v);
@@ -440,30 +443,42 @@ struct DotI8 {
 };
 #endif
 
-template <typename Dot, int MR, int K, bool Wide>
+// One register block: MR rows x V vectors of 16 columns, MR * V accumulators.
+template <typename Dot, int MR, int K, int V>
 inline void register_block_dot(const typename Dot::In* a, int lda, const typename Dot::In* panel,
                                const std::int32_t* bias, typename Dot::C* c, int ldc) {
-    constexpr int V = Wide ? 2 : 1, G = Dot::group;
+    constexpr int G = Dot::group;
     typename Dot::Acc acc[MR][V];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) acc[r][v] = Dot::start(c + r * ldc + v * 16, bias ? bias + v * 16 : nullptr);
     for (int k = 0; k < K; k += G) {
         __m512i bk[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) bk[v] = _mm512_loadu_si512(panel + (k * V + G * v) * 16);
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
             __m512i ar = _mm512_set1_epi32(static_cast<int>(load_group(a + r * lda + k)));
-#pragma GCC unroll 2
+#pragma GCC unroll 4
             for (int v = 0; v < V; ++v) acc[r][v] = Dot::dot(acc[r][v], ar, bk[v]);
         }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < V; ++v) Dot::store(c + r * ldc + v * 16, acc[r][v]);
+}
+
+// A panel's register blocks down the tile's M rows: 24 accumulators each (MR = 24 / V rows,
+// 12 at most), the last block shorter where MR does not divide M.
+template <typename Dot, int M, int K, int V>
+inline void panel_blocks_dot(const typename Dot::In* a, int lda, const typename Dot::In* panel,
+                             const std::int32_t* bias, typename Dot::C* c, int ldc) {
+    constexpr int MR = V >= 2 ? 24 / V : 12, full = M / MR * MR;
+    for (int i = 0; i < full; i += MR) register_block_dot<Dot, MR, K, V>(a + i * lda, lda, panel, bias, c + i * ldc, ldc);
+    if constexpr (M % MR != 0)
+        register_block_dot<Dot, M % MR, K, V>(a + full * lda, lda, panel, bias, c + full * ldc, ldc);
 }
 
 // A row-major with K a multiple of the group, N a multiple of 16.
@@ -476,21 +491,27 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
     In* packed = scratch<In, 1>(static_cast<size_t>(K) * N);
     std::int32_t* bias = offset ? scratch<std::int32_t, 2>(static_cast<size_t>(N)) : nullptr;
     for (int j0 = 0; j0 < N;) {
-        const int width = N - j0 >= 32 ? 32 : 16;
+        // 64 columns a panel (6 rows x 4 vectors a register block: fewer broadcasts per
+        // dot-product than 12 x 2, and A's 6 rows stay clear of L1's 8 ways when its row stride
+        // is a multiple of 4 KB), then 32 and 16 for the rest.
+        const int width = N - j0 >= 64 ? 64 : N - j0 >= 32 ? 32 : 16;
         In* panel = packed + j0 * K;
         bool interleaved = false;
         if constexpr (std::is_same_v<In, bfloat16>) {
-            if (!TransB && width == 32) {
+            if (!TransB && width % 32 == 0) {
                 interleaved = true;
-                // Rows k and k + 1 interleaved by 16-bit lanes: columns 0-15, then 16-31.
+                // Rows k and k + 1 interleaved by 16-bit lanes, 32 columns at a time: columns
+                // 0-15, then 16-31.
                 const __m512i low = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39,
                                                      7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
                 const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
-                for (int k = 0; k < K; k += 2) {
-                    __m512i r0 = _mm512_loadu_si512(b + k * ldb + j0), r1 = _mm512_loadu_si512(b + (k + 1) * ldb + j0);
-                    _mm512_storeu_si512(panel + k * 32, _mm512_permutex2var_epi16(r0, low, r1));
-                    _mm512_storeu_si512(panel + k * 32 + 32, _mm512_permutex2var_epi16(r0, high, r1));
-                }
+                for (int k = 0; k < K; k += 2)
+                    for (int j = 0; j < width; j += 32) {
+                        const In* src = b + k * ldb + j0 + j;
+                        __m512i r0 = _mm512_loadu_si512(src), r1 = _mm512_loadu_si512(src + ldb);
+                        _mm512_storeu_si512(panel + k * width + 2 * j, _mm512_permutex2var_epi16(r0, low, r1));
+                        _mm512_storeu_si512(panel + k * width + 2 * j + 32, _mm512_permutex2var_epi16(r0, high, r1));
+                    }
             }
         }
 #if defined(__AVX512VNNI__)
@@ -532,19 +553,10 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
             }
         }
 #endif
-        constexpr int MR = rows_per_block, full = M / MR * MR;
         const std::int32_t* panel_bias = offset ? bias + j0 : nullptr;
-        for (int i = 0; i < full; i += MR) {
-            if (width == 32) register_block_dot<Dot, MR, K, true>(a + i * lda, lda, panel, panel_bias, c + i * ldc + j0, ldc);
-            else register_block_dot<Dot, MR, K, false>(a + i * lda, lda, panel, panel_bias, c + i * ldc + j0, ldc);
-        }
-        if constexpr (M % MR != 0) {
-            constexpr int rest = M % MR;
-            if (width == 32)
-                register_block_dot<Dot, rest, K, true>(a + full * lda, lda, panel, panel_bias, c + full * ldc + j0, ldc);
-            else
-                register_block_dot<Dot, rest, K, false>(a + full * lda, lda, panel, panel_bias, c + full * ldc + j0, ldc);
-        }
+        if (width == 64) panel_blocks_dot<Dot, M, K, 4>(a, lda, panel, panel_bias, c + j0, ldc);
+        else if (width == 32) panel_blocks_dot<Dot, M, K, 2>(a, lda, panel, panel_bias, c + j0, ldc);
+        else panel_blocks_dot<Dot, M, K, 1>(a, lda, panel, panel_bias, c + j0, ldc);
         j0 += width;
     }
 }
@@ -688,8 +700,9 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
             const int width = panel_width(j, N);
             const float* panel = panels + j * K;
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-            if (width == 2 * lanes) column_block<M, K, TransA, true>(a, lda, panel, width, c + j, ldc);
-            else if (width == lanes) column_block<M, K, TransA, false>(a, lda, panel, width, c + j, ldc);
+            if (width == 4 * lanes) column_block<M, K, TransA, max_vectors>(a, lda, panel, width, c + j, ldc);
+            else if (width == 2 * lanes) column_block<M, K, TransA, 2>(a, lda, panel, width, c + j, ldc);
+            else if (width == lanes) column_block<M, K, TransA, 1>(a, lda, panel, width, c + j, ldc);
             else columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
 #else
             columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
