@@ -132,6 +132,50 @@ void check(const char* type, std::mt19937& gen) {
     }
 }
 
+// gemm_tile_reused_b: B's packed tile is kept for the rest of the launch. Two tiles of A against
+// one B (the second call finds B packed), then B changed: after new_launch() the next call
+// packs it again. `packs`: the form packs B (the same call without new_launch() must then give
+// the stale product, which shows that the tile really was kept).
+template <int M, int N, int K, int TA, int TB, typename T>
+void checkReuse(const char* type, std::mt19937& gen, bool packs) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const int lda = TA ? M : K, ldb = (TB ? K : N) + 1, ldc = N;
+    std::vector<T> a1(size_t(TA ? K : M) * lda), a2(a1.size()), b(size_t(TB ? N : K) * ldb);
+    auto fill = [&](std::vector<T>& v) { for (auto& x : v) x = convert<T>(dist(gen)); };
+    fill(a1), fill(a2), fill(b);
+    auto product = [&](const std::vector<T>& a) {  // op(A) op(B) in double
+        std::vector<double> out(static_cast<size_t>(M) * N);
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j)
+                for (int k = 0; k < K; ++k)
+                    out[size_t(i) * N + j] += double(float(TA ? a[size_t(k) * lda + i] : a[size_t(i) * lda + k])) *
+                                              double(float(TB ? b[size_t(j) * ldb + k] : b[size_t(k) * ldb + j]));
+        return out;
+    };
+    auto run = [&](const std::vector<T>& a) {
+        std::vector<Acc<T>> c(static_cast<size_t>(M) * N);
+        tl::gemm_tile_reused_b<M, N, K, TA, TB>(a.data(), lda, b.data(), ldb, c.data(), ldc);
+        return c;
+    };
+    const double tolerance = std::is_same_v<T, std::int8_t> ? 0.0 : 4e-7 * (K + 1);
+    auto matches = [&](const std::vector<Acc<T>>& got, const std::vector<double>& want) {
+        for (size_t i = 0; i < got.size(); ++i)
+            if (!(std::fabs(got[i] - want[i]) <= tolerance)) return false;
+        return true;
+    };
+    auto fail = [&](const char* what) {
+        std::printf("FAIL gemm_tile_reused_b<%d, %d, %d, %d, %d> %s: %s\n", M, N, K, TA, TB, type, what);
+        ++failures;
+    };
+    tl::cpu_gemm::new_launch();
+    if (!matches(run(a1), product(a1))) fail("first call");
+    if (!matches(run(a2), product(a2))) fail("second call, B packed by the first");
+    fill(b);  // what a later launch may find at the same address
+    if (packs && matches(run(a1), product(a1))) fail("B changed within the launch, but not kept");
+    tl::cpu_gemm::new_launch();
+    if (!matches(run(a1), product(a1))) fail("B changed before a new launch");
+}
+
 template <int M, int N, int K, typename T>
 void allForms(const char* type, std::mt19937& gen) {
     check<M, N, K, 0, 0, T>(type, gen);
@@ -208,6 +252,28 @@ int main() {
     shapes<tl::bfloat16>("bf16", gen);
     shapes<tl::half>("f16", gen);
     shapes<std::int8_t>("i8", gen);
+#if !defined(TLC_AMX_EMULATE)
+    // Reused B tiles. Every form packs B (f32 panels, or bf16 pairs and i8 quads for the dot
+    // products) but the AMX form, where the tile fits it, and i8 without VNNI (plain loops).
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+    const bool amx = true;
+#else
+    const bool amx = false;
+#endif
+#if defined(__AVX512VNNI__)
+    const bool i8Packs = true;
+#else
+    const bool i8Packs = false;
+#endif
+    checkReuse<30, 80, 24, 0, 0, float>("f32", gen, true);
+    checkReuse<30, 80, 24, 1, 1, float>("f32", gen, true);
+    checkReuse<30, 80, 24, 0, 1, tl::bfloat16>("bf16", gen, true);
+    checkReuse<30, 80, 24, 1, 0, tl::bfloat16>("bf16", gen, true);
+    checkReuse<32, 64, 32, 0, 0, tl::bfloat16>("bf16", gen, !amx);
+    checkReuse<30, 80, 24, 0, 0, tl::half>("f16", gen, true);
+    checkReuse<30, 80, 24, 0, 0, std::int8_t>("i8", gen, i8Packs);
+    checkReuse<30, 80, 24, 1, 1, std::int8_t>("i8", gen, i8Packs);
+#endif
     std::printf("gemm_tile (%s): %s\n", form, failures ? "FAILED" : "all forms match the reference");
     return failures ? 1 : 0;
 }

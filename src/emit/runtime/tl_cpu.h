@@ -270,6 +270,7 @@ inline void atomic_add_narrow(T* address, V value) {
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>  // x86 only: the portable form must build on any CPU
 #endif
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -294,6 +295,65 @@ inline T* scratch(size_t count) {
     static thread_local std::vector<T> storage;
     if (storage.size() < count) storage.resize(count);
     return storage.data();
+}
+
+// Packed tiles of B kept across the blocks of one launch (gemm_tile_reused_b). Blocks that
+// share B's tiles run one after another on a thread (the launcher orders the grid so), so B
+// is packed once per thread and launch instead of once per block. A tile is known by where
+// it starts, its row stride, shape and form; each launcher that reuses tiles first calls
+// new_launch(), so that nothing packed before (the tensor may have changed) is found again.
+// The lowering reuses tiles only of tensors the kernel never writes.
+inline std::atomic<unsigned>& launch_generation() {
+    static std::atomic<unsigned> generation{0};
+    return generation;
+}
+inline void new_launch() { launch_generation().fetch_add(1, std::memory_order_relaxed); }
+
+template <typename T>
+struct ReusedTile {
+    T* data;
+    std::int32_t* sums;  // per column, for the forms that keep them (vpdpbusd's offset)
+    bool packed;         // holds the tile already: nothing to pack
+};
+
+// The thread's entry for a tile: the one it packed earlier in this launch, else the least
+// recently used (entries from earlier launches first), at most 64 of them and 8 MB a thread.
+template <typename T>
+inline ReusedTile<T> reused_tile(const void* src, int ld, int rows, int cols, int form, size_t sums) {
+    struct Entry {
+        const void* src = nullptr;
+        int ld = 0, rows = 0, cols = 0, form = 0;
+        unsigned generation = 0;
+        unsigned long long used = 0;
+        std::vector<T> data;
+        std::vector<std::int32_t> sums;
+    };
+    static thread_local std::vector<Entry> entries;
+    static thread_local unsigned long long clock = 0;
+    const unsigned generation = launch_generation().load(std::memory_order_relaxed);
+    const size_t count = static_cast<size_t>(rows) * cols;
+    ++clock;
+    Entry* victim = nullptr;
+    auto age = [&](const Entry& e) {  // entries of earlier launches go first, then the least recent
+        return e.generation == generation ? e.used : 0;
+    };
+    for (Entry& e : entries) {
+        if (e.generation == generation && e.src == src && e.ld == ld && e.rows == rows && e.cols == cols &&
+            e.form == form) {
+            e.used = clock;
+            return {e.data.data(), e.sums.data(), true};
+        }
+        if (!victim || age(e) < age(*victim)) victim = &e;
+    }
+    const size_t budget = (size_t(8) << 20) / (count * sizeof(T) + 1);
+    if (!victim || (entries.size() < 64 && entries.size() < budget)) {
+        entries.emplace_back();
+        victim = &entries.back();
+    }
+    *victim = Entry{src, ld, rows, cols, form, generation, clock, std::move(victim->data), std::move(victim->sums)};
+    victim->data.resize(count);
+    victim->sums.resize(sums);
+    return {victim->data.data(), victim->sums.data(), false};
 }
 
 // A tile converted to f32, row-major.
@@ -386,9 +446,16 @@ inline int panel_width(int first, int n) {
     return rest;
 }
 
-template <int K, int N, int TransB, typename TB>
+template <int K, int N, int TransB, bool Reuse, typename TB>
 inline const float* pack_b(const TB* b, int ldb) {
-    float* out = scratch<float, 1>(static_cast<size_t>(K) * N);
+    float* out;
+    if constexpr (Reuse) {
+        ReusedTile<float> tile = reused_tile<float>(b, ldb, K, N, TransB + 2 * int(sizeof(TB)), 0);
+        if (tile.packed) return tile.data;
+        out = tile.data;
+    } else {
+        out = scratch<float, 1>(static_cast<size_t>(K) * N);
+    }
     for (int j0 = 0; j0 < N; j0 += panel_width(j0, N)) {
         const int width = panel_width(j0, N);
         float* panel = out + j0 * K;
@@ -482,23 +549,31 @@ inline void panel_blocks_dot(const typename Dot::In* a, int lda, const typename 
 }
 
 // A row-major with K a multiple of the group, N a multiple of 16.
-template <typename Dot, int M, int N, int K, int TransB>
+template <typename Dot, int M, int N, int K, int TransB, bool Reuse>
 inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb, typename Dot::C* c,
                      int ldc) {
     using In = typename Dot::In;
     constexpr int G = Dot::group;
     constexpr bool offset = Dot::offset;
-    In* packed = scratch<In, 1>(static_cast<size_t>(K) * N);
-    std::int32_t* bias = offset ? scratch<std::int32_t, 2>(static_cast<size_t>(N)) : nullptr;
+    In* packed;
+    std::int32_t* bias;
+    bool ready = false;  // packed (with its column sums) by an earlier block of this launch
+    if constexpr (Reuse) {
+        ReusedTile<In> tile = reused_tile<In>(b, ldb, K, N, TransB + 4, offset ? N : 0);
+        packed = tile.data, bias = offset ? tile.sums : nullptr, ready = tile.packed;
+    } else {
+        packed = scratch<In, 1>(static_cast<size_t>(K) * N);
+        bias = offset ? scratch<std::int32_t, 2>(static_cast<size_t>(N)) : nullptr;
+    }
     for (int j0 = 0; j0 < N;) {
         // 64 columns a panel (6 rows x 4 vectors a register block: fewer broadcasts per
         // dot-product than 12 x 2, and A's 6 rows stay clear of L1's 8 ways when its row stride
         // is a multiple of 4 KB), then 32 and 16 for the rest.
         const int width = N - j0 >= 64 ? 64 : N - j0 >= 32 ? 32 : 16;
         In* panel = packed + j0 * K;
-        bool interleaved = false;
+        bool interleaved = ready;
         if constexpr (std::is_same_v<In, bfloat16>) {
-            if (!TransB && width % 32 == 0) {
+            if (!interleaved && !TransB && width % 32 == 0) {
                 interleaved = true;
                 // Rows k and k + 1 interleaved by 16-bit lanes, 32 columns at a time: columns
                 // 0-15, then 16-31.
@@ -516,7 +591,7 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
         }
 #if defined(__AVX512VNNI__)
         if constexpr (std::is_same_v<In, std::int8_t>) {
-            if (!TransB) {
+            if (!interleaved && !TransB) {
                 // Rows k .. k + 3 interleaved by bytes, 16 columns at a time: [16 columns][4].
                 interleaved = true;
                 for (int k = 0; k < K; k += 4)
@@ -545,7 +620,7 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
         if constexpr (offset) {
             // 128 x each column's sum: vpdpbusd of the packed quads with bytes of one.
             const __m512i ones = _mm512_set1_epi8(1);
-            for (int j = 0; j < width; j += 16) {
+            for (int j = 0; j < width && !ready; j += 16) {
                 __m512i sum = _mm512_set1_epi32(0);
                 for (int k = 0; k < K; k += 4)
                     sum = _mm512_dpbusd_epi32(sum, ones, _mm512_loadu_si512(panel + (k / 4 * width + j) * 4));
@@ -563,16 +638,16 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
 
 // op(A) row-major, so that A's groups along k are adjacent; copied when it is not, or when the
 // instruction wants its elements changed (vpdpbusd: once here, not at every broadcast).
-template <typename Dot, int M, int N, int K, int TransA, int TransB>
+template <typename Dot, int M, int N, int K, int TransA, int TransB, bool Reuse>
 inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb,
                            typename Dot::C* c, int ldc) {
     if constexpr (TransA || Dot::offset) {
         typename Dot::In* rows = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
         for (int i = 0; i < M; ++i)
             for (int k = 0; k < K; ++k) rows[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);
-        gemm_dot<Dot, M, N, K, TransB>(rows, K, b, ldb, c, ldc);
+        gemm_dot<Dot, M, N, K, TransB, Reuse>(rows, K, b, ldb, c, ldc);
     } else {
-        gemm_dot<Dot, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
+        gemm_dot<Dot, M, N, K, TransB, Reuse>(a, lda, b, ldb, c, ldc);
     }
 }
 #endif
@@ -673,11 +748,10 @@ TLC_AMX_DOT(3, 5, 7)
 #undef TLC_AMX_DOT
 #endif
 
-} // namespace cpu_gemm
-
-template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB>
-inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) {
-    using namespace cpu_gemm;
+// One tile: the forms above as the compiler's flags and the tile allow. Reuse: B's packed
+// tile is kept for the launch's other blocks (reused_tile).
+template <int M, int N, int K, int TransA, int TransB, bool Reuse, typename TA, typename TB>
+inline void tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) {
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && !TransA &&
                   amx_fits<M, N, K, TransB>) {
@@ -687,15 +761,15 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
 #endif
 #if defined(__AVX512BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && K % 2 == 0 && N % 16 == 0) {
-        gemm_dot_any_a<DotBf16, M, N, K, TransA, TransB>(a, lda, b, ldb, c, ldc);
+        gemm_dot_any_a<DotBf16, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc);
         return;
     }
 #endif
     if constexpr (!std::is_same_v<TA, float>) {
         const float* af = as_f32(a, lda, M, K, TransA != 0);  // row-major [M][K]
-        gemm_tile<M, N, K, 0, TransB>(af, K, b, ldb, c, ldc);
+        tile<M, N, K, 0, TransB, Reuse>(af, K, b, ldb, c, ldc);
     } else {
-        const float* panels = pack_b<K, N, TransB>(b, ldb);
+        const float* panels = pack_b<K, N, TransB, Reuse>(b, ldb);
         for (int j = 0; j < N;) {
             const int width = panel_width(j, N);
             const float* panel = panels + j * K;
@@ -714,11 +788,11 @@ inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, float* c, int 
 
 // i8 x i8 -> i32 (exact): vpdpbusd where the compiler targets AVX512_VNNI and the tile suits it
 // (K a multiple of 4, N of 16), plain loops otherwise.
-template <int M, int N, int K, int TransA, int TransB>
-inline void gemm_tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, std::int32_t* c, int ldc) {
+template <int M, int N, int K, int TransA, int TransB, bool Reuse>
+inline void tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, std::int32_t* c, int ldc) {
 #if defined(__AVX512VNNI__)
     if constexpr (K % 4 == 0 && N % 16 == 0) {
-        cpu_gemm::gemm_dot_any_a<cpu_gemm::DotI8, M, N, K, TransA, TransB>(a, lda, b, ldb, c, ldc);
+        gemm_dot_any_a<DotI8, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc);
         return;
     }
 #endif
@@ -727,6 +801,19 @@ inline void gemm_tile(const std::int8_t* a, int lda, const std::int8_t* b, int l
             const std::int32_t ai = TransA ? a[k * lda + i] : a[i * lda + k];
             for (int j = 0; j < N; ++j) c[i * ldc + j] += ai * std::int32_t(TransB ? b[j * ldb + k] : b[k * ldb + j]);
         }
+}
+} // namespace cpu_gemm
+
+template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB, typename TC>
+inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc) {
+    cpu_gemm::tile<M, N, K, TransA, TransB, false>(a, lda, b, ldb, c, ldc);
+}
+
+// The same, with B's packed tile kept for the blocks of this launch that read the same tile
+// (B a tensor the kernel does not write; the launcher called cpu_gemm::new_launch()).
+template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB, typename TC>
+inline void gemm_tile_reused_b(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc) {
+    cpu_gemm::tile<M, N, K, TransA, TransB, true>(a, lda, b, ldb, c, ldc);
 }
 } // namespace tl
 // tlc:end
