@@ -141,6 +141,10 @@ protected:
             line(fmt::format("// {}: the OS hands out this state only on request.", state));
             line(fmt::format("if (!tl::request_{}()) return tl::cpu_error_unsupported_cpu;", state));
         }
+        if (k.cpuReusesPackedTiles) {
+            line("// B's packed tiles are kept for this launch only: the tensors may have changed since.");
+            line("tl::cpu_gemm::new_launch();");
+        }
         std::vector<std::string> blocks = gridExtentNames(k);
         size_t dims = blocks.size();
         std::vector<std::string> index(dims);
@@ -167,9 +171,14 @@ protected:
         } else {
             line("#pragma omp parallel for" + clauses);
         }
-        // The outermost loop runs over the last grid dimension, so that consecutive blocks
-        // differ in x, as on a GPU.
-        for (size_t i = dims; i-- > 0;) {
+        // Consecutive blocks differ in x, as on a GPU (the outermost loop runs over the last grid
+        // dimension), unless reuse-packed-b asked for another index innermost.
+        std::vector<size_t> order;  // outermost first
+        const size_t inner = size_t(k.cpuInnerBlockDim) < dims ? size_t(k.cpuInnerBlockDim) : 0;
+        for (size_t i = dims; i-- > 0;)
+            if (i != inner) order.push_back(i);
+        order.push_back(inner);
+        for (size_t i : order) {
             line(fmt::format("for (int {} = 0; {} < {}; ++{}) {{", index[i], index[i], blocks[i], index[i]));
             out_->indent();
         }

@@ -28,6 +28,7 @@ struct Pass {
 const std::vector<Pass>& pipeline() {
     static const std::vector<Pass> passes = {
         {"forward-copies", [](Kernel& k, LowerContext& ctx) { k.body = forwardCopies(k.body, ctx); return true; }},
+        {"reuse-packed-b", [](Kernel& k, LowerContext& ctx) { k.body = reusePackedB(k, k.body, ctx); return true; }},
         {"fuse-reductions", [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
         {"prefetch-next-block", [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
         {"fuse-tile-loads", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},

@@ -29,8 +29,13 @@ ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);
 // computed inside the reduction (ops::ReduceProducer). Others: unchanged.
 ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target: a gemm whose B tile is read in place from a tensor the kernel never writes,
+// and does not move with one of the block indices, keeps its packed tile for the launch; the
+// launcher runs that index innermost (Kernel::cpuInnerBlockDim). Others: unchanged.
+ir::Stmt reusePackedB(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+
 // The cpu target: the row reduction that reads a block's tile copied from a tensor also
-// prefetches the tile the thread's next block (bx + 1) copies. Others: unchanged.
+// prefetches the tile the thread's next block copies (the innermost grid index + 1). Others: unchanged.
 ir::Stmt prefetchNextBlock(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a row reduction that reads the tile the copy just before it fills loads the

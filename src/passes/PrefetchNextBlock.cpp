@@ -2,7 +2,8 @@
 // (softmax, the norms) reads its block's tile from memory, then computes on it in L1, then
 // stores: the memory is idle while it computes. Under `omp for schedule(static)` a thread runs
 // consecutive blocks, so the tile the next block will read is known: the block's copy from a
-// tensor with `bx + 1` for `bx`. The row reduction that reads the copied tile (the one that
+// tensor with `bx + 1` for `bx` (for the grid index the launcher runs innermost: x, unless
+// reuse-packed-b chose another). The row reduction that reads the copied tile (the one that
 // computes, a fused one, where there are several) prefetches that tile as it goes, a cache line
 // per step of its row loop, so the next block's copy finds it in the caches. A prefetch changes
 // no value: only where it goes is chosen here (ReduceOp::prefetchAt writes it).
@@ -96,8 +97,10 @@ private:
 } // namespace
 
 Stmt prefetchNextBlock(const Kernel& kernel, const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu || kernel.blockVars.empty()) return body;
-    const VarPtr& bx = kernel.blockVars.front();
+    // The launcher's innermost grid loop moves the index whose next value is the next block's.
+    const size_t inner = size_t(kernel.cpuInnerBlockDim);
+    if (ctx.target.backend != Backend::Cpu || inner >= kernel.blockVars.size()) return body;
+    const VarPtr& bx = kernel.blockVars[inner];
     return Prefetch(bx.get(), bx, ctx).mutate(body);
 }
 

@@ -450,7 +450,9 @@ template <int K, int N, int TransB, bool Reuse, typename TB>
 inline const float* pack_b(const TB* b, int ldb) {
     float* out;
     if constexpr (Reuse) {
-        ReusedTile<float> tile = reused_tile<float>(b, ldb, K, N, TransB + 2 * int(sizeof(TB)), 0);
+        // The form: B's element type (f32, bf16 and f16 all pack into f32 panels) and TransB.
+        constexpr int type = std::is_same_v<TB, float> ? 0 : std::is_same_v<TB, bfloat16> ? 1 : 2;
+        ReusedTile<float> tile = reused_tile<float>(b, ldb, K, N, 2 * type + TransB, 0);
         if (tile.packed) return tile.data;
         out = tile.data;
     } else {
@@ -559,7 +561,7 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
     std::int32_t* bias;
     bool ready = false;  // packed (with its column sums) by an earlier block of this launch
     if constexpr (Reuse) {
-        ReusedTile<In> tile = reused_tile<In>(b, ldb, K, N, TransB + 4, offset ? N : 0);
+        ReusedTile<In> tile = reused_tile<In>(b, ldb, K, N, TransB, offset ? N : 0);
         packed = tile.data, bias = offset ? tile.sums : nullptr, ready = tile.packed;
     } else {
         packed = scratch<In, 1>(static_cast<size_t>(K) * N);

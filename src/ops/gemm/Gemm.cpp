@@ -31,6 +31,12 @@ std::shared_ptr<const GemmOp> GemmOp::withGroupInFlight() const {
     return out;
 }
 
+std::shared_ptr<const GemmOp> GemmOp::withReusedB() const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->reuseB_ = true;
+    return out;
+}
+
 std::string GemmOp::str() const {
     std::string extra;
     if (transA_) extra += ", transpose_A = true";
@@ -38,6 +44,7 @@ std::string GemmOp::str() const {
     if (policy_ == GemmPolicy::FullRow) extra += ", policy = full_row";
     if (policy_ == GemmPolicy::FullCol) extra += ", policy = full_col";
     if (clearAccum_) extra += ", clear_accum = true";
+    if (reuseB_) extra += ", reuse_packed_B = true";
     return fmt::format("gemm({}, {}, {}{})", regionString(a_), regionString(b_), regionString(c_), extra);
 }
 

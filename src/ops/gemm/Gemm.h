@@ -33,6 +33,10 @@ public:
     // pipeline that releases each stage one iteration later (docs/lowering.md, "Overlapping
     // wgmma groups"); a wgmma_drain after the loop waits for the last group.
     std::shared_ptr<const GemmOp> withGroupInFlight() const;
+    // A copy that keeps B's packed tile for the launch's other blocks (cpu targets: B a tensor
+    // the kernel never writes; passes/ReusePackedB.cpp).
+    std::shared_ptr<const GemmOp> withReusedB() const;
+    bool reusesB() const { return reuseB_; }
 
     std::string name() const override { return "gemm"; }
     std::vector<const ir::Region*> reads() const override { return {&a_, &b_, &c_}; }
@@ -66,6 +70,7 @@ private:
     GemmPolicy policy_;
     bool clearAccum_;
     bool groupInFlight_ = false;
+    bool reuseB_ = false;
 };
 
 // wgmma_drain(C): waits for the wgmma group a gemm into C left in flight (wait_group<0>) and

@@ -85,7 +85,10 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
             return store(c->buffer, {slot}, zero(c_.buffer->dtype));
         }));
     auto addressOf = [](const TileView& v) { return call("address_of", DType::I64, {load(v.buffer, v.start)}); };
-    steps.push_back(evaluate(call("gemm_tile", DType::I32,
+    // B read in place from a tensor the kernel never writes: its packed tile kept for the blocks
+    // that read it after this one (reuse-packed-b chose the order they run in).
+    const bool reuse = reuseB_ && b->buffer->scope == MemScope::Global;
+    steps.push_back(evaluate(call(reuse ? "gemm_tile_reused_b" : "gemm_tile", DType::I32,
                                   {intImm(M), intImm(N), intImm(K), intImm(transA_ ? 1 : 0), intImm(transB_ ? 1 : 0),
                                    addressOf(*a), a->rowStride, addressOf(*b), b->rowStride, addressOf(*c), c->rowStride})));
     return simplify(seq(steps, loc), ctx.bounds());
