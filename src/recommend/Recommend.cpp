@@ -217,14 +217,16 @@ constexpr double kMaxCandidateBytes = 8.0 * 1024 * 1024;
 constexpr double kBarrierUs = 0.1;
 
 // The cpu's gemm: the fraction of the micro-kernel's peak a block's gemm tile keeps (docs/
-// recommend.md, "The cpu"). Register blocks of 12 x 32 (AVX-512) or 6 x 16 (others) cover the
-// tile, so a tile that is not a multiple computes padding; every call packs B's k x n tile
+// recommend.md, "The cpu"). Register blocks cover the tile (AVX-512: 6 x 64 where the tile has
+// 64 columns, 12 x 32 or 12 x 16 where it is narrower, so columns in steps of 16; 6 x 16
+// otherwise), so a tile that is not a multiple computes padding; every call packs B's k x n tile
 // (about 4/m of the work) and loads and stores C's accumulators (about 2/k); a block whose
 // tiles do not fit the cache the profile names (`shared_mem_per_block`: a core's L2) streams
 // them from further out, modelled as half speed.
 double cpuGemmEfficiency(const TileAnalysis& a, int64_t shared, const Target& t) {
     if (a.gemmM <= 0 || a.gemmN <= 0 || a.gemmK <= 0) return 1.0;
-    const int64_t rows = t.has(Feature::Avx512) ? 12 : 6, columns = t.has(Feature::Avx512) ? 32 : 16;
+    const bool avx512 = t.has(Feature::Avx512);
+    const int64_t rows = avx512 && a.gemmN < 64 ? 12 : 6, columns = 16;
     auto covered = [](int64_t n, int64_t block) { return double(n) / double((n + block - 1) / block * block); };
     double efficiency = covered(a.gemmM, rows) * covered(a.gemmN, columns);
     efficiency /= 1.0 + 4.0 / double(a.gemmM) + 2.0 / double(a.gemmK);
