@@ -26,23 +26,10 @@ namespace {
 
 const ops::GemmOp* asGemm(const TileOpStmt* s) { return dynamic_cast<const ops::GemmOp*>(s->op.get()); }
 
-// Tensors whose address the kernel hands to calls of its own (call_extern): they may be written.
-class AddressTaken : public IRVisitor {
-public:
-    std::set<const BufferNode*> buffers;
-
-protected:
-    void visitCall(const Call* n) override {
-        if (n->name == "address_of")
-            if (const Load* l = n->args.front().as<Load>()) buffers.insert(l->buffer.get());
-        IRVisitor::visitCall(n);
-    }
-};
-
 // The gemms whose B tile is a read-only tensor's, in the micro-kernel's types.
 class Candidates : public IRVisitor {
 public:
-    explicit Candidates(std::set<const BufferNode*> unsafe) : unsafe_(std::move(unsafe)) {}
+    explicit Candidates(std::set<const BufferNode*> written) : written_(std::move(written)) {}
     std::vector<const ops::GemmOp*> gemms;
     std::vector<SourceLoc> locs;
 
@@ -50,7 +37,7 @@ protected:
     void visitTileOpStmt(const TileOpStmt* n) override {
         if (const ops::GemmOp* g = asGemm(n)) {
             const Buffer& b = g->b().buffer;
-            if (b->scope == MemScope::Global && !unsafe_.count(b.get()) &&
+            if (b->scope == MemScope::Global && !written_.count(b.get()) &&
                 ops::cpuMicroKernelTypes(g->a().buffer->dtype, b->dtype, g->c().buffer->dtype))
                 gemms.push_back(g), locs.push_back(n->loc);
         }
@@ -58,7 +45,7 @@ protected:
     }
 
 private:
-    std::set<const BufferNode*> unsafe_;
+    std::set<const BufferNode*> written_;
 };
 
 class MarkReuse : public IRMutator {
@@ -80,11 +67,8 @@ private:
 
 Stmt reusePackedB(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
     if (ctx.target.backend != Backend::Cpu) return body;
-    std::set<const BufferNode*> unsafe = writtenTensors(body);
-    AddressTaken taken;
-    taken.visit(body);
-    unsafe.insert(taken.buffers.begin(), taken.buffers.end());
-    Candidates found(std::move(unsafe));
+    // Stores and tile ops are the only writes: call_extern takes scalars, not pointers.
+    Candidates found(writtenTensors(body));
     found.visit(body);
     if (found.gemms.empty()) return body;
     // The innermost grid index: x unless B's tiles move with it, else the first one they do
