@@ -7,7 +7,11 @@
 //   copy(G[..], S); .. gemm(S, ..)   with the micro-kernel's types and G's rows contiguous and
 //       never written by the kernel: the gemm reads the tensor itself when the tile lies inside
 //       it, and the copy into S (zeros past the end) remains for the tiles at its edges.
-// Reads past G's end still give zero.
+// Reads past G's end still give zero. A gemm's A tile that runs past its tensor's last row
+// (the bottom row of blocks) has zero rows there, which add nothing to C's rows that C keeps
+// when those rows only leave C through copies that drop them (rowsLeaveOnlyInside): the gemm
+// then computes only C's rows that A has (`rows`), reading A in place when its other
+// dimensions lie inside, instead of a guarded copy and products of zeros.
 #include "passes/BufferUses.h"
 #include "passes/Passes.h"
 #include "passes/SeqRewriter.h"
@@ -34,10 +38,109 @@ namespace {
 
 using ops::plainCopy;
 
+// Variables that may change within a block: loop variables and the `let`s inside loops.
+std::set<const Var*> varyingInBlock(const Stmt& body) {
+    class Collect : public IRVisitor {
+    public:
+        std::set<const Var*> vars;
+
+    protected:
+        void visitFor(const For* n) override {
+            vars.insert(n->var.get());
+            ++depth_;
+            IRVisitor::visitFor(n);
+            --depth_;
+        }
+        void visitWhile(const While* n) override {
+            ++depth_;
+            IRVisitor::visitWhile(n);
+            --depth_;
+        }
+        void visitLetStmt(const LetStmt* n) override {
+            if (depth_) vars.insert(n->var.get());
+            IRVisitor::visitLetStmt(n);
+        }
+
+    private:
+        int depth_ = 0;
+    } collect;
+    collect.visit(body);
+    return collect.vars;
+}
+
+bool usesAny(const Expr& e, const std::set<const Var*>& vars) {
+    class Uses : public IRVisitor {
+    public:
+        const std::set<const Var*>* vars;
+        bool found = false;
+
+    protected:
+        void visitVar(const Var* n) override { found = found || vars->count(n); }
+    } uses;
+    uses.vars = &vars;
+    uses.visit(e);
+    return uses.found;
+}
+
+// C's rows from `valid` on (valid = extent - start, the rows of a tensor with `extent` rows
+// that a tile starting at row `start` has) never leave C: C is read only by one gemm (as its
+// accumulator) and by copies of all of C to a tensor region that starts at row `start` of a
+// tensor `extent` rows long (the copy drops those rows), and `start` stays the same for the
+// whole block (so a row past the end is never inside in another iteration).
+bool rowsLeaveOnlyInside(const Stmt& body, const Buffer& c, const Expr& extent, const Expr& start) {
+    if (usesAny(start, varyingInBlock(body))) return false;
+    class Uses : public IRVisitor {
+    public:
+        const BufferNode* c;
+        std::string extent, start;
+        int64_t rows;
+        int gemms = 0;
+        bool ok = true;
+
+    protected:
+        void visitLoad(const Load* n) override {
+            ok = ok && n->buffer.get() != c;
+            IRVisitor::visitLoad(n);
+        }
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            bool reads = false;
+            for (const Region* r : n->op->reads()) reads = reads || r->buffer.get() == c;
+            if (reads) {
+                if (const auto* g = dynamic_cast<const ops::GemmOp*>(n->op.get()))
+                    ok = ok && g->c().buffer.get() == c && g->a().buffer.get() != c && g->b().buffer.get() != c, ++gemms;
+                else if (const auto* copy = dynamic_cast<const ops::CopyOp*>(n->op.get()); copy && !copy->tmaBarrier())
+                    ok = ok && dropsRows(*copy);
+                else
+                    ok = false;
+            }
+            IRVisitor::visitTileOpStmt(n);
+        }
+
+    private:
+        bool dropsRows(const ops::CopyOp& copy) const {
+            const Region& to = copy.dst();
+            std::vector<size_t> dims = ops::tileDims(to);
+            if (copy.src().buffer.get() != c || !copy.src().coversWholeBuffer() || to.buffer->scope != MemScope::Global ||
+                dims.size() != 2 || to.extents[dims[0]] != rows)
+                return false;
+            return printExpr(simplify(to.starts[dims[0]])) == start && printExpr(to.buffer->shape[dims[0]]) == extent;
+        }
+    } uses;
+    std::vector<int64_t> shape = wholeBuffer(c).squeezedExtents();
+    if (shape.size() != 2 || c->shape.size() != 2) return false;
+    uses.c = c.get();
+    uses.extent = printExpr(extent);
+    uses.start = printExpr(simplify(start));
+    uses.rows = shape[0];
+    uses.visit(body);
+    return uses.ok && uses.gemms == 1;
+}
+
 class Forward : public SeqRewriter {
 public:
-    Forward(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
-        : uses_(std::move(uses)), written_(std::move(written)), ctx_(ctx) {}
+    Forward(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, const Stmt& body,
+            LowerContext& ctx)
+        : uses_(std::move(uses)), written_(std::move(written)), body_(body), ctx_(ctx) {}
     std::set<const BufferNode*> dropped;
 
 protected:
@@ -68,7 +171,21 @@ protected:
 private:
     std::map<const BufferNode*, int> uses_;
     std::set<const BufferNode*> written_;
+    Stmt body_;
     LowerContext& ctx_;
+
+    // The rows of C a gemm computes when A's tile `from` may run past its tensor's last row and
+    // those rows never leave C; nothing otherwise.
+    Expr edgeRows(const ops::GemmOp& gemm, const Region& from) const {
+        std::vector<size_t> dims = ops::tileDims(from);
+        if (gemm.transposeA() || dims.size() != 2 || gemm.c().buffer->scope != MemScope::Fragment ||
+            !gemm.c().coversWholeBuffer())
+            return {};
+        const Expr& extent = from.buffer->shape[dims[0]];
+        const Expr& start = from.starts[dims[0]];
+        if (!rowsLeaveOnlyInside(body_, gemm.c().buffer, extent, start)) return {};
+        return simplify(minExpr(intImm(from.extents[dims[0]]), extent - start), ctx_.bounds());
+    }
 
     // stmts[g] as a gemm that reads the tensors its staged operands come from, where the tiles
     // lie inside them: `if (inside) gemm(A[..], ..) else { copy(A[..], A_s); gemm(A_s, ..) }`.
@@ -99,6 +216,9 @@ private:
             }
         }
         if (staged.empty()) return std::nullopt;
+        // A's rows past its tensor's end: C's rows there need not be computed (edgeRows).
+        Expr rows;
+        if (auto it = sources.find(gemm->a().buffer.get()); it != sources.end()) rows = edgeRows(*gemm, it->second);
         // Every tile inside its tensor, each condition once (A and B share K's).
         std::vector<Expr> conditions;
         std::set<std::string> seen;
@@ -110,12 +230,24 @@ private:
                 conditions.push_back(e);
             }
         };
-        for (size_t c : staged) add(simplify(ops::tileInside(plainCopy(stmts[c])->src()), ctx_.bounds()));
+        for (size_t c : staged) {
+            const ops::CopyOp* copy = plainCopy(stmts[c]);
+            Region inside = copy->src();
+            if (rows && copy->dst().buffer == gemm->a().buffer) {
+                // In place up to the last row A has: every dimension inside but the rows, whose
+                // first must be.
+                size_t rowDim = ops::tileDims(inside)[0];
+                inside.extents[rowDim] = 1;
+            }
+            add(simplify(ops::tileInside(inside), ctx_.bounds()));
+        }
         Expr inside = boolImm(true);
         for (const Expr& e : conditions) inside = logicalAnd(inside, e);
         inside = simplify(inside, ctx_.bounds());
         if (const int64_t* known = asConstInt(inside); known && !*known) return std::nullopt;
-        auto direct = gemm->mapRegions([&](const Region& r) {
+        std::shared_ptr<const ops::GemmOp> computed = std::static_pointer_cast<const ops::GemmOp>(
+            rows ? TileOpPtr(gemm->withRows(rows)) : t->op);
+        auto direct = computed->mapRegions([&](const Region& r) {
             auto it = sources.find(r.buffer.get());
             return it == sources.end() ? r : it->second;
         });
@@ -124,7 +256,15 @@ private:
             taken.insert(c);
             staging.push_back(stmts[c]);
         }
-        staging.push_back(stmts[g]);
+        staging.push_back(tileOp(computed, stmts[g]->loc));
+        if (rows)
+            ctx_.decide(gemm->c().buffer->name, fmt::format("rows = {}", printExpr(rows)), "forward-copies",
+                        fmt::format("on the cpu a tile past {}'s last row computes only the rows {} has: the others "
+                                    "are zeros in {} and only leave {} through copies that drop them",
+                                    sources.at(gemm->a().buffer.get()).buffer->name,
+                                    sources.at(gemm->a().buffer.get()).buffer->name, gemm->a().buffer->name,
+                                    gemm->c().buffer->name),
+                        stmts[g]->loc);
         for (size_t c : staged)  // in operand order (`sources` is ordered by address)
             ctx_.decide(plainCopy(stmts[c])->src().buffer->name, fmt::format("read in place by {}", gemm->str()),
                         "forward-copies",
@@ -222,7 +362,7 @@ private:
 
 Stmt forwardCopies(const Stmt& body, LowerContext& ctx) {
     if (ctx.target.backend != Backend::Cpu) return body;
-    Forward forward(countBufferUses(body), writtenTensors(body), ctx);
+    Forward forward(countBufferUses(body), writtenTensors(body), body, ctx);
     return forward.mutate(body);
 }
 

@@ -1,7 +1,7 @@
 // tl::gemm_tile (tl_cpu.h, section gemm) against a double-precision reference on random
 // inputs: every transpose form, f32/bf16/f16 inputs (and i8 -> i32, exactly), tile shapes that do and do not divide the
 // register blocks (rows 12/6, columns 32/16 on AVX-512/AVX2), row strides wider than the tile,
-// and accumulation into a C that is not zero. Built four times (tests/CMakeLists.txt): plain
+// and accumulation into a C that is not zero; partial tiles (`rows`: C's rows past it untouched). Built four times (tests/CMakeLists.txt): plain
 // (the portable loops), -march=x86-64-v3 (AVX2), -march=x86-64-v4 (AVX-512) and with
 // -mavx512bf16 (bf16 through vdpbf16ps) and -mavx512vnni (i8 through vpdpbusd), and for AMX
 // (bf16 through tdpbf16ps): -march=sapphirerapids, and over emulated tiles (TLC_AMX_EMULATE) on
@@ -176,6 +176,54 @@ void checkReuse(const char* type, std::mt19937& gen, bool packs) {
     if (!matches(run(a1), product(a1))) fail("B changed before a new launch");
 }
 
+// A tile at a tensor's edge: gemm_tile(.., rows) computes C's first `rows` rows, reads A only
+// there (A holds just those rows, so that a read past them is one past the vector: ASan builds
+// catch it) and leaves C's other rows as they were.
+template <int M, int N, int K, int TA, int TB, typename T>
+void checkPartial(const char* type, std::mt19937& gen, int rows) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const int lda = TA ? M + 3 : K + 1, ldb = (TB ? K : N) + 5, ldc = N + 2;
+    // TransA: A is [K][lda] and its first `rows` columns are read; otherwise A has `rows` rows.
+    std::vector<T> a(TA ? size_t(K) * lda : size_t(rows) * lda), b(size_t(TB ? N : K) * ldb);
+    for (auto& x : a) x = convert<T>(dist(gen));
+    for (auto& x : b) x = convert<T>(dist(gen));
+    std::vector<Acc<T>> c(static_cast<size_t>(M) * ldc);
+    for (auto& x : c) x = Acc<T>(std::is_same_v<T, std::int8_t> ? dist(gen) * 1e6f : dist(gen));
+    const std::vector<Acc<T>> before = c;
+    tl::gemm_tile<M, N, K, TA, TB>(a.data(), lda, b.data(), ldb, c.data(), ldc, rows);
+    const double tolerance = std::is_same_v<T, std::int8_t> ? 0.0 : 4e-7 * (K + 1);
+    int wrong = 0, touched = 0;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            const size_t at = size_t(i) * ldc + j;
+            if (i >= rows) {
+                touched += c[at] != before[at];
+                continue;
+            }
+            double sum = before[at];
+            for (int k = 0; k < K; ++k)
+                sum += double(float(TA ? a[size_t(k) * lda + i] : a[size_t(i) * lda + k])) *
+                       double(float(TB ? b[size_t(j) * ldb + k] : b[size_t(k) * ldb + j]));
+            wrong += !(std::fabs(c[at] - sum) <= tolerance);
+        }
+    if (wrong || touched) {
+        std::printf("FAIL gemm_tile<%d, %d, %d, %d, %d> %s, rows = %d: %d wrong, %d rows past `rows` changed\n", M, N,
+                    K, TA, TB, type, rows, wrong, touched);
+        ++failures;
+    }
+}
+
+template <typename T>
+void partialTiles(const char* type, std::mt19937& gen) {
+    // Whole blocks and then blocks of 3 and of 1 (6-row blocks of 4 vectors: 64 = 10 x 6 + 4);
+    // fewer rows than one block; none.
+    for (int rows : {64, 61, 4, 1, 0}) checkPartial<64, 64, 32, 0, 0, T>(type, gen, rows);
+    checkPartial<64, 64, 32, 1, 0, T>(type, gen, 37);
+    checkPartial<64, 64, 32, 0, 1, T>(type, gen, 37);
+    checkPartial<27, 112, 32, 0, 0, T>(type, gen, 20);  // panels of 64, 32 and 16 columns
+    checkPartial<13, 21, 7, 1, 1, T>(type, gen, 8);     // plain columns, odd K
+}
+
 template <int M, int N, int K, typename T>
 void allForms(const char* type, std::mt19937& gen) {
     check<M, N, K, 0, 0, T>(type, gen);
@@ -198,6 +246,13 @@ void shapes(const char* type, std::mt19937& gen) {
 
 int main() {
 #if defined(TLC_AMX_EMULATE)
+    // Built for x86-64-v4 (without -mavx512bf16, which lets g++ convert to bf16 with
+    // vcvtneps2bf16: the emulation needs no bf16 instruction).
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq")) {
+        std::printf("skipped: this CPU has no AVX-512 F/BW/DQ/VL\n");
+        return 77;
+    }
     const char* form = "AMX over emulated tiles";
     {
         std::mt19937 gen(99);
@@ -253,6 +308,10 @@ int main() {
     shapes<tl::half>("f16", gen);
     shapes<std::int8_t>("i8", gen);
 #if !defined(TLC_AMX_EMULATE)
+    partialTiles<float>("f32", gen);
+    partialTiles<tl::bfloat16>("bf16", gen);
+    partialTiles<tl::half>("f16", gen);
+    partialTiles<std::int8_t>("i8", gen);
     // Reused B tiles. Every form packs B (f32 panels, or bf16 pairs and i8 quads for the dot
     // products) but the AMX form, where the tile fits it, and i8 without VNNI (plain loops).
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)

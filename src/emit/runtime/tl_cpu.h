@@ -410,23 +410,30 @@ inline void register_block(const float* a, int lda, const float* b, int ldb, flo
         for (int v = 0; v < V; ++v) store(c + r * ldc + v * lanes, acc[r][v]);
 }
 
-// Rows [0, M) of one column block of V vectors, MR rows at a time (the accumulators' share
-// of the registers, half of them for one vector) and the rest in one smaller block.
+// Rows [0, rows) of one column block of V vectors, MR rows at a time (the accumulators' share
+// of the registers, half of them for one vector) and the rest in one smaller block; a partial
+// tile (rows < M) ends in blocks of 3 rows and of 1.
 template <int M, int K, int TransA, int V>
-inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
-    constexpr int MR = accumulators / (V >= 2 ? V : 2), full = M / MR * MR;
-    for (int i = 0; i < full; i += MR)
-        register_block<MR, K, TransA, V>(TransA ? a + i : a + i * lda, lda, b, ldb, c + i * ldc, ldc);
-    if constexpr (M % MR != 0)
-        register_block<M % MR, K, TransA, V>(TransA ? a + full : a + full * lda, lda, b, ldb, c + full * ldc, ldc);
+inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows) {
+    constexpr int MR = accumulators / (V >= 2 ? V : 2);
+    const int full = (rows == M ? M : rows) / MR * MR;
+    auto at = [&](int i) { return TransA ? a + i : a + i * lda; };
+    for (int i = 0; i < full; i += MR) register_block<MR, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
+    if (rows == M) {
+        if constexpr (M % MR != 0) register_block<M % MR, K, TransA, V>(at(full), lda, b, ldb, c + full * ldc, ldc);
+        return;
+    }
+    int i = full;
+    for (; i + 3 <= rows; i += 3) register_block<3, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
+    for (; i < rows; ++i) register_block<1, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
 }
 #endif
 
 // The columns no vector covers (or all of them without vectors): plain loops over a panel of
 // `width` columns.
 template <int M, int K, int TransA>
-inline void columns(const float* a, int lda, const float* b, float* c, int ldc, int width) {
-    for (int i = 0; i < M; ++i)
+inline void columns(const float* a, int lda, const float* b, float* c, int ldc, int width, int rows) {
+    for (int i = 0; i < rows; ++i)
         for (int k = 0; k < K; ++k) {
             float ai = TransA ? a[k * lda + i] : a[i * lda + k];
             for (int j = 0; j < width; ++j) c[i * ldc + j] += ai * b[k * width + j];
@@ -548,21 +555,29 @@ inline void register_block_dot(const typename Dot::In* a, int lda, const typenam
         for (int v = 0; v < V; ++v) Dot::store(c + r * ldc + v * 16, acc[r][v]);
 }
 
-// A panel's register blocks down the tile's M rows: 24 accumulators each (MR = 24 / V rows,
-// 12 at most), the last block shorter where MR does not divide M.
+// A panel's register blocks down the tile's rows: 24 accumulators each (MR = 24 / V rows, 12
+// at most), the last block shorter where MR does not divide M; a partial tile (rows < M) ends
+// in blocks of 3 rows and of 1.
 template <typename Dot, int M, int K, int V>
 inline void panel_blocks_dot(const typename Dot::In* a, int lda, const typename Dot::In* panel,
-                             const std::int32_t* bias, typename Dot::C* c, int ldc) {
-    constexpr int MR = V >= 2 ? 24 / V : 12, full = M / MR * MR;
+                             const std::int32_t* bias, typename Dot::C* c, int ldc, int rows) {
+    constexpr int MR = V >= 2 ? 24 / V : 12;
+    const int full = (rows == M ? M : rows) / MR * MR;
     for (int i = 0; i < full; i += MR) register_block_dot<Dot, MR, K, V>(a + i * lda, lda, panel, bias, c + i * ldc, ldc);
-    if constexpr (M % MR != 0)
-        register_block_dot<Dot, M % MR, K, V>(a + full * lda, lda, panel, bias, c + full * ldc, ldc);
+    if (rows == M) {
+        if constexpr (M % MR != 0)
+            register_block_dot<Dot, M % MR, K, V>(a + full * lda, lda, panel, bias, c + full * ldc, ldc);
+        return;
+    }
+    int i = full;
+    for (; i + 3 <= rows; i += 3) register_block_dot<Dot, 3, K, V>(a + i * lda, lda, panel, bias, c + i * ldc, ldc);
+    for (; i < rows; ++i) register_block_dot<Dot, 1, K, V>(a + i * lda, lda, panel, bias, c + i * ldc, ldc);
 }
 
 // A row-major with K a multiple of the group, N a multiple of 16.
 template <typename Dot, int M, int N, int K, int TransB, bool Reuse>
 inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb, typename Dot::C* c,
-                     int ldc) {
+                     int ldc, int rows) {
     using In = typename Dot::In;
     constexpr int G = Dot::group;
     constexpr bool offset = Dot::offset;
@@ -640,9 +655,9 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
         }
 #endif
         const std::int32_t* panel_bias = offset ? bias + j0 : nullptr;
-        if (width == 64) panel_blocks_dot<Dot, M, K, 4>(a, lda, panel, panel_bias, c + j0, ldc);
-        else if (width == 32) panel_blocks_dot<Dot, M, K, 2>(a, lda, panel, panel_bias, c + j0, ldc);
-        else panel_blocks_dot<Dot, M, K, 1>(a, lda, panel, panel_bias, c + j0, ldc);
+        if (width == 64) panel_blocks_dot<Dot, M, K, 4>(a, lda, panel, panel_bias, c + j0, ldc, rows);
+        else if (width == 32) panel_blocks_dot<Dot, M, K, 2>(a, lda, panel, panel_bias, c + j0, ldc, rows);
+        else panel_blocks_dot<Dot, M, K, 1>(a, lda, panel, panel_bias, c + j0, ldc, rows);
         j0 += width;
     }
 }
@@ -651,14 +666,14 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
 // instruction wants its elements changed (vpdpbusd: once here, not at every broadcast).
 template <typename Dot, int M, int N, int K, int TransA, int TransB, bool Reuse>
 inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Dot::In* b, int ldb,
-                           typename Dot::C* c, int ldc) {
+                           typename Dot::C* c, int ldc, int rows) {
     if constexpr (TransA || Dot::offset) {
-        typename Dot::In* rows = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
-        for (int i = 0; i < M; ++i)
-            for (int k = 0; k < K; ++k) rows[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);
-        gemm_dot<Dot, M, N, K, TransB, Reuse>(rows, K, b, ldb, c, ldc);
+        typename Dot::In* copy = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
+        for (int i = 0; i < rows; ++i)
+            for (int k = 0; k < K; ++k) copy[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);
+        gemm_dot<Dot, M, N, K, TransB, Reuse>(copy, K, b, ldb, c, ldc, rows);
     } else {
-        gemm_dot<Dot, M, N, K, TransB, Reuse>(a, lda, b, ldb, c, ldc);
+        gemm_dot<Dot, M, N, K, TransB, Reuse>(a, lda, b, ldb, c, ldc, rows);
     }
 }
 #endif
@@ -760,37 +775,41 @@ TLC_AMX_DOT(3, 5, 7)
 #endif
 
 // One tile: the forms above as the compiler's flags and the tile allow. Reuse: B's packed
-// tile is kept for the launch's other blocks (reused_tile).
+// tile is kept for the launch's other blocks (reused_tile). Only C's first `rows` rows are
+// computed and A's first `rows` rows (columns, TransA) read: a tile at the tensor's edge whose
+// other rows are zeros in A and dropped from C (the lowering passes rows only then).
 template <int M, int N, int K, int TransA, int TransB, bool Reuse, typename TA, typename TB>
-inline void tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) {
+inline void tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc, int rows) {
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && !TransA &&
                   amx_fits<M, N, K, TransB>) {
-        gemm_amx<AmxTiles, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
-        return;
+        if (rows == M) {  // whole tiles of 16 rows (a partial tile takes vdpbf16ps)
+            gemm_amx<AmxTiles, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
+            return;
+        }
     }
 #endif
 #if defined(__AVX512BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && K % 2 == 0 && N % 16 == 0) {
-        gemm_dot_any_a<DotBf16, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc);
+        gemm_dot_any_a<DotBf16, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc, rows);
         return;
     }
 #endif
     if constexpr (!std::is_same_v<TA, float>) {
-        const float* af = as_f32(a, lda, M, K, TransA != 0);  // row-major [M][K]
-        tile<M, N, K, 0, TransB, Reuse>(af, K, b, ldb, c, ldc);
+        const float* af = as_f32(a, lda, rows, K, TransA != 0);  // row-major [rows][K]
+        tile<M, N, K, 0, TransB, Reuse>(af, K, b, ldb, c, ldc, rows);
     } else {
         const float* panels = pack_b<K, N, TransB, Reuse>(b, ldb);
         for (int j = 0; j < N;) {
             const int width = panel_width(j, N);
             const float* panel = panels + j * K;
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-            if (width == 4 * lanes) column_block<M, K, TransA, max_vectors>(a, lda, panel, width, c + j, ldc);
-            else if (width == 2 * lanes) column_block<M, K, TransA, 2>(a, lda, panel, width, c + j, ldc);
-            else if (width == lanes) column_block<M, K, TransA, 1>(a, lda, panel, width, c + j, ldc);
-            else columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
+            if (width == 4 * lanes) column_block<M, K, TransA, max_vectors>(a, lda, panel, width, c + j, ldc, rows);
+            else if (width == 2 * lanes) column_block<M, K, TransA, 2>(a, lda, panel, width, c + j, ldc, rows);
+            else if (width == lanes) column_block<M, K, TransA, 1>(a, lda, panel, width, c + j, ldc, rows);
+            else columns<M, K, TransA>(a, lda, panel, c + j, ldc, width, rows);
 #else
-            columns<M, K, TransA>(a, lda, panel, c + j, ldc, width);
+            columns<M, K, TransA>(a, lda, panel, c + j, ldc, width, rows);
 #endif
             j += width;
         }
@@ -800,14 +819,14 @@ inline void tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc) 
 // i8 x i8 -> i32 (exact): vpdpbusd where the compiler targets AVX512_VNNI and the tile suits it
 // (K a multiple of 4, N of 16), plain loops otherwise.
 template <int M, int N, int K, int TransA, int TransB, bool Reuse>
-inline void tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, std::int32_t* c, int ldc) {
+inline void tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, std::int32_t* c, int ldc, int rows) {
 #if defined(__AVX512VNNI__)
     if constexpr (K % 4 == 0 && N % 16 == 0) {
-        gemm_dot_any_a<DotI8, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc);
+        gemm_dot_any_a<DotI8, M, N, K, TransA, TransB, Reuse>(a, lda, b, ldb, c, ldc, rows);
         return;
     }
 #endif
-    for (int i = 0; i < M; ++i)
+    for (int i = 0; i < rows; ++i)
         for (int k = 0; k < K; ++k) {
             const std::int32_t ai = TransA ? a[k * lda + i] : a[i * lda + k];
             for (int j = 0; j < N; ++j) c[i * ldc + j] += ai * std::int32_t(TransB ? b[j * ldb + k] : b[k * ldb + j]);
@@ -815,16 +834,20 @@ inline void tile(const std::int8_t* a, int lda, const std::int8_t* b, int ldb, s
 }
 } // namespace cpu_gemm
 
+// C[M][N] += op(A) op(B) on tiles (section comment above). `rows` < M: a tile at the tensor's
+// edge, whose C rows from `rows` on are left as they are and A's rows there not read.
 template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB, typename TC>
-inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc) {
-    cpu_gemm::tile<M, N, K, TransA, TransB, false>(a, lda, b, ldb, c, ldc);
+inline void gemm_tile(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc, int rows = M) {
+    rows = rows < 0 ? 0 : rows > M ? M : rows;
+    cpu_gemm::tile<M, N, K, TransA, TransB, false>(a, lda, b, ldb, c, ldc, rows);
 }
 
 // The same, with B's packed tile kept for the blocks of this launch that read the same tile
 // (B a tensor the kernel does not write; the launcher called cpu_gemm::new_launch()).
 template <int M, int N, int K, int TransA, int TransB, typename TA, typename TB, typename TC>
-inline void gemm_tile_reused_b(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc) {
-    cpu_gemm::tile<M, N, K, TransA, TransB, true>(a, lda, b, ldb, c, ldc);
+inline void gemm_tile_reused_b(const TA* a, int lda, const TB* b, int ldb, TC* c, int ldc, int rows = M) {
+    rows = rows < 0 ? 0 : rows > M ? M : rows;
+    cpu_gemm::tile<M, N, K, TransA, TransB, true>(a, lda, b, ldb, c, ldc, rows);
 }
 } // namespace tl
 // tlc:end

@@ -1,5 +1,6 @@
 #include "ops/gemm/Gemm.h"
 
+#include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "ops/OpUtil.h"
 #include "ops/gemm/GemmPlan.h"
@@ -14,6 +15,7 @@ TileOpPtr GemmOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     auto out = std::make_shared<GemmOp>(*this);
     for (Region* r : {&out->a_, &out->b_, &out->c_})
         for (auto& e : r->starts) e = fn(e);
+    if (out->rows_) out->rows_ = fn(out->rows_);
     return out;
 }
 
@@ -37,6 +39,12 @@ std::shared_ptr<const GemmOp> GemmOp::withReusedB() const {
     return out;
 }
 
+std::shared_ptr<const GemmOp> GemmOp::withRows(Expr rows) const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->rows_ = std::move(rows);
+    return out;
+}
+
 std::string GemmOp::str() const {
     std::string extra;
     if (transA_) extra += ", transpose_A = true";
@@ -45,6 +53,7 @@ std::string GemmOp::str() const {
     if (policy_ == GemmPolicy::FullCol) extra += ", policy = full_col";
     if (clearAccum_) extra += ", clear_accum = true";
     if (reuseB_) extra += ", reuse_packed_B = true";
+    if (rows_) extra += ", rows = " + printExpr(rows_);
     return fmt::format("gemm({}, {}, {}{})", regionString(a_), regionString(b_), regionString(c_), extra);
 }
 

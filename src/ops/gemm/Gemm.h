@@ -37,6 +37,10 @@ public:
     // the kernel never writes; passes/ReusePackedB.cpp).
     std::shared_ptr<const GemmOp> withReusedB() const;
     bool reusesB() const { return reuseB_; }
+    // A copy that computes only C's first `rows` rows (cpu targets: a tile at A's edge, whose
+    // rows from `rows` on are zeros that would add nothing C keeps; passes/ForwardCopies.cpp).
+    std::shared_ptr<const GemmOp> withRows(ir::Expr rows) const;
+    const ir::Expr& rows() const { return rows_; }  // null: every row
 
     std::string name() const override { return "gemm"; }
     std::vector<const ir::Region*> reads() const override { return {&a_, &b_, &c_}; }
@@ -71,6 +75,7 @@ private:
     bool clearAccum_;
     bool groupInFlight_ = false;
     bool reuseB_ = false;
+    ir::Expr rows_;
 };
 
 // wgmma_drain(C): waits for the wgmma group a gemm into C left in flight (wait_group<0>) and

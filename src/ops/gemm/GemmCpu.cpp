@@ -88,9 +88,11 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
     // B read in place from a tensor the kernel never writes: its packed tile kept for the blocks
     // that read it after this one (reuse-packed-b chose the order they run in).
     const bool reuse = reuseB_ && b->buffer->scope == MemScope::Global;
-    steps.push_back(evaluate(call(reuse ? "gemm_tile_reused_b" : "gemm_tile", DType::I32,
-                                  {intImm(M), intImm(N), intImm(K), intImm(transA_ ? 1 : 0), intImm(transB_ ? 1 : 0),
-                                   addressOf(*a), a->rowStride, addressOf(*b), b->rowStride, addressOf(*c), c->rowStride})));
+    std::vector<Expr> args{intImm(M),      intImm(N),   intImm(K),      intImm(transA_ ? 1 : 0), intImm(transB_ ? 1 : 0),
+                           addressOf(*a),  a->rowStride, addressOf(*b), b->rowStride,           addressOf(*c),
+                           c->rowStride};
+    if (rows_) args.push_back(rows_);  // a tile at A's edge: C's first rows only
+    steps.push_back(evaluate(call(reuse ? "gemm_tile_reused_b" : "gemm_tile", DType::I32, args)));
     return simplify(seq(steps, loc), ctx.bounds());
 }
 
