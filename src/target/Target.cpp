@@ -174,7 +174,13 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
                         if (name != "xtiledata")
                             throw SchemaError{fmt::format("field 'cpu_isa.os_permissions[]' is '{}' (known: xtiledata)", name)};
                 }
-                else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid, os_permissions)", part)};
+                else if (part == "vector_bits") {
+                    t.cpuIsa.vectorBits = requireInt(v, "cpu_isa.vector_bits", 128);
+                    if (t.cpuIsa.vectorBits != 128 && t.cpuIsa.vectorBits != 256 && t.cpuIsa.vectorBits != 512)
+                        throw SchemaError{fmt::format("field 'cpu_isa.vector_bits' is {}; it must be 128, 256 or 512",
+                                                      t.cpuIsa.vectorBits)};
+                }
+                else throw SchemaError{fmt::format("unknown field 'cpu_isa.{}' (the fields are compile_flags, macros, cpuid, os_permissions, vector_bits)", part)};
             }
         } else if (key == "features") {
             t.features = 0;

@@ -50,7 +50,13 @@ struct CpuIsa {
     // State the OS hands out only on request (Linux arch_prctl): "xtiledata" (AMX's tiles). The
     // launchers ask first and return tl::cpu_error_unsupported_cpu when refused.
     std::vector<std::string> osPermissions;
-    bool empty() const { return compileFlags.empty() && macros.empty() && cpuid.empty() && osPermissions.empty(); }
+    // The vector width the C++ compiler should vectorise loops with (0: its own choice). g++
+    // and clang tune for 256-bit vectors on Intel's AVX-512 server CPUs (Skylake-SP to Ice
+    // Lake) even under -march=native, which halves the width of every auto-vectorised loop.
+    int vectorBits = 0;
+    bool empty() const {
+        return compileFlags.empty() && macros.empty() && cpuid.empty() && osPermissions.empty() && !vectorBits;
+    }
 };
 
 struct Target {
