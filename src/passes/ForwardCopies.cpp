@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tlc {
@@ -82,11 +83,70 @@ bool usesAny(const Expr& e, const std::set<const Var*>& vars) {
     return uses.found;
 }
 
+// For a `parallel` loop that mentions c: true when it is a row-local epilogue on it: `for (i, j) in
+// parallel(..)` whose every load of c is c[i, j], which stores only c[i, j] (relu, a bias, a
+// scale): each row of c stays computed from that row alone. Nothing for other loops and for
+// loops that do not mention c.
+std::optional<bool> rowLocalEpilogue(const For* outer, const BufferNode* c) {
+    class Mentions : public IRVisitor {
+    public:
+        const BufferNode* c;
+        bool found = false;
+
+    protected:
+        void visitLoad(const Load* n) override {
+            found = found || n->buffer.get() == c;
+            IRVisitor::visitLoad(n);
+        }
+        void visitStore(const Store* n) override {
+            found = found || n->buffer.get() == c;
+            IRVisitor::visitStore(n);
+        }
+    } mentions;
+    if (outer->forKind != ForKind::Parallel) return std::nullopt;
+    mentions.c = c;
+    mentions.visit(outer->body);
+    if (!mentions.found) return std::nullopt;
+    const For* inner = outer->body.as<For>();
+    if (!inner || inner->forKind != ForKind::Parallel) return false;
+    class Local : public IRVisitor {
+    public:
+        const BufferNode* c;
+        std::vector<VarPtr> at;
+        bool ok = true;
+
+    protected:
+        bool atElement(const std::vector<Expr>& indices) const {
+            if (indices.size() != at.size()) return false;
+            for (size_t d = 0; d < at.size(); ++d)
+                if (indices[d].as<Var>() != at[d].get()) return false;
+            return true;
+        }
+        void visitLoad(const Load* n) override {
+            ok = ok && (n->buffer.get() != c || atElement(n->indices));
+            IRVisitor::visitLoad(n);
+        }
+        void visitStore(const Store* n) override {
+            ok = ok && n->buffer.get() == c && atElement(n->indices);
+            IRVisitor::visitStore(n);
+        }
+        void visitTileOpStmt(const TileOpStmt* n) override {
+            ok = false;
+            IRVisitor::visitTileOpStmt(n);
+        }
+    } local;
+    local.c = c;
+    local.at = {outer->var, inner->var};
+    local.visit(inner->body);
+    return local.ok;
+}
+
 // C's rows from `valid` on (valid = extent - start, the rows of a tensor with `extent` rows
 // that a tile starting at row `start` has) never leave C: C is read only by one gemm (as its
-// accumulator) and by copies of all of C to a tensor region that starts at row `start` of a
-// tensor `extent` rows long (the copy drops those rows), and `start` stays the same for the
-// whole block (so a row past the end is never inside in another iteration).
+// accumulator), by row-local epilogues (rowLocalEpilogue) and by copies of all of C to a tensor
+// region that starts at row `start` of a tensor `extent` rows long (the copy drops those rows),
+// and `start` stays the same for the whole block (so a row past the end is never inside in
+// another iteration).
 bool rowsLeaveOnlyInside(const Stmt& body, const Buffer& c, const Expr& extent, const Expr& start) {
     if (usesAny(start, varyingInBlock(body))) return false;
     class Uses : public IRVisitor {
@@ -101,6 +161,10 @@ bool rowsLeaveOnlyInside(const Stmt& body, const Buffer& c, const Expr& extent, 
         void visitLoad(const Load* n) override {
             ok = ok && n->buffer.get() != c;
             IRVisitor::visitLoad(n);
+        }
+        void visitFor(const For* n) override {
+            if (std::optional<bool> local = rowLocalEpilogue(n, c)) ok = ok && *local;
+            else IRVisitor::visitFor(n);
         }
         void visitTileOpStmt(const TileOpStmt* n) override {
             bool reads = false;
