@@ -69,6 +69,7 @@ std::set<const Var*> varyingInBlock(const Stmt& body) {
     return collect.vars;
 }
 
+// e names one of `vars` or reads memory (a `var` of the source lives in a buffer).
 bool usesAny(const Expr& e, const std::set<const Var*>& vars) {
     class Uses : public IRVisitor {
     public:
@@ -77,6 +78,10 @@ bool usesAny(const Expr& e, const std::set<const Var*>& vars) {
 
     protected:
         void visitVar(const Var* n) override { found = found || vars->count(n); }
+        void visitLoad(const Load* n) override {
+            found = true;
+            IRVisitor::visitLoad(n);
+        }
     } uses;
     uses.vars = &vars;
     uses.visit(e);
