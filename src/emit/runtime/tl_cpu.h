@@ -416,7 +416,7 @@ inline void register_block(const float* a, int lda, const float* b, int ldb, flo
 template <int M, int K, int TransA, int V>
 inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows) {
     constexpr int MR = accumulators / (V >= 2 ? V : 2);
-    const int full = (rows == M ? M : rows) / MR * MR;
+    const int full = rows / MR * MR;
     auto at = [&](int i) { return TransA ? a + i : a + i * lda; };
     for (int i = 0; i < full; i += MR) register_block<MR, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
     if (rows == M) {
@@ -562,7 +562,7 @@ template <typename Dot, int M, int K, int V>
 inline void panel_blocks_dot(const typename Dot::In* a, int lda, const typename Dot::In* panel,
                              const std::int32_t* bias, typename Dot::C* c, int ldc, int rows) {
     constexpr int MR = V >= 2 ? 24 / V : 12;
-    const int full = (rows == M ? M : rows) / MR * MR;
+    const int full = rows / MR * MR;
     for (int i = 0; i < full; i += MR) register_block_dot<Dot, MR, K, V>(a + i * lda, lda, panel, bias, c + i * ldc, ldc);
     if (rows == M) {
         if constexpr (M % MR != 0)
