@@ -93,25 +93,7 @@ bool usesAny(const Expr& e, const std::set<const Var*>& vars) {
 // scale): each row of c stays computed from that row alone. Nothing for other loops and for
 // loops that do not mention c.
 std::optional<bool> rowLocalEpilogue(const For* outer, const BufferNode* c) {
-    class Mentions : public IRVisitor {
-    public:
-        const BufferNode* c;
-        bool found = false;
-
-    protected:
-        void visitLoad(const Load* n) override {
-            found = found || n->buffer.get() == c;
-            IRVisitor::visitLoad(n);
-        }
-        void visitStore(const Store* n) override {
-            found = found || n->buffer.get() == c;
-            IRVisitor::visitStore(n);
-        }
-    } mentions;
-    if (outer->forKind != ForKind::Parallel) return std::nullopt;
-    mentions.c = c;
-    mentions.visit(outer->body);
-    if (!mentions.found) return std::nullopt;
+    if (outer->forKind != ForKind::Parallel || !countBufferUses(outer->body).count(c)) return std::nullopt;
     const For* inner = outer->body.as<For>();
     if (!inner || inner->forKind != ForKind::Parallel) return false;
     class Local : public IRVisitor {
