@@ -63,7 +63,7 @@ std::pair<double, double> timeSideBySide(const std::function<void()>& a, const s
 
 int repsFor(double flopsOrBytes, double perSecond) {
     double seconds = flopsOrBytes / perSecond;
-    return std::clamp(static_cast<int>(1.0 / std::max(seconds, 1e-6)), 3, 50);
+    return std::clamp(static_cast<int>(1.0 / std::max(seconds, 1e-6)), 5, 50);
 }
 
 std::vector<float> randomFloats(size_t n, unsigned seed) {

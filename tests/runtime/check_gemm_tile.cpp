@@ -222,6 +222,8 @@ void partialTiles(const char* type, std::mt19937& gen) {
     checkPartial<64, 64, 32, 0, 1, T>(type, gen, 37);
     checkPartial<27, 112, 32, 0, 0, T>(type, gen, 20);  // panels of 64, 32 and 16 columns
     checkPartial<13, 21, 7, 1, 1, T>(type, gen, 8);     // plain columns, odd K
+    checkPartial<64, 112, 512, 0, 0, T>(type, gen, 37);  // K in chunks (below)
+    checkPartial<64, 112, 512, 1, 1, T>(type, gen, 37);
 }
 
 template <int M, int N, int K, typename T>
@@ -240,6 +242,9 @@ void shapes(const char* type, std::mt19937& gen) {
     allForms<13, 48, 7, T>(type, gen);    // a 32-column block, a 16-column one, odd K
     allForms<5, 21, 16, T>(type, gen);    // fewer rows than a block; 16 vector columns + 5 plain
     allForms<1, 8, 3, T>(type, gen);      // narrower than any vector
+    // K in chunks whose B panel rows take 16 KB: 64, 128 and 256 steps for AVX-512's panels of
+    // 64, 32 and 16 columns, 256 and none for AVX2's of 16 and 8.
+    allForms<30, 112, 512, T>(type, gen);
 }
 
 } // namespace

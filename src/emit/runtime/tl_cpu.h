@@ -356,13 +356,54 @@ inline ReusedTile<T> reused_tile(const void* src, int ld, int rows, int cols, in
     return {victim->data.data(), victim->sums.data(), false};
 }
 
-// A tile converted to f32, row-major.
+// The caller's next k-step reads the tile K steps further along k (the usual loop walks K in
+// order); its lines are asked into L2 (prefetcht1) while this step computes. The rows of a tile
+// read in place are a row stride apart, a 4 KB page each, which the hardware prefetchers do not
+// cross: without the hint every row's first lines wait for memory. Spread over the work: A's
+// by the register blocks, B's by its packing one k at a time (a burst of a whole f32 tile's
+// lines at the call's start measured slower; the dot-product and AMX forms, which pack several
+// k at a time, ask for a panel's lines before packing it). A hint never faults, also past the
+// tensor's end; the address is computed as an integer, so that no pointer leaves its array.
+template <typename T>
+inline void prefetch_l2(const T* p, long long offset) {
+#if defined(__GNUC__)
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) +
+                                                     std::uintptr_t(offset * long(sizeof(T)))),
+                       0, 2);
+#else
+    (void)p, (void)offset;
+#endif
+}
+
+// Row `row` of a row-major tile `k_steps` wide: its next k-step's lines.
+template <typename T>
+inline void prefetch_next_k_step_row(const T* p, int ld, int row, int k_steps) {
+    for (int k = 0; k < k_steps; k += 64 / int(sizeof(T))) prefetch_l2(p, (long long)row * ld + k_steps + k);
+}
+
+// Step k's share of B's next k-step, for a loop that packs columns [j0, j0 + cols) of B's
+// [K][N] tile one k at a time: row K + k of those columns, or (TransB: k contiguous) at every
+// 64 bytes of k, each column's line there.
+template <int K, int TransB, typename T>
+inline void prefetch_next_k_step(const T* b, int ldb, int k, int j0, int cols) {
+    constexpr int line = 64 / sizeof(T);
+    if constexpr (!TransB) {
+        for (int j = 0; j < cols; j += line) prefetch_l2(b, (long long)(K + k) * ldb + j0 + j);
+    } else if (k % line == 0) {
+        for (int j = 0; j < cols; ++j) prefetch_l2(b, (long long)(j0 + j) * ldb + K + k);
+    }
+}
+
+// A tile of A converted to f32, row-major (a row-major source: the next k-step's lines asked
+// for, row by row).
 template <typename T>
 inline const float* as_f32(const T* src, int ld, int rows, int cols, bool transposed) {
     float* out = scratch<float, 0>(static_cast<size_t>(rows) * cols);
-    for (int r = 0; r < rows; ++r)
+    for (int r = 0; r < rows; ++r) {
+        if (!transposed) prefetch_next_k_step_row(src, ld, r, cols);
         for (int c = 0; c < cols; ++c)
             out[static_cast<size_t>(r) * cols + c] = static_cast<float>(transposed ? src[c * ld + r] : src[r * ld + c]);
+    }
     return out;
 }
 
@@ -385,8 +426,9 @@ constexpr int lanes = 0, accumulators = 0, max_vectors = 0;  // no vector form: 
 #endif
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-// One register block: MR rows x V vectors of columns.
-template <int MR, int K, int TransA, int V>
+// One register block: MR rows x V vectors of columns over K steps; it asks for its rows of A
+// `Next` steps further along k (the caller's next k-step), a line a row every 16 steps.
+template <int MR, int K, int TransA, int V, int Next>
 inline void register_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
     vec acc[MR][V];
 #pragma GCC unroll 16
@@ -394,6 +436,10 @@ inline void register_block(const float* a, int lda, const float* b, int ldb, flo
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) acc[r][v] = load(c + r * ldc + v * lanes);
     for (int k = 0; k < K; ++k) {
+        if (TransA) prefetch_l2(a, (long long)(Next + k) * lda);
+        else if (k % 16 == 0)
+#pragma GCC unroll 16
+            for (int r = 0; r < MR; ++r) prefetch_l2(a, (long long)r * lda + Next + k);
         vec bk[V];
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) bk[v] = load(b + k * ldb + v * lanes);
@@ -410,22 +456,38 @@ inline void register_block(const float* a, int lda, const float* b, int ldb, flo
         for (int v = 0; v < V; ++v) store(c + r * ldc + v * lanes, acc[r][v]);
 }
 
-// Rows [0, rows) of one column block of V vectors, MR rows at a time (the accumulators' share
-// of the registers, half of them for one vector) and the rest in one smaller block; a partial
-// tile (rows < M) ends in blocks of 3 rows and of 1.
-template <int M, int K, int TransA, int V>
-inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows) {
+// Rows [0, rows) of one column panel over KC steps of k (A's lines `Next` steps on asked for),
+// MR rows at a time (the accumulators' share of the registers, half of them for one vector) and
+// the rest in one smaller block; a partial tile (rows < M) ends in blocks of 3 rows and of 1.
+template <int M, int KC, int TransA, int V, int Next>
+inline void row_blocks(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows) {
     constexpr int MR = accumulators / (V >= 2 ? V : 2);
     const int full = rows / MR * MR;
     auto at = [&](int i) { return TransA ? a + i : a + i * lda; };
-    for (int i = 0; i < full; i += MR) register_block<MR, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
+    for (int i = 0; i < full; i += MR) register_block<MR, KC, TransA, V, Next>(at(i), lda, b, ldb, c + i * ldc, ldc);
     if (rows == M) {
-        if constexpr (M % MR != 0) register_block<M % MR, K, TransA, V>(at(full), lda, b, ldb, c + full * ldc, ldc);
+        if constexpr (M % MR != 0)
+            register_block<M % MR, KC, TransA, V, Next>(at(full), lda, b, ldb, c + full * ldc, ldc);
         return;
     }
     int i = full;
-    for (; i + 3 <= rows; i += 3) register_block<3, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
-    for (; i < rows; ++i) register_block<1, K, TransA, V>(at(i), lda, b, ldb, c + i * ldc, ldc);
+    for (; i + 3 <= rows; i += 3) register_block<3, KC, TransA, V, Next>(at(i), lda, b, ldb, c + i * ldc, ldc);
+    for (; i < rows; ++i) register_block<1, KC, TransA, V, Next>(at(i), lda, b, ldb, c + i * ldc, ldc);
+}
+
+// The k-steps of a panel whose rows of B fill half of a 32 KB L1 data cache (the smallest of the
+// x86 CPUs with these instruction sets), so that the panel stays in L1 while every register
+// block down the tile reads it: 64 steps for AVX-512's 64-column panels, 256 for AVX2's 16.
+template <int V>
+constexpr int panel_k_steps = 16 * 1024 / (V * lanes * int(sizeof(float)));
+
+// One column panel of V vectors: K in chunks of panel_k_steps where they divide it (C's
+// accumulators are loaded and stored once per chunk), whole otherwise.
+template <int M, int K, int TransA, int V>
+inline void column_block(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows) {
+    constexpr int KC = K > panel_k_steps<V> && K % panel_k_steps<V> == 0 ? panel_k_steps<V> : K;
+    for (int k0 = 0; k0 < K; k0 += KC)
+        row_blocks<M, KC, TransA, V, K>(TransA ? a + k0 * lda : a + k0, lda, b + k0 * ldb, ldb, c, ldc, rows);
 }
 #endif
 
@@ -468,9 +530,11 @@ inline const float* pack_b(const TB* b, int ldb) {
     for (int j0 = 0; j0 < N; j0 += panel_width(j0, N)) {
         const int width = panel_width(j0, N);
         float* panel = out + j0 * K;
-        for (int k = 0; k < K; ++k)
+        for (int k = 0; k < K; ++k) {
+            prefetch_next_k_step<K, TransB>(b, ldb, k, j0, width);
             for (int j = 0; j < width; ++j)
                 panel[k * width + j] = static_cast<float>(TransB ? b[(j0 + j) * ldb + k] : b[k * ldb + j0 + j]);
+        }
     }
     return out;
 }
@@ -597,6 +661,8 @@ inline void gemm_dot(const typename Dot::In* a, int lda, const typename Dot::In*
         // is a multiple of 4 KB), then 32 and 16 for the rest.
         const int width = N - j0 >= 64 ? 64 : N - j0 >= 32 ? 32 : 16;
         In* panel = packed + j0 * K;
+        for (int k = 0; k < K && !ready; ++k)
+            prefetch_next_k_step<K, TransB>(b, ldb, k, j0, width);
         bool interleaved = ready;
         if constexpr (std::is_same_v<In, bfloat16>) {
             if (!interleaved && !TransB && width % 32 == 0) {
@@ -669,8 +735,10 @@ inline void gemm_dot_any_a(const typename Dot::In* a, int lda, const typename Do
                            typename Dot::C* c, int ldc, int rows) {
     if constexpr (TransA || Dot::offset) {
         typename Dot::In* copy = scratch<typename Dot::In, 0>(static_cast<size_t>(M) * K);
-        for (int i = 0; i < rows; ++i)
+        for (int i = 0; i < rows; ++i) {
+            if (!TransA) prefetch_next_k_step_row(a, lda, i, K);
             for (int k = 0; k < K; ++k) copy[i * K + k] = Dot::a_element(TransA ? a[k * lda + i] : a[i * lda + k]);
+        }
         gemm_dot<Dot, M, N, K, TransB, Reuse>(copy, K, b, ldb, c, ldc, rows);
     } else {
         gemm_dot<Dot, M, N, K, TransB, Reuse>(a, lda, b, ldb, c, ldc, rows);
@@ -704,6 +772,7 @@ inline void gemm_amx(const bfloat16* a, int lda, const bfloat16* b, int ldb, flo
     bfloat16* panel = scratch<bfloat16, 1>(static_cast<size_t>(K) * 32);
     const long sa = long(lda) * 2, sc = long(ldc) * 4, sb = 128;  // row strides in bytes
     for (int j0 = 0; j0 < N; j0 += 32) {
+        for (int k = 0; k < K; ++k) prefetch_next_k_step<K, TransB>(b, ldb, k, j0, 32);
         // B's 32 columns as k-pairs: panel[(k / 2) * 64 + j * 2 + k % 2].
         for (int k = 0; k < K; ++k)
             for (int j = 0; j < 32; ++j)
