@@ -54,6 +54,13 @@ bool contiguousTensorRows(const Region& r) {
     return unit && *unit == 1 && !dims.empty() && dims.back() == r.rank() - 1;
 }
 
+bool indicesAre(const std::vector<Expr>& indices, const std::vector<VarPtr>& vars) {
+    if (indices.size() != vars.size()) return false;
+    for (size_t d = 0; d < vars.size(); ++d)
+        if (indices[d].as<Var>() != vars[d].get()) return false;
+    return true;
+}
+
 bool loadsOnlyAt(const Expr& e, const BufferNode* b, const std::vector<VarPtr>* at) {
     class Check : public IRVisitor {
     public:
@@ -63,10 +70,7 @@ bool loadsOnlyAt(const Expr& e, const BufferNode* b, const std::vector<VarPtr>* 
 
     protected:
         void visitLoad(const Load* n) override {
-            if (n->buffer.get() == b) {
-                ok = ok && at && n->indices.size() == at->size();
-                for (size_t d = 0; ok && d < at->size(); ++d) ok = n->indices[d].as<Var>() == (*at)[d].get();
-            }
+            if (n->buffer.get() == b) ok = ok && at && indicesAre(n->indices, *at);
             IRVisitor::visitLoad(n);
         }
     } check;

@@ -36,6 +36,9 @@ ir::Expr tileInside(const ir::Region& r);
 // tile's last dimension is the tensor's last (the cpu passes that read such rows whole).
 bool contiguousTensorRows(const ir::Region& r);
 
+// The indices are exactly the variables `vars`, one each, in order (a loop nest's element).
+bool indicesAre(const std::vector<ir::Expr>& indices, const std::vector<ir::VarPtr>& vars);
+
 // Every load of `b` in e is at exactly the variables `at` (a loop's element), or, with `at`
 // null, e loads nothing of `b`.
 bool loadsOnlyAt(const ir::Expr& e, const ir::BufferNode* b, const std::vector<ir::VarPtr>* at);

@@ -103,18 +103,12 @@ std::optional<bool> rowLocalEpilogue(const For* outer, const BufferNode* c) {
         bool ok = true;
 
     protected:
-        bool atElement(const std::vector<Expr>& indices) const {
-            if (indices.size() != at.size()) return false;
-            for (size_t d = 0; d < at.size(); ++d)
-                if (indices[d].as<Var>() != at[d].get()) return false;
-            return true;
-        }
         void visitLoad(const Load* n) override {
-            ok = ok && (n->buffer.get() != c || atElement(n->indices));
+            ok = ok && (n->buffer.get() != c || ops::indicesAre(n->indices, at));
             IRVisitor::visitLoad(n);
         }
         void visitStore(const Store* n) override {
-            ok = ok && n->buffer.get() == c && atElement(n->indices);
+            ok = ok && n->buffer.get() == c && ops::indicesAre(n->indices, at);
             IRVisitor::visitStore(n);
         }
         void visitTileOpStmt(const TileOpStmt* n) override {
