@@ -277,5 +277,8 @@ def run_all(manifest, kit, built, arch, quick, log):
             s = {"title": title, "note": f"failed: {type(x).__name__}: {x}", "columns": [], "rows": []}
         if s:
             sections.append(s)
+            # Into the log as well: a run stopped at the machine's time limit keeps what it measured.
+            for row in s["rows"]:
+                log(f"kit:   {title}: " + " | ".join(str(v) for v in row))
         torch.cuda.empty_cache()
     return sections

@@ -198,6 +198,17 @@ def sanitizer_path():
     return shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
 
 
+def sanitizer_findings(out):
+    """What compute-sanitizer found, from its last line; None when it printed none. memcheck and
+    synccheck end with `ERROR SUMMARY: N errors`; racecheck with `RACECHECK SUMMARY: N hazards
+    displayed (E errors, W warnings)`, where a warning is a hazard too."""
+    race = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?, (\d+) warnings?\)", out)
+    if race:
+        return int(race.group(1)) + int(race.group(2))
+    errors = re.search(r"ERROR SUMMARY: (\d+) errors?", out)
+    return int(errors.group(1)) if errors else None
+
+
 def run_sanitizer(manifest, built, arch, tools, log, timeout):
     cs = sanitizer_path()
     results = []
@@ -212,8 +223,7 @@ def run_sanitizer(manifest, built, arch, tools, log, timeout):
             t0 = time.time()
             rc, out = sh([cs, f"--tool={tool}", "--error-exitcode=99", "--print-limit=20", path], timeout=timeout,
                          env=env)
-            errors = re.search(r"ERROR SUMMARY: (\d+) error", out)
-            n = int(errors.group(1)) if errors else None
+            n = sanitizer_findings(out)
             status = "clean" if rc == 0 and n == 0 else ("timeout" if rc is None else "errors")
             results.append({"tool": tool, "name": exe["name"], "status": status, "errors": n, "exit": rc,
                             "seconds": round(time.time() - t0, 1), "tail": out[-4000:] if status != "clean" else ""})
@@ -241,7 +251,7 @@ def write_report(report, out_dir):
     d = report["device"]
     lines = [f"# tlc GPU kit report", "",
              f"Device: {d['name']} (compute capability {d['compute_capability']}, driver {d['driver']}, "
-             f"{d['memory']}), built for {d['arch']}; tlc {report['kit']['tlc_version']} "
+             f"{d['memory']}), built for {d['arch']}; {report['kit']['tlc_version']} "
              f"(commit {report['kit']['commit']}, kit prepared {report['kit']['prepared']}); "
              f"run {report['started']}, {report['minutes']:.1f} minutes{', --quick' if report['quick'] else ''} "
              f"({', '.join(report.get('phases', [])) or 'no phases'}).", ""]

@@ -44,6 +44,16 @@ class Summary(unittest.TestCase):
         self.assertEqual((m.group(1), m.group(2)), ("12", "1"))
         self.assertIsNone(kit.SUMMARY.search("12 passed"))
 
+    def test_sanitizer_findings(self):
+        # Each tool's last line as compute-sanitizer 2025 (CUDA 13) printed it on an H200.
+        self.assertEqual(kit.sanitizer_findings("82 passed, 0 failed\n========= ERROR SUMMARY: 0 errors\n"), 0)
+        self.assertEqual(kit.sanitizer_findings("========= ERROR SUMMARY: 3 errors\n"), 3)
+        self.assertEqual(kit.sanitizer_findings(
+            "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"), 0)
+        self.assertEqual(kit.sanitizer_findings(
+            "========= RACECHECK SUMMARY: 3 hazards displayed (1 error, 2 warnings)\n"), 3)
+        self.assertIsNone(kit.sanitizer_findings("Segmentation fault\n"))
+
 
 class Report(unittest.TestCase):
     def test_report_names_device_failures_and_tables(self):
@@ -71,6 +81,7 @@ class Report(unittest.TestCase):
             finally:
                 kit.KIT = old
         self.assertIn("Device: NVIDIA H100 80GB HBM3 (compute capability 9.0", text)
+        self.assertIn("built for sm_90a; tlc 0.1.0 (commit abc1234", text)
         self.assertIn("sm_90a run-corpus-sm90: topk.o", text)
         self.assertIn("| run-corpus-sm90 | fail | 70 | 1 | 9 |", text)
         self.assertIn("FAIL topk M=5", text)
