@@ -19,6 +19,27 @@ std::vector<size_t> tileDims(const Region& r) {
     return dims;
 }
 
+std::vector<size_t> matrixDims(const Region& r) {
+    std::vector<size_t> dims = tileDims(r);
+    for (size_t d = r.extents.size(); d-- > 0 && dims.size() < 2;)
+        if (r.extents[d] == 1) dims.push_back(d);
+    std::sort(dims.begin(), dims.end());
+    return dims;
+}
+
+std::vector<int64_t> matrixExtents(const Region& r) {
+    std::vector<int64_t> out;
+    for (size_t d : matrixDims(r)) out.push_back(r.extents[d]);
+    return out;
+}
+
+std::vector<Expr> matrixIndices(const Region& r, const std::vector<Expr>& rowCol) {
+    std::vector<Expr> idx = r.starts;
+    std::vector<size_t> dims = matrixDims(r);
+    for (size_t k = 0; k < dims.size() && k < rowCol.size(); ++k) idx[dims[k]] = idx[dims[k]] + rowCol[k];
+    return idx;
+}
+
 std::optional<std::vector<int64_t>> trailingTileShape(const Region& r) {
     std::vector<int64_t> shape;
     size_t rank = r.rank();

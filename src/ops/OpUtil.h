@@ -15,6 +15,12 @@ namespace tlc::ops {
 
 // The dimensions of a region that are not 1 (the tile's own dimensions).
 std::vector<size_t> tileDims(const ir::Region& r);
+// A gemm operand's two matrix dimensions, as sema reads it: its non-unit dimensions when there
+// are two, else (a tile of one row or column: block_M = 1) those filled up with its trailing
+// unit dimensions. matrixIndices places a (row, column) offset in them.
+std::vector<size_t> matrixDims(const ir::Region& r);
+std::vector<int64_t> matrixExtents(const ir::Region& r);
+std::vector<ir::Expr> matrixIndices(const ir::Region& r, const std::vector<ir::Expr>& rowCol);
 
 // The constant shape of r's buffer when r covers the whole of its buffer's last two dimensions
 // and one element of every other (a shared tile as the bank-conflict cost sees it, indices over

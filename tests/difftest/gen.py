@@ -1496,8 +1496,9 @@ def build(seed):
     dims = rng.choice([1, 1, 2, 2, 2, 3])
     p.features.add(f"grid:{dims}d")
     odd = rng.random() < 0.2  # tile sizes that divide neither the threads nor the MMA shapes
-    bm = rng.choice([8, 24, 48] if odd else [16, 32, 32, 64])
-    bn = rng.choice([8, 24, 40, 48] if odd else [16, 32, 32, 64])
+    # (1 among them: a tile of one row or column, a gemm of [1, bk] tiles: finding 12)
+    bm = rng.choice([1, 8, 24, 48] if odd else [16, 32, 32, 64])
+    bn = rng.choice([1, 8, 24, 40, 48] if odd else [16, 32, 32, 64])
     if odd:
         p.features.add("tile:odd")
     while bm * bn > 64 * 64:
@@ -1518,7 +1519,7 @@ def build(seed):
     if phase_gemm in phases or phase_gemm_chain in phases:
         p.sizes["K"] = rng.choice([16, 32, 48, 64, 80]) if aligned else \
             rng.choice(range(8, 81, 8)) if p.vector_rows else rng.randint(1, 80)
-        p.gemm_bk = rng.choice([16, 32, 32]) if not odd else rng.choice([8, 16, 24, 32])
+        p.gemm_bk = rng.choice([16, 32, 32]) if not odd else rng.choice([1, 8, 16, 24, 32])
     if dims == 3:
         p.sizes["B"] = rng.randint(1, 3)
     # Keep the simulators fast: few blocks.

@@ -86,7 +86,7 @@ Stmt GemmOp::lower(LowerContext& ctx, SourceLoc loc) const {
     GemmPlan plan = planGemm(*this, ctx);
     if (plan.kind == GemmPlan::Kind::Wgmma) {
         // The rs form takes a 16-bit A fragment in the accumulator layout of this split.
-        std::vector<int64_t> shape = a_.squeezedExtents();
+        std::vector<int64_t> shape = matrixExtents(a_);
         bool aFromRegisters = a_.buffer->scope == MemScope::Fragment && plan.wgmma->registerA && !transA_ &&
                               a_.coversWholeBuffer() && shape.size() == 2 &&
                               ctx.layoutOf(a_.buffer).sameAs(wgmmaAccumulator(shape[0], shape[1], ctx.threads, plan.warpsM, 1));
@@ -117,19 +117,19 @@ Stmt GemmOp::lowerSimt(LowerContext& ctx, SourceLoc loc, const Region& a, const 
     const auto& L = ctx.layoutOf(c_.buffer);
     Buffer acc = ctx.localBuffer(c_.buffer);
     DType accType = acc->dtype;
-    std::vector<int64_t> aTile = a.squeezedExtents();
+    std::vector<int64_t> aTile = matrixExtents(a);
     int64_t K = transA_ ? aTile.at(0) : aTile.at(1);
     if (clearAccum_)
         steps.push_back(fragmentLoop(ctx, L, 1, {}, [&](const Expr& slot, const std::vector<Expr>&) {
             return store(acc, {slot}, zero(accType));
         }));
     VarPtr kk = ctx.freshVar("kk");
-    std::vector<size_t> cDims = tileDims(c_);
+    std::vector<size_t> cDims = L.rank() == c_.rank() ? matrixDims(c_) : std::vector<size_t>{0, 1};
     Stmt update = fragmentLoop(ctx, L, 1, indexNames(L.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
         Expr i = idx[cDims.at(0)], j = idx[cDims.at(1)];
         Expr k = Expr(kk);
-        Expr av = load(a.buffer, regionIndices(a, transA_ ? std::vector<Expr>{k, i} : std::vector<Expr>{i, k}));
-        Expr bv = load(b.buffer, regionIndices(b, transB_ ? std::vector<Expr>{j, k} : std::vector<Expr>{k, j}));
+        Expr av = load(a.buffer, matrixIndices(a, transA_ ? std::vector<Expr>{k, i} : std::vector<Expr>{i, k}));
+        Expr bv = load(b.buffer, matrixIndices(b, transB_ ? std::vector<Expr>{j, k} : std::vector<Expr>{k, j}));
         // 16-bit accumulators add in f32 and round once per step.
         DType math = isFloat(accType) && dtypeBits(accType) < 32 ? DType::F32 : accType;
         Expr sum = cast(math, load(acc, {slot})) + cast(math, av) * cast(math, bv);
@@ -153,7 +153,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
                       std::vector<Stmt> steps, const GemmPlan& plan) const {
     const MmaInstruction& inst = *plan.mma;
     Buffer acc = ctx.localBuffer(c_.buffer);
-    std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
+    std::vector<int64_t> cTile = matrixExtents(c_), aTile = matrixExtents(a_);
     int64_t M = cTile[0], N = cTile[1];
     int64_t K = transA_ ? aTile.at(0) : aTile.at(1);
     int64_t P = inst.perRegister(), aElems = 4 * P, bElems = 2 * P;
@@ -188,7 +188,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
         registers.push_back(aFrag);
         Expr mBase = rowBase + Expr(mi) * 16;
         auto at = [&](const Expr& m, const Expr& k) {
-            return regionIndices(a, transA_ ? std::vector<Expr>{k, m} : std::vector<Expr>{m, k});
+            return matrixIndices(a, transA_ ? std::vector<Expr>{k, m} : std::vector<Expr>{m, k});
         };
         Stmt load;
         if (aFrom == OperandForm::Ldmatrix) {
@@ -210,7 +210,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
                               {intImm(plan.tilesN * bElems)});
     registers.push_back(bFrag);
     auto atB = [&](const Expr& k, const Expr& n) {
-        return regionIndices(b, transB_ ? std::vector<Expr>{n, k} : std::vector<Expr>{k, n});
+        return matrixIndices(b, transB_ ? std::vector<Expr>{n, k} : std::vector<Expr>{k, n});
     };
     if (bForm(ctx) == OperandForm::Ldmatrix) {
         auto ldB = [&](const Expr& firstTile, int64_t tiles) {
@@ -247,7 +247,7 @@ Stmt GemmOp::lowerMma(LowerContext& ctx, SourceLoc loc, const Region& a, const R
 
 GemmOp::OperandForm GemmOp::aForm(const LowerContext& ctx, const GemmPlan& plan) const {
     if (a_.buffer->scope == MemScope::Fragment) {
-        std::vector<int64_t> shape = a_.squeezedExtents();
+        std::vector<int64_t> shape = matrixExtents(a_);
         bool inAccumulatorLayout =
             !transA_ && plan.mma->perRegister() == 2 && a_.coversWholeBuffer() && shape.size() == 2 &&
             shape[0] % (16 * plan.warpsM) == 0 && shape[1] % 16 == 0 &&

@@ -24,7 +24,7 @@ struct TileView {
 };
 
 std::optional<TileView> viewOf(LowerContext& ctx, const Region& r) {
-    std::vector<size_t> dims = tileDims(r);
+    std::vector<size_t> dims = matrixDims(r);
     const Buffer& b = r.buffer;
     if (dims.size() != 2 || dims[1] != b->shape.size() - 1) return std::nullopt;
     if (b->scope == MemScope::Global) {  // a tensor's tile (forward-copies: the tile lies inside it)
@@ -76,7 +76,7 @@ std::optional<Stmt> GemmOp::lowerCpu(LowerContext& ctx, SourceLoc loc, std::vect
                    "the cpu micro-kernel needs 2-d tiles whose last dimension is contiguous", loc);
         return std::nullopt;
     }
-    std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
+    std::vector<int64_t> cTile = matrixExtents(c_), aTile = matrixExtents(a_);
     int64_t M = cTile[0], N = cTile[1], K = transA_ ? aTile[0] : aTile[1];
     ctx.decide(subject, "tl::gemm_tile (register-blocked micro-kernel)", "lowering",
                fmt::format("{} x {} x {} tiles; the vector width follows the C++ compiler's flags", M, N, K), loc);

@@ -1,4 +1,5 @@
 #include "ops/gemm/GemmInfer.h"
+#include "ops/OpUtil.h"
 
 #include <fmt/format.h>
 
@@ -66,7 +67,7 @@ std::string subjectOf(const GemmOp& op) {
 } // namespace
 
 ThreadsChoice gemmThreads(const GemmOp& op, const Target& target) {
-    std::vector<int64_t> c = op.c().squeezedExtents();
+    std::vector<int64_t> c = matrixExtents(op.c());
     if (c.size() != 2) return {};
     int64_t M = c[0], N = c[1];
     int64_t warp = std::max<int64_t>(target.warpSize, 1);
@@ -101,7 +102,7 @@ ThreadsChoice gemmThreads(const GemmOp& op, const Target& target) {
 }
 
 void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, SourceLoc loc) {
-    std::vector<int64_t> c = op.c().squeezedExtents();
+    std::vector<int64_t> c = matrixExtents(op.c());
     if (c.size() != 2 || ctx.target.backend == Backend::Cpu) return;
     int64_t M = c[0], N = c[1];
     int64_t warps = ctx.threads / std::max(ctx.target.warpSize, 1);
@@ -147,7 +148,7 @@ void explainGemmPlan(const GemmOp& op, const GemmPlan& plan, LowerContext& ctx, 
         }
         return;
     }
-    std::vector<int64_t> a = op.a().squeezedExtents();
+    std::vector<int64_t> a = matrixExtents(op.a());
     int64_t K = a.size() == 2 ? (op.transposeA() ? a[0] : a[1]) : 0;
     bool couldUseMma = form && K % form->k == 0;
     std::string why = !form ? fmt::format("target '{}' has no {} form for {} x {} -> {}", ctx.target.name,

@@ -30,7 +30,7 @@ Stmt GemmOp::lowerMfma(LowerContext& ctx, SourceLoc loc, const Region& a, const 
                        const GemmPlan& plan) const {
     const MfmaInstruction& inst = *plan.mfma;
     Buffer acc = ctx.localBuffer(c_.buffer);
-    std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
+    std::vector<int64_t> cTile = matrixExtents(c_), aTile = matrixExtents(a_);
     int64_t M = cTile[0], N = cTile[1];
     int64_t K = transA_ ? aTile.at(0) : aTile.at(1);
     int64_t P = inst.perLane(), wave = ctx.target.warpSize;
@@ -56,10 +56,10 @@ Stmt GemmOp::lowerMfma(LowerContext& ctx, SourceLoc loc, const Region& a, const 
                               {intImm(plan.tilesN * P)});
     Expr m = rowBase + Expr(mi) * 16 + across, n = colBase + Expr(nj) * 16 + across;
     auto aAt = [&](const Expr& rr) {
-        return regionIndices(a, transA_ ? std::vector<Expr>{kAt(rr), m} : std::vector<Expr>{m, kAt(rr)});
+        return matrixIndices(a, transA_ ? std::vector<Expr>{kAt(rr), m} : std::vector<Expr>{m, kAt(rr)});
     };
     auto bAt = [&](const Expr& rr) {
-        return regionIndices(b, transB_ ? std::vector<Expr>{n, kAt(rr)} : std::vector<Expr>{kAt(rr), n});
+        return matrixIndices(b, transB_ ? std::vector<Expr>{n, kAt(rr)} : std::vector<Expr>{kAt(rr), n});
     };
     // A lane's P elements: one vector read where k is contiguous, else one element at a time.
     auto fill = [&](const VarPtr& tile, int64_t tiles, const Buffer& frag, const Region& operand,

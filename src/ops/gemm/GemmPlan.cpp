@@ -1,5 +1,6 @@
 #include "ops/gemm/GemmPlan.h"
 
+#include "ops/OpUtil.h"
 #include "ops/gemm/GemmWgmma.h"
 
 #include <fmt/format.h>
@@ -155,8 +156,8 @@ std::string describePlan(const GemmPlan& plan) {
 
 GemmPlan planGemm(const GemmOp& op, const LowerContext& ctx) {
     GemmPlan plan;
-    std::vector<int64_t> c = op.c().squeezedExtents();
-    std::vector<int64_t> a = op.a().squeezedExtents();
+    std::vector<int64_t> c = matrixExtents(op.c());
+    std::vector<int64_t> a = matrixExtents(op.a());
     plan.accumulator = layout::defaultFragment(c, ctx.threads);
     if (c.size() != 2 || a.size() != 2) return plan;
     int64_t M = c[0], N = c[1];

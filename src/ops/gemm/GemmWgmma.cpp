@@ -62,9 +62,9 @@ std::string operandProblem(const char* name, const Region& r, bool mnMajor, cons
                            dtypeName(inst.a));
     Buffer b = r.buffer;
     if (b->scope == MemScope::Fragment) {
-        if (r.squeezedExtents().size() != 2) return fmt::format("{} is not a 2-D tile", name);
+        if (matrixExtents(r).size() != 2) return fmt::format("{} is not a 2-D tile", name);
         std::vector<Expr> shape;
-        for (int64_t e : r.squeezedExtents()) shape.push_back(intImm(e));
+        for (int64_t e : matrixExtents(r)) shape.push_back(intImm(e));
         b = makeBuffer(b->name, b->dtype, MemScope::Shared, shape);
     } else if (b->scope != MemScope::Shared) {
         return fmt::format("{} is in {} memory", name, scopeName(b->scope));
@@ -143,7 +143,7 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
     const WgmmaInstruction* inst = findWgmma(a, b, c);
     if (!inst) return fmt::format("no wgmma form for {} x {} -> {}", dtypeName(a), dtypeName(b), dtypeName(c));
     if (ctx.threads % 128 != 0) return fmt::format("{} threads are not whole warpgroups of 128", ctx.threads);
-    std::vector<int64_t> cTile = op.c().squeezedExtents(), aTile = op.a().squeezedExtents();
+    std::vector<int64_t> cTile = matrixExtents(op.c()), aTile = matrixExtents(op.a());
     int64_t M = cTile[0], N = cTile[1], K = op.transposeA() ? aTile[0] : aTile[1];
     if (op.c().buffer->shape.size() != 2) return "the accumulator is not a 2-D fragment";
     if (K % inst->k != 0) return fmt::format("K = {} is not a multiple of {}", K, inst->k);
@@ -185,7 +185,7 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                         std::vector<Stmt> steps, const GemmPlan& plan) const {
     const WgmmaInstruction& inst = *plan.wgmma;
     Buffer acc = ctx.localBuffer(c_.buffer);
-    std::vector<int64_t> cTile = c_.squeezedExtents(), aTile = a_.squeezedExtents();
+    std::vector<int64_t> cTile = matrixExtents(c_), aTile = matrixExtents(a_);
     int64_t M = cTile[0], N = cTile[1], K = transA_ ? aTile[0] : aTile[1];
     int64_t slotsPerBlock = N / plan.warpsN / 2, accSlots = plan.tilesM * slotsPerBlock;
     // Staged fragments are read through descriptors too: their scratch tiles take the layout.
@@ -227,7 +227,7 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
         Operand op;
         op.desc = ctx.freshVar(r.buffer->name + "_desc", DType::U64);
         op.value = call("make_smem_desc", DType::U64,
-                        {addressOf(r.buffer, regionIndices(r, {intImm(0), intImm(0)})), intImm(span), intImm(leading),
+                        {addressOf(r.buffer, matrixIndices(r, {intImm(0), intImm(0)})), intImm(span), intImm(leading),
                          intImm(stride)});
         op.offset = [=](const Expr& row, const Expr& col) {
             auto [box, inRow] = divMod(col * bytes, span);
