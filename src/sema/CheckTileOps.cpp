@@ -378,7 +378,7 @@ void KernelChecker::checkIm2col(Call& c) {
     }
     auto shape = knownShape(col, c.callee);
     if (!shape || !requireScope(col, "the destination", c.callee, {MemScope::Shared}, "a shared buffer")) return;
-    if (withoutUnitDims(*shape).size() != 2) {
+    if (!asMatrix(*shape)) {  // as gemm's operands: [1, block_K] is a tile of one row
         diags_.report(DiagId::err_arg_kind, col.range, "col", c.callee, "a 2-D tile [block_M, block_K]",
                       fmt::format("{} ({})", shapeString(*shape), describe(col)));
         noteDeclared(col);

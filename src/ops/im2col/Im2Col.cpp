@@ -36,7 +36,7 @@ std::string Im2ColOp::str() const {
 Stmt Im2ColOp::lower(LowerContext& ctx, SourceLoc loc) const {
     const Buffer& img = img_.buffer;
     const Buffer& col = col_.buffer;
-    std::vector<int64_t> tile = col_.squeezedExtents();  // [block_M, block_K] (sema: 2-D)
+    std::vector<int64_t> tile = matrixExtents(col_);  // [block_M, block_K] (sema: 2-D)
     const int64_t BM = tile[0], BK = tile[1];
     const int64_t K = p_.kernel, S = p_.stride, D = p_.dilation, P = p_.pad;
     Expr H = img->shape[1], W = img->shape[2], C = img->shape[3];
@@ -100,7 +100,7 @@ Stmt Im2ColOp::lower(LowerContext& ctx, SourceLoc loc) const {
         Expr valid = logicalAnd(m < img->shape[0] * ohw, k < C * (K * K));
         valid = logicalAnd(valid, logicalAnd(logicalAnd(h >= intImm(0), h < H), logicalAnd(w >= intImm(0), w < W)));
         std::vector<Expr> from = {n, h, w, k % C};
-        return moveElements(col, regionIndices(col_, off), img, from, vec, simplify(valid, ctx.bounds()));
+        return moveElements(col, matrixIndices(col_, off), img, from, vec, simplify(valid, ctx.bounds()));
     });
     return seq({comment(str(), loc), body}, loc);
 }
