@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace tlc::ops {
 
 using namespace ir;
@@ -56,7 +58,7 @@ Stmt CumsumOp::lower(LowerContext& ctx, SourceLoc loc) const {
     std::vector<int64_t> tile = src_.squeezedExtents();
     // `dim` counts the source's dimensions; find it among the tile's.
     std::vector<size_t> dims = tileDims(src_);
-    size_t scanDim = 0;
+    std::optional<size_t> scanDim;  // none when the tile is one element long along `dim`
     for (size_t k = 0; k < dims.size(); ++k)
         if (dims[k] == size_t(dim_)) scanDim = k;
     DType acc = isFloat(dst_.buffer->dtype) ? DType::F32 : (dtypeBits(dst_.buffer->dtype) > 32 ? DType::I64 : DType::I32);
@@ -64,17 +66,23 @@ Stmt CumsumOp::lower(LowerContext& ctx, SourceLoc loc) const {
     Buffer work = tileBuffer(ctx, "scan", acc, tile);
 
     std::vector<Stmt> steps{comment(str(), loc), barrier(loc), exchange(ctx, src_, work, true), barrier(loc)};
+    // Along a dimension of one element the running sums are the elements: a copy.
+    if (!scanDim) {
+        steps.push_back(exchange(ctx, dst_, work, false));
+        steps.push_back(barrier(loc));
+        return simplify(seq(steps, loc), ctx.bounds());
+    }
     // One thread per line: every index but the scanned one.
     std::vector<int64_t> lines = tile;
-    int64_t length = tile[scanDim];
-    lines[scanDim] = 1;
+    int64_t length = tile[*scanDim];
+    lines[*scanDim] = 1;
     std::vector<std::string> names = indexNames(tile.size());
     steps.push_back(distributedLoop(ctx, lines, 1, names, [&](const std::vector<Expr>& off) {
         VarPtr s = ctx.freshVar("s");
         VarPtr running = ctx.freshVar("running", acc);
         Buffer runningVar = makeBuffer(running->name, acc, MemScope::Local, {});
         std::vector<Expr> at = off;
-        at[scanDim] = reverse_ ? intImm(length - 1) - Expr(s) : Expr(s);
+        at[*scanDim] = reverse_ ? intImm(length - 1) - Expr(s) : Expr(s);
         Stmt step = seq({store(runningVar, {}, load(runningVar, {}) + load(work, at)), store(work, at, load(runningVar, {}))});
         return allocate(runningVar, forLoop(s, intImm(0), intImm(length), ForKind::Serial, step), loc, zero(acc));
     }));
