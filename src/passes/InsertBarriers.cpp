@@ -13,6 +13,12 @@
 // moved on) they count as the whole buffer. Barriers already in the code (the pipeline's)
 // count as barriers. Buffers the pipeline orders with mbarriers (TMA-filled tiles and the
 // barrier arrays themselves, ctx.mbarrierSynced) need no block barrier and are not tracked.
+//
+// Global tensors are tracked the same way on the GPUs (a tile op that overwrites or reads what
+// an earlier one in the block wrote, through other threads: difftest finding 14), by region: two
+// tiles whose starts differ by a constant at least their extent do not conflict, and a tile
+// whose start moves with the loop's own variable by at least its extent a step
+// (`Y[.., jt * bn : +bn]`) does not conflict with itself in other iterations.
 #include "passes/Passes.h"
 #include "passes/ThreadDependence.h"
 
@@ -23,6 +29,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,11 +41,16 @@ using namespace ir;
 
 namespace {
 
-// An access to a shared buffer: all of it (slot empty), or the part with first index `slot`.
+// An access to a shared buffer: all of it (slot empty), or the part with first index `slot`;
+// to a global tensor: all of it, or the tile at `starts` of `extents`, of this iteration or
+// (`moved`) of another iteration of the loop whose variable that is.
 struct Access {
-    const BufferNode* buffer;
-    std::string key;  // the slot's text, "" for the whole buffer
-    Expr slot;
+    const BufferNode* buffer = nullptr;
+    std::string key = {};  // the slot's or tile's text, "" for the whole buffer
+    Expr slot = {};
+    std::vector<Expr> starts = {};
+    std::vector<int64_t> extents = {};
+    const Var* moved = nullptr;
     friend bool operator<(const Access& a, const Access& b) {
         return a.buffer != b.buffer ? a.buffer < b.buffer : a.key < b.key;
     }
@@ -97,7 +110,44 @@ bool distinct(const Expr& a, const Expr& b) {
     return d && *d != 0;
 }
 
-bool conflicts(const Access& a, const Access& b) { return a.buffer == b.buffer && !distinct(a.slot, b.slot); }
+// The coefficient of v in e when e is linear in it.
+std::optional<int64_t> coefficientOf(const Expr& e, const Var* v) {
+    std::vector<std::pair<Expr, int64_t>> terms;
+    int64_t constant = 0;
+    linearTerms(e, 1, terms, constant);
+    int64_t k = 0;
+    for (const auto& [t, c] : terms) {
+        if (t.as<Var>() == v) k += c;
+        else if (uses(t, v)) return std::nullopt;
+    }
+    return k;
+}
+
+// Whether two tiles of one tensor certainly share no element: some dimension where one ends
+// before the other starts, or (one of them from another iteration of the loop of `moved`) the
+// same tile moving by at least its extent a step.
+bool disjointTiles(const Access& a, const Access& b) {
+    if (a.starts.empty() || b.starts.empty() || a.starts.size() != b.starts.size()) return false;
+    if (a.moved || b.moved) {
+        const Var* v = a.moved ? a.moved : b.moved;
+        if ((a.moved && b.moved) || a.extents != b.extents) return false;
+        for (size_t d = 0; d < a.starts.size(); ++d)
+            if (constantDifference(a.starts[d], b.starts[d]) != std::optional<int64_t>(0)) return false;
+        for (size_t d = 0; d < a.starts.size(); ++d)
+            if (auto k = coefficientOf(a.starts[d], v); k && std::abs(*k) >= a.extents[d]) return true;
+        return false;
+    }
+    for (size_t d = 0; d < a.starts.size(); ++d)
+        if (auto diff = constantDifference(a.starts[d], b.starts[d]); diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]))
+            return true;
+    return false;
+}
+
+bool conflicts(const Access& a, const Access& b) {
+    if (a.buffer != b.buffer) return false;
+    if (!a.starts.empty() || !b.starts.empty()) return !disjointTiles(a, b);
+    return !distinct(a.slot, b.slot);
+}
 
 bool intersects(const AccessSet& a, const AccessSet& b) {
     for (const auto& x : a)
@@ -106,12 +156,16 @@ bool intersects(const AccessSet& a, const AccessSet& b) {
     return false;
 }
 
+// Atomic updates of one kind (all adds, all maxima) commute: they need no barrier between
+// them, only against plain reads and writes and updates of another kind.
 struct State {
     AccessSet reads, writes;
-    void clear() { reads.clear(); writes.clear(); }
+    std::map<StoreKind, AccessSet> atomics;
+    void clear() { reads.clear(); writes.clear(); atomics.clear(); }
     void merge(const State& o) {
         reads.insert(o.reads.begin(), o.reads.end());
         writes.insert(o.writes.begin(), o.writes.end());
+        for (const auto& [kind, set] : o.atomics) atomics[kind].insert(set.begin(), set.end());
     }
     friend bool operator==(const State&, const State&) = default;
 };
@@ -136,34 +190,41 @@ protected:
 // one slot.
 class SharedAccesses : public BoundVars {
 public:
-    explicit SharedAccesses(const std::set<const BufferNode*>& skip) : skip_(skip) {}
+    SharedAccesses(const std::set<const BufferNode*>& skip, bool globals) : skip_(skip), globals_(globals) {}
     State s;
 
 protected:
     void visitLoad(const Load* n) override {
-        if (tracked(n->buffer)) s.reads.insert(access(n->buffer, n->indices, 1));
+        if (tracked(n->buffer)) s.reads.insert(access(n->buffer, n->indices, std::vector<int64_t>(n->indices.size(), 1)));
         IRVisitor::visitLoad(n);
     }
     void visitStore(const Store* n) override {
-        if (tracked(n->buffer)) s.writes.insert(access(n->buffer, n->indices, 1));
+        if (tracked(n->buffer))
+            (n->storeKind == StoreKind::Plain ? s.writes : s.atomics[n->storeKind])
+                .insert(access(n->buffer, n->indices, std::vector<int64_t>(n->indices.size(), 1)));
         IRVisitor::visitStore(n);
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
-        auto of = [&](const Region* r) { return access(r->buffer, r->starts, r->extents.empty() ? 0 : r->extents[0]); };
+        auto of = [&](const Region* r) { return access(r->buffer, r->starts, r->extents); };
         for (const Region* r : n->op->reads())
             if (tracked(r->buffer)) s.reads.insert(of(r));
+        AccessSet& writes = n->op->name() == "atomic_add" ? s.atomics[StoreKind::AtomicAdd] : s.writes;
         for (const Region* r : n->op->writes())
-            if (tracked(r->buffer)) s.writes.insert(of(r));
+            if (tracked(r->buffer)) writes.insert(of(r));
         IRVisitor::visitTileOpStmt(n);
     }
 
 private:
     const std::set<const BufferNode*>& skip_;
+    bool globals_;
 
-    bool tracked(const Buffer& b) const { return b->scope == MemScope::Shared && !skip_.count(b.get()); }
+    bool tracked(const Buffer& b) const {
+        return (b->scope == MemScope::Shared || (globals_ && b->scope == MemScope::Global)) && !skip_.count(b.get());
+    }
 
-    Access access(const Buffer& b, const std::vector<Expr>& indices, int64_t firstExtent) {
-        if (b->shape.size() < 2 || indices.empty() || firstExtent != 1) return {b.get(), "", {}};
+    Access access(const Buffer& b, const std::vector<Expr>& indices, const std::vector<int64_t>& extents) {
+        if (b->scope == MemScope::Global) return tile(b, indices, extents);
+        if (b->shape.size() < 2 || indices.empty() || extents.empty() || extents[0] != 1) return {b.get(), "", {}};
         Expr slot = simplify(indices[0]);
         for (const Var* v : bound)
             if (uses(slot, v)) return {b.get(), "", {}};
@@ -184,6 +245,51 @@ private:
         if (vars.thread) return {b.get(), "", {}};
         return {b.get(), printExpr(slot) + vars.ids, slot};
     }
+
+    // A global tile the whole block agrees on; indices over the statement's own loops or the
+    // thread's position are the whole tensor.
+    Access tile(const Buffer& b, const std::vector<Expr>& starts, const std::vector<int64_t>& extents) {
+        Access a{b.get(), "", {}};
+        if (starts.size() != extents.size() || starts.empty()) return a;
+        std::string key;
+        for (size_t d = 0; d < starts.size(); ++d) {
+            Expr e = simplify(starts[d]);
+            for (const Var* v : bound)
+                if (uses(e, v)) return a;
+            if (usesThreadIndex(e)) return a;
+            key += fmt::format("{}{} +{}", d ? ", " : "", printExpr(e), extents[d]);
+            a.starts.push_back(e);
+        }
+        a.extents = extents;
+        a.key = key + varIds(a.starts);
+        return a;
+    }
+
+    static bool usesThreadIndex(const Expr& e) {
+        class Finder : public IRVisitor {
+        public:
+            bool found = false;
+
+        protected:
+            void visitVar(const Var* v) override { found |= v->role == VarRole::ThreadIndex; }
+        } f;
+        f.visit(e);
+        return f.found;
+    }
+
+    // The variables of `es` by identity: equal text is not the same index when two variables
+    // share a name.
+    static std::string varIds(const std::vector<Expr>& es) {
+        class Vars : public IRVisitor {
+        public:
+            std::string ids;
+
+        protected:
+            void visitVar(const Var* v) override { ids += fmt::format(" {}", static_cast<const void*>(v)); }
+        } vars;
+        for (const auto& e : es) vars.visit(e);
+        return vars.ids;
+    }
 };
 
 
@@ -195,23 +301,42 @@ std::set<const Var*> boundIn(const For* f) {
     return c.bound;
 }
 
-// The state as the next iteration sees it: slots over the loop's variables become whole buffers.
-State acrossBackEdge(const State& s, const std::set<const Var*>& vars) {
+// The state as the next iteration sees it: slots over the loop's variables become whole
+// buffers; a global tile over the loop's own variable `own` alone (a for loop's: it differs
+// in every iteration) becomes that tile in another iteration.
+State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var* own) {
     auto widen = [&](const AccessSet& in) {
         AccessSet out;
         for (const auto& a : in) {
-            bool moves = false;
-            for (const Var* v : vars) moves |= a.slot && uses(a.slot, v);
-            out.insert(moves ? Access{a.buffer, "", {}} : a);
+            bool moves = false, movesOnlyOwn = true;
+            for (const Var* v : vars) {
+                bool used = (a.slot && uses(a.slot, v)) ||
+                            std::any_of(a.starts.begin(), a.starts.end(), [&](const Expr& e) { return uses(e, v); });
+                moves |= used;
+                movesOnlyOwn &= !used || v == own;
+            }
+            if (!moves || a.moved) {
+                out.insert(a);
+            } else if (!a.starts.empty() && movesOnlyOwn) {
+                Access other = a;
+                other.moved = own;
+                other.key = "another iteration: " + a.key;
+                out.insert(other);
+            } else {
+                out.insert(Access{a.buffer, "", {}});
+            }
         }
         return out;
     };
-    return {widen(s.reads), widen(s.writes)};
+    State out{widen(s.reads), widen(s.writes), {}};
+    for (const auto& [kind, set] : s.atomics) out.atomics[kind] = widen(set);
+    return out;
 }
 
 class Inserter {
 public:
-    Inserter(const std::set<const BufferNode*>& skip, const ThreadDependence& threads) : skip_(skip), threads_(threads) {}
+    Inserter(const std::set<const BufferNode*>& skip, const ThreadDependence& threads, bool globals)
+        : skip_(skip), threads_(threads), globals_(globals) {}
 
     Stmt process(const Stmt& s, State& st) {
         if (!s) return s;
@@ -254,7 +379,7 @@ public:
                 State end = in;
                 body = process(f->body, end);
                 State merged = in;
-                merged.merge(acrossBackEdge(end, vars));
+                merged.merge(acrossBackEdge(end, vars, f->var.get()));
                 if (merged == in) {
                     st = merged;
                     break;
@@ -277,7 +402,7 @@ public:
                 State end = in;
                 body = seq({process(w->body, end), leaf(accessesOf(w->cond), end, w->loc)}, w->body->loc);
                 State merged = in;
-                merged.merge(acrossBackEdge(end, c.bound));
+                merged.merge(acrossBackEdge(end, c.bound, nullptr));
                 if (merged == in) {
                     st = merged;
                     break;
@@ -295,6 +420,7 @@ public:
 private:
     const std::set<const BufferNode*>& skip_;
     const ThreadDependence& threads_;
+    bool globals_;
 
     bool onlySomeThreads(const Stmt& s) const {
         bool varies = false;
@@ -307,7 +433,7 @@ private:
 
     template <typename Node>
     State accessesOf(const Node& n) const {
-        SharedAccesses a(skip_);
+        SharedAccesses a(skip_, globals_);
         a.visit(n);
         return a.s;
     }
@@ -316,6 +442,11 @@ private:
     static Stmt leaf(const State& acc, State& st, SourceLoc loc) {
         bool hazard = intersects(acc.reads, st.writes) || intersects(acc.writes, st.writes) ||
                       intersects(acc.writes, st.reads);
+        for (const auto& [kind, set] : acc.atomics) {
+            hazard |= intersects(set, st.reads) || intersects(set, st.writes);
+            for (const auto& [other, done] : st.atomics) hazard |= other != kind && intersects(set, done);
+        }
+        for (const auto& [kind, done] : st.atomics) hazard |= intersects(acc.reads, done) || intersects(acc.writes, done);
         Stmt b;
         if (hazard) {
             b = barrier(loc);
@@ -331,7 +462,8 @@ private:
 Stmt insertBarriers(const Stmt& body, const LowerContext& ctx) {
     State st;
     ThreadDependence threads(body, ctx.threadIndex.get());
-    return Inserter(ctx.mbarrierSynced, threads).process(body, st);
+    // On the cpu a block is one thread: tile ops follow each other in it.
+    return Inserter(ctx.mbarrierSynced, threads, ctx.target.backend != Backend::Cpu).process(body, st);
 }
 
 } // namespace tlc
