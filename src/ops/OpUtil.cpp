@@ -33,11 +33,17 @@ std::vector<int64_t> matrixExtents(const Region& r) {
     return out;
 }
 
-std::vector<Expr> matrixIndices(const Region& r, const std::vector<Expr>& rowCol) {
+namespace {
+// The region's starts with offsets[k] added in dimension dims[k].
+std::vector<Expr> offsetIn(const Region& r, const std::vector<size_t>& dims, const std::vector<Expr>& offsets) {
     std::vector<Expr> idx = r.starts;
-    std::vector<size_t> dims = matrixDims(r);
-    for (size_t k = 0; k < dims.size() && k < rowCol.size(); ++k) idx[dims[k]] = idx[dims[k]] + rowCol[k];
+    for (size_t k = 0; k < dims.size() && k < offsets.size(); ++k) idx[dims[k]] = idx[dims[k]] + offsets[k];
     return idx;
+}
+} // namespace
+
+std::vector<Expr> matrixIndices(const Region& r, const std::vector<Expr>& rowCol) {
+    return offsetIn(r, matrixDims(r), rowCol);
 }
 
 std::optional<std::vector<int64_t>> trailingTileShape(const Region& r) {
@@ -52,10 +58,7 @@ std::optional<std::vector<int64_t>> trailingTileShape(const Region& r) {
 }
 
 std::vector<Expr> regionIndices(const Region& r, const std::vector<Expr>& tileOffsets) {
-    std::vector<Expr> idx = r.starts;
-    std::vector<size_t> dims = tileDims(r);
-    for (size_t k = 0; k < dims.size() && k < tileOffsets.size(); ++k) idx[dims[k]] = idx[dims[k]] + tileOffsets[k];
-    return idx;
+    return offsetIn(r, tileDims(r), tileOffsets);
 }
 
 Expr inBounds(const Buffer& b, const std::vector<Expr>& indices, int64_t lanes) {
