@@ -999,7 +999,8 @@ def tile_buffer(p, ctx, dt, decls, scopes=("shared", "fragment"), auto_ok=False)
     into it decides (the caller's first copy then uses slices: p.auto_tile is set)."""
     scope = p.rng.choice(scopes)
     b = p.fresh("tb")
-    p.auto_tile = auto_ok and p.rng.random() < 0.25
+    # (auto drops unit dimensions: a tile of one row or column would not be [bm, bn])
+    p.auto_tile = auto_ok and p.rng.random() < 0.25 and ctx.bm > 1 and ctx.bn > 1
     if p.auto_tile:
         decls.append(f"let {b} = alloc_{scope}(auto, {dt});")
         p.features.add(f"alloc_auto:{scope}")
@@ -1382,7 +1383,7 @@ def phase_shared_atomic(p, ctx):
             decls.append(f"let {v} = alloc_{scope}([{bn}], f32);")
             body.append(f"copy({prev if prev else V.name + '[' + ctx.lead() + ctx.col0 + ']'}, {v});")
             prev = v
-        r = rng.choice(["0", "1", f"{ctx.bm - 1}"])
+        r = rng.choice(["0", f"{min(1, ctx.bm - 1)}", f"{ctx.bm - 1}"])  # rows that exist when bm = 1
         body.append(f"atomic_add({s2}[{r}, 0], {prev});")
         mag = xm * 2
     body.append(f"copy({s2}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
