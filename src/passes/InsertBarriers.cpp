@@ -228,19 +228,7 @@ private:
         Expr slot = simplify(indices[0]);
         for (const Var* v : bound)
             if (uses(slot, v)) return {b.get(), "", {}};
-        // The key names the variables by identity: equal text is not the same index when two
-        // variables share a name.
-        class Vars : public IRVisitor {
-        public:
-            std::string ids;
-            bool thread = false;
-
-        protected:
-            void visitVar(const Var* v) override {
-                thread |= v->role == VarRole::ThreadIndex;
-                ids += fmt::format(" {}", static_cast<const void*>(v));
-            }
-        } vars;
+        VarIds vars;
         vars.visit(slot);
         if (vars.thread) return {b.get(), "", {}};
         return {b.get(), printExpr(slot) + vars.ids, slot};
@@ -252,44 +240,34 @@ private:
         Access a{b.get(), "", {}};
         if (starts.size() != extents.size() || starts.empty()) return a;
         std::string key;
+        VarIds vars;
         for (size_t d = 0; d < starts.size(); ++d) {
             Expr e = simplify(starts[d]);
             for (const Var* v : bound)
                 if (uses(e, v)) return a;
-            if (usesThreadIndex(e)) return a;
+            vars.visit(e);
             key += fmt::format("{}{} +{}", d ? ", " : "", printExpr(e), extents[d]);
             a.starts.push_back(e);
         }
+        if (vars.thread) return Access{b.get(), "", {}};
         a.extents = extents;
-        a.key = key + varIds(a.starts);
+        a.key = key + vars.ids;
         return a;
     }
 
-    static bool usesThreadIndex(const Expr& e) {
-        class Finder : public IRVisitor {
-        public:
-            bool found = false;
+    // An index's variables for its key, by identity (equal text is not the same index when two
+    // variables share a name), and whether one is the thread's position.
+    class VarIds : public IRVisitor {
+    public:
+        std::string ids;
+        bool thread = false;
 
-        protected:
-            void visitVar(const Var* v) override { found |= v->role == VarRole::ThreadIndex; }
-        } f;
-        f.visit(e);
-        return f.found;
-    }
-
-    // The variables of `es` by identity: equal text is not the same index when two variables
-    // share a name.
-    static std::string varIds(const std::vector<Expr>& es) {
-        class Vars : public IRVisitor {
-        public:
-            std::string ids;
-
-        protected:
-            void visitVar(const Var* v) override { ids += fmt::format(" {}", static_cast<const void*>(v)); }
-        } vars;
-        for (const auto& e : es) vars.visit(e);
-        return vars.ids;
-    }
+    protected:
+        void visitVar(const Var* v) override {
+            thread |= v->role == VarRole::ThreadIndex;
+            ids += fmt::format(" {}", static_cast<const void*>(v));
+        }
+    };
 };
 
 
@@ -303,7 +281,8 @@ std::set<const Var*> boundIn(const For* f) {
 
 // The state as the next iteration sees it: slots over the loop's variables become whole
 // buffers; a global tile over the loop's own variable `own` alone (a for loop's: it differs
-// in every iteration) becomes that tile in another iteration.
+// in every iteration) becomes that tile in another iteration. A tile of another iteration of
+// an inner loop is the whole tensor here: the outer loop's variables have moved on too.
 State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var* own) {
     auto widen = [&](const AccessSet& in) {
         AccessSet out;
@@ -315,7 +294,7 @@ State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var
                 moves |= used;
                 movesOnlyOwn &= !used || v == own;
             }
-            if (!moves || a.moved) {
+            if (!moves || (a.moved && a.moved == own)) {
                 out.insert(a);
             } else if (!a.starts.empty() && movesOnlyOwn) {
                 Access other = a;
