@@ -138,7 +138,8 @@ bool disjointTiles(const Access& a, const Access& b) {
         return false;
     }
     for (size_t d = 0; d < a.starts.size(); ++d)
-        if (auto diff = constantDifference(a.starts[d], b.starts[d]); diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]))
+        if (auto diff = constantDifference(a.starts[d], b.starts[d]);
+            diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]))
             return true;
     return false;
 }

@@ -66,27 +66,25 @@ Stmt CumsumOp::lower(LowerContext& ctx, SourceLoc loc) const {
     Buffer work = tileBuffer(ctx, "scan", acc, tile);
 
     std::vector<Stmt> steps{comment(str(), loc), barrier(loc), exchange(ctx, src_, work, true), barrier(loc)};
-    // Along a dimension of one element the running sums are the elements: a copy.
-    if (!scanDim) {
-        steps.push_back(exchange(ctx, dst_, work, false));
+    // Along a dimension of one element the running sums are the elements: no scan, a copy.
+    if (scanDim) {
+        // One thread per line: every index but the scanned one.
+        std::vector<int64_t> lines = tile;
+        int64_t length = tile[*scanDim];
+        lines[*scanDim] = 1;
+        std::vector<std::string> names = indexNames(tile.size());
+        steps.push_back(distributedLoop(ctx, lines, 1, names, [&](const std::vector<Expr>& off) {
+            VarPtr s = ctx.freshVar("s");
+            VarPtr running = ctx.freshVar("running", acc);
+            Buffer runningVar = makeBuffer(running->name, acc, MemScope::Local, {});
+            std::vector<Expr> at = off;
+            at[*scanDim] = reverse_ ? intImm(length - 1) - Expr(s) : Expr(s);
+            Stmt step = seq({store(runningVar, {}, load(runningVar, {}) + load(work, at)),
+                             store(work, at, load(runningVar, {}))});
+            return allocate(runningVar, forLoop(s, intImm(0), intImm(length), ForKind::Serial, step), loc, zero(acc));
+        }));
         steps.push_back(barrier(loc));
-        return simplify(seq(steps, loc), ctx.bounds());
     }
-    // One thread per line: every index but the scanned one.
-    std::vector<int64_t> lines = tile;
-    int64_t length = tile[*scanDim];
-    lines[*scanDim] = 1;
-    std::vector<std::string> names = indexNames(tile.size());
-    steps.push_back(distributedLoop(ctx, lines, 1, names, [&](const std::vector<Expr>& off) {
-        VarPtr s = ctx.freshVar("s");
-        VarPtr running = ctx.freshVar("running", acc);
-        Buffer runningVar = makeBuffer(running->name, acc, MemScope::Local, {});
-        std::vector<Expr> at = off;
-        at[*scanDim] = reverse_ ? intImm(length - 1) - Expr(s) : Expr(s);
-        Stmt step = seq({store(runningVar, {}, load(runningVar, {}) + load(work, at)), store(work, at, load(runningVar, {}))});
-        return allocate(runningVar, forLoop(s, intImm(0), intImm(length), ForKind::Serial, step), loc, zero(acc));
-    }));
-    steps.push_back(barrier(loc));
     steps.push_back(exchange(ctx, dst_, work, false));
     steps.push_back(barrier(loc));
     return simplify(seq(steps, loc), ctx.bounds());
