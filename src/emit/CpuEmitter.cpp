@@ -222,6 +222,21 @@ protected:
             need("tl_cpu.h", "streaming_stores");
             return fmt::format("tl::store_row({}, {}, {}, {})", args[0], args[1], args[2], args[3]);
         }
+        if (n == "store_line") {  // (&tensor[..], &line[0], stream)
+            arity(3);
+            need("tl_cpu.h", "streaming_stores");
+            return fmt::format("tl::store_line({}, {}, {})", args[0], args[1], args[2]);
+        }
+        if (n == "streams" || n == "store_fence") {  // (result bytes) / (stream)
+            arity(1);
+            need("tl_cpu.h", "streaming_stores");
+            return fmt::format("tl::{}({})", n, args[0]);
+        }
+        if (n == "line_head") {  // (&tensor[..], row length)
+            arity(2);
+            need("tl_cpu.h", "streaming_stores");
+            return fmt::format("tl::line_head({}, {})", args[0], args[1]);
+        }
         if (n == "prefetch") {  // (&tensor[..]): a hint, no value changes
             arity(1);
             need("tl_cpu.h", "prefetch");

@@ -4,12 +4,13 @@
 // it for nothing. When the loop stores only that tile, element by element at its own indices
 // (the whole tile; `let`s before the store folded in), from values of fragments, and the
 // reduction along the rows is the tile's only other use, the reduction takes the loop's value
-// as its source (ops::ReduceProducer) and computes it as it goes. The tile stays allocated for
+// as its source (ops::ElementProducer) and computes it as it goes. The tile stays allocated for
 // layout inference; drop-unused-buffers removes it once nothing names it. When the tile has
 // other uses (softmax: `x[i, j] = exp(x[i, j] - m[i])`, `reduce_sum(x, ..)`, then x is read
 // again) the reduction also stores each value (`stores`): one pass instead of two, the same
 // values; the loop's value may then read the tile itself, at the element it writes only.
 #include "passes/BufferUses.h"
+#include "passes/ElementLoops.h"
 #include "passes/Passes.h"
 #include "passes/SeqRewriter.h"
 
@@ -34,41 +35,6 @@ namespace {
 // other rows are not fused.
 constexpr int64_t kRowLanes = 16;
 
-// Tensors e may read besides fragments: those the kernel never writes, at indices inside them
-// for every value of the loop's variables (forward-copies leaves rmsnorm's `w[j]` as `W[j]`), so
-// that the value needs no bounds test wherever the reduction computes it.
-struct TensorReads {
-    const std::set<const BufferNode*>* written;
-    VarBounds loop;
-    bool allowed(const Load* n) const {
-        if (n->buffer->scope != MemScope::Global || written->count(n->buffer.get())) return false;
-        const Expr condition = simplify(ops::inBounds(n->buffer, n->indices, n->lanes), loop);
-        const int64_t* inside = asConstInt(condition);  // points into condition
-        return inside && *inside;
-    }
-};
-
-// True when e reads no memory but fragments (and tensors `tensors` allows), and `tile` not at
-// all or (with `at`) only at exactly the indices `at`.
-bool readsOnlyFragments(const Expr& e, const TensorReads& tensors, const BufferNode* tile,
-                        const std::vector<VarPtr>* at = nullptr) {
-    class Check : public IRVisitor {
-    public:
-        const TensorReads* tensors;
-        bool ok = true;
-
-    protected:
-        void visitLoad(const Load* n) override {
-            if (n->buffer->scope == MemScope::Global) ok = ok && tensors->allowed(n);
-            else if (n->buffer->scope != MemScope::Fragment) ok = false;
-            IRVisitor::visitLoad(n);
-        }
-    } check;
-    check.tensors = &tensors;
-    check.visit(e);
-    return check.ok && ops::loadsOnlyAt(e, tile, at);
-}
-
 class Fuse : public SeqRewriter {
 public:
     Fuse(std::map<const BufferNode*, int> uses, std::set<const BufferNode*> written, LowerContext& ctx)
@@ -83,44 +49,25 @@ private:
     LowerContext& ctx_;
 
     std::optional<Stmt> fuse(const Stmt& loop, const Stmt& next) const {
-        const For* outer = loop.as<For>();
         const TileOpStmt* t = next.as<TileOpStmt>();
         const auto* reduce = t ? dynamic_cast<const ops::ReduceOp*>(t->op.get()) : nullptr;
-        if (!outer || outer->forKind != ForKind::Parallel || !reduce || reduce->producer()) return std::nullopt;
-        std::optional<ops::ParallelNest> nest = ops::parallelNest(outer);
-        if (!nest) return std::nullopt;
-        // `let`s before the store are folded into its value (the C++ compiler shares them again).
-        std::vector<std::pair<VarPtr, Expr>> lets;
-        Stmt inner = nest->body;
-        while (const LetStmt* let = inner.as<LetStmt>()) {
-            lets.push_back({let->var, let->value});
-            inner = let->body;
-        }
-        const Store* st = inner.as<Store>();
-        if (!st || st->storeKind != StoreKind::Plain) return std::nullopt;
-        Expr value = st->value;
-        for (size_t k = lets.size(); k-- > 0;) value = substitute(value, {lets[k]});
-        const Buffer& tile = st->buffer;
+        if (!reduce || reduce->producer()) return std::nullopt;
+        std::optional<ElementLoop> element = elementLoop(loop, written_, ctx_.bounds());
+        if (!element) return std::nullopt;
+        const auto& [nest, tile, value] = *element;
         const ir::Region& src = reduce->src();
         auto count = uses_.find(tile.get());
         // The loop and the reduction are the tile's only uses, or it is stored too.
         const bool stores = count != uses_.end() && count->second != 2;
-        if (tile->scope != MemScope::Fragment || src.buffer != tile || !src.coversWholeBuffer() ||
-            count == uses_.end() || st->indices.size() != nest->vars.size() ||
-            size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest->extents ||
+        if (src.buffer != tile || !src.coversWholeBuffer() || count == uses_.end() ||
+            size_t(reduce->dim()) + 1 != src.rank() || src.extents != nest.extents ||
             src.extents.back() % kRowLanes != 0)
             return std::nullopt;
-        TensorReads tensors{&written_, ctx_.bounds()};
-        for (size_t d = 0; d < nest->vars.size(); ++d) tensors.loop.push_back({nest->vars[d].get(), Interval{0, nest->extents[d] - 1}});
-        if (!readsOnlyFragments(value, tensors, tile.get(), stores ? &nest->vars : nullptr))
-            return std::nullopt;
-        for (size_t d = 0; d < st->indices.size(); ++d) {
-            const Var* v = st->indices[d].as<Var>();
-            if (!v || v != nest->vars[d].get()) return std::nullopt;
-        }
-        ops::ReduceProducer producer{nest->vars, value, {}, stores};
+        // Not stored, the value must not read the tile at all: nothing would have written it.
+        if (!stores && !ops::loadsOnlyAt(value, tile.get(), nullptr)) return std::nullopt;
+        ops::ElementProducer producer{nest.vars, value, {}, stores};
         std::set<const BufferNode*> read;
-        for (const auto& a : ops::fragmentAccesses(nest->body))
+        for (const auto& a : ops::fragmentAccesses(nest.body))
             if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
         auto op = std::make_shared<ops::ReduceOp>(src, reduce->dst(), reduce->kind(), reduce->dim(), reduce->clear(),
                                                   std::move(producer));

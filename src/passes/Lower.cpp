@@ -32,6 +32,7 @@ const std::vector<Pass>& pipeline() {
         {"fuse-reductions", [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
         {"prefetch-next-block", [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
         {"fuse-tile-loads", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},
+        {"fuse-tile-stores", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileStores(k.body, ctx); return true; }},
         {"lower-thread-level", [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
         {"serialize-threads", [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
         {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},

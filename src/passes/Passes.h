@@ -26,7 +26,7 @@ struct AtLoc {
 ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a parallel loop that only fills the tile a row reduction reads next is
-// computed inside the reduction (ops::ReduceProducer). Others: unchanged.
+// computed inside the reduction (ops::ElementProducer). Others: unchanged.
 ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a gemm whose B tile is read in place from a tensor the kernel never writes,
@@ -42,6 +42,10 @@ ir::Stmt prefetchNextBlock(const ir::Kernel& kernel, const ir::Stmt& body, Lower
 // tile itself, element by element, where the tile lies inside its tensor (one pass instead of
 // two). Others: unchanged.
 ir::Stmt fuseTileLoads(const ir::Stmt& body, LowerContext& ctx);
+
+// The cpu target: a parallel loop that only fills the tile the copy after it stores into a
+// tensor is computed by the copy, a cache line at a time (ops::CopyOp::producer). Others: unchanged.
+ir::Stmt fuseTileStores(const ir::Stmt& body, LowerContext& ctx);
 
 // After lowering: thread-level buffers that nothing reads or writes are not declared.
 ir::Stmt dropUnusedBuffers(const ir::Stmt& body);

@@ -6,6 +6,7 @@
 #include "cumsum.h"
 #include "dequant_int4.h"
 #include "fragment_rows.h"
+#include "fused_stores.h"
 #include "gemm_fp8_mixed.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
@@ -717,7 +718,55 @@ void histogram(int n) {
 
 } // namespace
 
+// Tiles computed as they are stored (tests/run/kernels/fused_stores.tl), the tensors written at
+// element offset `shift` from a 64-byte boundary (the cpu; GPU launchers want 16-byte rows).
+void fusedStores(int M, int shift) {
+    const int N = 96;
+    std::string at = " M=" + std::to_string(M) + " shift=" + std::to_string(shift);
+    auto X = random<float>(size_t(M) * N, 81), W = random<float>(N, 82);
+    // Over-allocated, then aligned by hand: the offsets are from a known line boundary.
+    auto aligned = [](auto& storage, int elements) {
+        auto* p = storage.data();
+        while (reinterpret_cast<std::uintptr_t>(p) % 64 != 0) ++p;
+        return p + elements;
+    };
+    std::vector<float> Ystore(size_t(M) * N + 64, -7.0f), S(M, -7.0f);
+    std::vector<tl::half> Hstore(size_t(M) * N + 64, tl::half(-7.0f));
+    float* Y = aligned(Ystore, shift);
+    tl::half* H = aligned(Hstore, shift);
+    std::vector<double> wantY(size_t(M) * N), wantS(M), wantH(size_t(M) * N);
+    for (int i = 0; i < M; ++i) {
+        double sum = 0;
+        for (int j = 0; j < N; ++j) sum += wantY[size_t(i) * N + j] = double(X[size_t(i) * N + j]) * W[j] + 0.5;
+        wantS[i] = sum;
+        for (int j = 0; j < N; ++j) wantH[size_t(i) * N + j] = double(X[size_t(i) * N + j]) - float(sum) / N;
+    }
+    expectStatus("fused_stores status" + at, tl_kernels::fused_stores(X.data(), W.data(), Y, H, S.data(), M), 0);
+    check("tile stored as computed, then summed" + at, std::vector<float>(Y, Y + size_t(M) * N), wantY, 1e-6, 1e-6);
+    check("row sums of the stored tile" + at, S, wantS, 1e-4, 1e-5);
+    check("tile computed into f16 as stored" + at, std::vector<tl::half>(H, H + size_t(M) * N), wantH, 1e-3, 1e-3);
+    // Around the tensors nothing was written.
+    std::vector<float> before(Ystore.data(), Y), after(Y + size_t(M) * N, Ystore.data() + Ystore.size());
+    check("elements around Y untouched" + at, before, std::vector<double>(before.size(), -7.0), 0, 0);
+    check("elements after Y untouched" + at, after, std::vector<double>(after.size(), -7.0), 0, 0);
+
+    auto X2 = random<float>(size_t(M) * 64, 83);
+    std::vector<float> Zstore(size_t(M) * 192 + 64, -7.0f);
+    float* Z = aligned(Zstore, shift);
+    std::vector<double> wantZ(size_t(M) * 192);
+    for (int i = 0; i < M; ++i)
+        for (int k = 0; k < 3; ++k)
+            for (int j = 0; j < 64; ++j) wantZ[size_t(i) * 192 + k * 64 + j] = double(X2[size_t(i) * 64 + j]) * (2 << k);
+    expectStatus("fused_stores_loop status" + at, tl_kernels::fused_stores_loop(X2.data(), Z, M), 0);
+    check("tile computed as stored, read again by the next iteration" + at,
+          std::vector<float>(Z, Z + size_t(M) * 192), wantZ, 1e-6, 1e-6);
+}
+
 int main() {
+    for (int shift : kGpu ? std::vector<int>{0} : std::vector<int>{0, 1, 7, 15}) {
+        fusedStores(16, shift);
+        fusedStores(11, shift);  // a partial last row block
+    }
     copyCast(64, 128);
     copyCast(45, 104);
     copyCast(45, 100);

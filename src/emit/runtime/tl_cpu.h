@@ -118,6 +118,49 @@ inline void store_row(T* dst, const T* src, int count, long long result_bytes) {
         std::memcpy(dst, src, bytes);
     }
 }
+// The elements of a row of `count` (at least 64 bytes) before its first 64-byte boundary: where
+// its whole lines for store_line begin. 0 when p is not aligned to its element type.
+template <typename T>
+inline int line_head(const T* p, int count) {
+    const unsigned offset = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(p) & 63);
+    if (offset % sizeof(T) != 0) return 0;
+    const int head = static_cast<int>(((64 - offset) & 63) / sizeof(T));
+    return head < count ? head : 0;
+}
+// Whether a launch whose result is `result_bytes` writes past the caches (store_line's `stream`).
+inline bool streams(long long result_bytes) { return result_bytes >= streaming_threshold(); }
+// One 64-byte cache line of values (64 / sizeof(T) elements, computed into `src`) to a tensor:
+// a non-temporal store where `stream` says so and dst starts a line, a plain one otherwise.
+// After a tile's lines, store_fence.
+template <typename T>
+inline void store_line(T* dst, const T* src, bool stream) {
+#if defined(__SSE2__)
+    if (stream && (reinterpret_cast<std::uintptr_t>(dst) & 63) == 0) {
+#if defined(__AVX512F__)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_loadu_si512(src));
+#elif defined(__AVX__)
+        const char* s = reinterpret_cast<const char*>(src);
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst) + 1,
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32)));
+#else
+        for (int q = 0; q < 4; ++q)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + q, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src) + q));
+#endif
+        return;
+    }
+#endif
+    (void)stream;
+    std::memcpy(dst, src, 64);
+}
+// Makes a tile's non-temporal stores visible to other threads (before the block ends).
+inline void store_fence(bool stream) {
+#if defined(__SSE2__)
+    if (stream) _mm_sfence();
+#else
+    (void)stream;
+#endif
+}
 } // namespace tl
 // tlc:end
 

@@ -32,44 +32,110 @@ void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t ve
 
 // The cpu's form of a whole fragment stored into a tensor whose rows are contiguous, the tile
 // inside the tensor and the types equal: one `tl::store_row` per row, which writes past the
-// caches when the launch's result is large (tl_cpu.h, streaming_stores). Nothing when the copy
+// caches when the launch's result is large (tl_cpu.h, streaming_stores). With a producer (the
+// fragment computed as it is stored, any types) each row goes a cache line at a time: the
+// line's values computed into a small local array (a vector loop), then `tl::store_line`,
+// past the caches on the same condition, and one fence after the rows. Nothing when the copy
 // does not fit that form.
 std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp& op) {
     const Region& frag = op.src();
     const Region& mem = op.dst();
+    const std::optional<ElementProducer>& producer = op.producer();
     if (ctx.target.backend != Backend::Cpu || frag.buffer->scope != MemScope::Fragment ||
-        mem.buffer->scope != MemScope::Global || frag.buffer->dtype != mem.buffer->dtype || !frag.coversWholeBuffer())
+        mem.buffer->scope != MemScope::Global || !frag.coversWholeBuffer() ||
+        (!producer && frag.buffer->dtype != mem.buffer->dtype))
         return std::nullopt;
     const auto& f = ctx.layoutOf(frag.buffer);
     std::vector<size_t> fragDims = tileDims(frag);
     if (!isCpuTile(ctx, f) || fragDims.empty() || fragDims.back() != frag.rank() - 1 || !contiguousTensorRows(mem))
         return std::nullopt;
     const int64_t rowLength = frag.extents.back();
-    if (rowLength * dtypeBytes(mem.buffer->dtype) < 64) return std::nullopt;  // under a cache line: plain loops
-    Expr resultBytes = intImm(dtypeBytes(mem.buffer->dtype), DType::I64);
+    const int64_t elemBytes = dtypeBytes(mem.buffer->dtype);
+    if (rowLength * elemBytes < 64) return std::nullopt;  // under a cache line: plain loops
+    const int64_t lineLength = 64 / std::max<int64_t>(elemBytes, 1);
+    if (producer && (64 % elemBytes != 0 || rowLength % lineLength != 0)) return std::nullopt;
+    Expr resultBytes = intImm(elemBytes, DType::I64);
     for (const auto& extent : mem.buffer->shape) resultBytes = resultBytes * cast(DType::I64, extent);
     Buffer local = ctx.localBuffer(frag.buffer);
     std::vector<std::string> names = indexNames(frag.rank());
     std::vector<VarPtr> rowVars;
-    std::vector<Expr> rowStart, tileOffsets;  // a row's first element in the fragment and in the tile
+    std::vector<Expr> rowStart;  // a row's first element in the fragment
     for (size_t d = 0; d + 1 < frag.rank(); ++d) {
         rowVars.push_back(ctx.freshVar(names[d]));
         rowStart.push_back(Expr(rowVars.back()));
     }
     rowStart.push_back(intImm(0));
-    for (size_t d : fragDims) tileOffsets.push_back(rowStart[d]);
-    Stmt row = evaluate(call("store_row", DType::I32,
-                             {call("address_of", DType::I64, {load(mem.buffer, regionIndices(mem, tileOffsets))}),
-                              call("address_of", DType::I64, {load(local, {flatIndex(frag.buffer, rowStart)})}),
-                              intImm(rowLength), resultBytes}));
+    auto tensorIndices = [&](const std::vector<Expr>& at) {  // at: fragment indices
+        std::vector<Expr> tileOffsets;
+        for (size_t d : fragDims) tileOffsets.push_back(at[d]);
+        return regionIndices(mem, tileOffsets);
+    };
+    auto tensorAddress = [&](const std::vector<Expr>& at) {
+        return call("address_of", DType::I64, {load(mem.buffer, tensorIndices(at))});
+    };
+    const std::string subject = fmt::format("{}({}, {})", op.name(), frag.buffer->name, mem.buffer->name);
+    if (!producer) {
+        Stmt row = evaluate(call("store_row", DType::I32,
+                                 {tensorAddress(rowStart),
+                                  call("address_of", DType::I64, {load(local, {flatIndex(frag.buffer, rowStart)})}),
+                                  intImm(rowLength), resultBytes}));
+        for (size_t d = rowVars.size(); d-- > 0;)
+            row = forLoop(rowVars[d], intImm(0), intImm(frag.extents[d]), ForKind::Serial, row);
+        ctx.decide(subject, "tl::store_row per row", "lowering",
+                   "rows of a whole fragment into a tensor with contiguous rows: non-temporal stores when the launch "
+                   "writes more than the last-level cache holds",
+                   loc);
+        return simplify(row, ctx.bounds());
+    }
+    const DType fragType = frag.buffer->dtype, memType = mem.buffer->dtype;
+    // Stores the value at fragment indices `at` into target[targetIdx] (and into the fragment
+    // where it has other uses), or nothing when a fragment the value reads is not a cpu tile.
+    auto produce = [&](const std::vector<Expr>& at, const Buffer& target,
+                       const std::vector<Expr>& targetIdx) -> std::optional<Stmt> {
+        std::optional<Expr> value = producedAt(ctx, *producer, at);
+        if (!value) return std::nullopt;
+        if (!producer->stores) return store(target, targetIdx, cast(memType, cast(fragType, *value)));
+        VarPtr element = ctx.freshVar("e", fragType);  // the value as the fragment holds it
+        return letStmt(element, cast(fragType, *value),
+                       seq({store(local, {flatIndex(frag.buffer, at)}, Expr(element)),
+                            store(target, targetIdx, cast(memType, Expr(element)))}));
+    };
+    // Whole lines from the row's first 64-byte boundary (non-temporal stores need it), `head`
+    // elements in, then the elements before it and after the last whole line.
+    VarPtr head = ctx.freshVar("head"), lines = ctx.freshVar("lines");
+    VarPtr chunk = ctx.freshVar(names.back()), lane = ctx.freshVar("v"), k = ctx.freshVar("k"),
+           column = ctx.freshVar(names.back());
+    std::vector<Expr> at = rowStart, lineStart = rowStart, restAt = rowStart;
+    lineStart.back() = Expr(head) + Expr(chunk) * lineLength;
+    at.back() = lineStart.back() + Expr(lane);
+    restAt.back() = Expr(column);
+    Buffer line = makeBuffer(ctx.freshName(mem.buffer->name + "_line"), memType, MemScope::Local, {intImm(lineLength)});
+    std::optional<Stmt> lineStep = produce(at, line, {Expr(lane)});
+    std::optional<Stmt> restStep = produce(restAt, mem.buffer, tensorIndices(restAt));
+    if (!lineStep || !restStep) return std::nullopt;
+    VarPtr streams = ctx.freshVar(mem.buffer->name + "_streams", DType::Bool);
+    Stmt chunkStep = seq({forLoop(lane, intImm(0), intImm(lineLength), ForKind::Vectorized, *lineStep),
+                          evaluate(call("store_line", DType::I32,
+                                        {tensorAddress(lineStart), call("address_of", DType::I64, {load(line, {intImm(0)})}),
+                                         Expr(streams)}))});
+    Expr wholeLines = Expr(lines) * lineLength;
+    Stmt rest = forLoop(k, intImm(0), intImm(rowLength) - wholeLines, ForKind::Serial,
+                        letStmt(column, select(Expr(k) < Expr(head), Expr(k), Expr(k) + wholeLines), *restStep));
+    Stmt row = letStmt(head, call("line_head", DType::I32, {tensorAddress(rowStart), intImm(rowLength)}),
+                       letStmt(lines, (intImm(rowLength) - Expr(head)) / lineLength,
+                               seq({allocate(line, forLoop(chunk, intImm(0), Expr(lines), ForKind::Serial, chunkStep)),
+                                    rest})));
     for (size_t d = rowVars.size(); d-- > 0;)
         row = forLoop(rowVars[d], intImm(0), intImm(frag.extents[d]), ForKind::Serial, row);
-    ctx.decide(fmt::format("{}({}, {})", op.name(), frag.buffer->name, mem.buffer->name), "tl::store_row per row",
-               "lowering",
-               "rows of a whole fragment into a tensor with contiguous rows: non-temporal stores when the launch "
-               "writes more than the last-level cache holds",
+    ctx.decide(subject, fmt::format("computed and stored a cache line ({} elements) at a time", lineLength), "lowering",
+               fmt::format("the parallel loop before the copy fills {} for it: each line's values go from registers "
+                           "to the tensor, past the caches when the launch writes more than the last-level cache "
+                           "holds, without a pass over the fragment{}",
+                           frag.buffer->name, producer->stores ? " (which is stored too: it has other uses)" : ""),
                loc);
-    return simplify(row, ctx.bounds());
+    return simplify(letStmt(streams, call("streams", DType::Bool, {resultBytes}),
+                            seq({row, evaluate(call("store_fence", DType::I32, {Expr(streams)}))})),
+                    ctx.bounds());
 }
 
 } // namespace
@@ -84,6 +150,8 @@ TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     auto c = std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
     if (tmaBarrier_) c->tmaBarrier_ = mapRegion(*tmaBarrier_, fn);
     c->tmaElected_ = tmaElected_;
+    c->producer_ = producer_;
+    if (c->producer_) c->producer_->value = fn(c->producer_->value);
     return c;
 }
 
@@ -91,6 +159,26 @@ TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) con
     auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
     c->tmaBarrier_ = tmaBarrier_;
     c->tmaElected_ = tmaElected_;
+    c->producer_ = producer_;
+    return c;
+}
+
+std::vector<const Region*> CopyOp::reads() const {
+    std::vector<const Region*> regions = {&src_};
+    if (producer_)
+        for (const auto& r : producer_->reads) regions.push_back(&r);
+    return regions;
+}
+
+std::vector<const Region*> CopyOp::writes() const {
+    std::vector<const Region*> regions = {&dst_};
+    if (producer_ && producer_->stores) regions.push_back(&src_);
+    return regions;
+}
+
+std::shared_ptr<const CopyOp> CopyOp::withProducer(ElementProducer producer) const {
+    auto c = std::make_shared<CopyOp>(*this);
+    c->producer_ = std::move(producer);
     return c;
 }
 
@@ -103,13 +191,32 @@ std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier, bool elected) cons
 
 std::string CopyOp::str() const {
     const char* name = tmaBarrier_ ? "copy_tma" : async_ ? "copy_async" : "copy";
-    std::string text = fmt::format("{}({}, {}", name, regionString(src_), regionString(dst_));
+    std::string source = producer_ ? producerString(src_.buffer, *producer_) : regionString(src_);
+    std::string text = fmt::format("{}({}, {}", name, source, regionString(dst_));
     if (tmaBarrier_) text += fmt::format(", barrier = {}[{}]", tmaBarrier_->buffer->name, printExpr(tmaBarrier_->starts[0]));
     return text + ")";
 }
 
+// The fused form where the tile lies inside the tensor; elsewhere (and off the cpu's form) the
+// producer's loop fills the fragment, then the plain copy.
+Stmt CopyOp::lowerProduced(LowerContext& ctx, SourceLoc loc) const {
+    CopyOp plain(src_, dst_);
+    auto apart = [&](bool edge) { return seq({producerLoop(ctx, *producer_, src_, loc), plain.lowerMoves(ctx, loc, edge)}, loc); };
+    Expr inside = simplify(tileInside(dst_), ctx.bounds());
+    const int64_t* known = asConstInt(inside);
+    std::optional<Stmt> fused = known && !*known ? std::nullopt : cpuRowStores(ctx, loc, *this);
+    if (!fused) return apart(false);
+    Stmt rows = seq({comment(str(), loc), *fused}, loc);
+    return known ? rows : ifThenElse(inside, rows, apart(true), loc);
+}
+
 Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
     if (tmaBarrier_) return seq({comment(str(), loc), lowerTma(ctx)}, loc);
+    if (producer_) return lowerProduced(ctx, loc);
+    return lowerMoves(ctx, loc, false);
+}
+
+Stmt CopyOp::lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const {
     if (auto staged = lowerStagedStore(*this, ctx, loc)) return *staged;
     bool srcFrag = src_.buffer->scope == MemScope::Fragment;
     bool dstFrag = dst_.buffer->scope == MemScope::Fragment;
@@ -221,7 +328,7 @@ Stmt CopyOp::lower(LowerContext& ctx, SourceLoc loc) const {
     Stmt body = lowerBody(false);
     // On the cpu a tile that lies inside the tensors takes loops without guards, which the C++
     // compiler vectorises without masks; only the tiles at the edges test each element.
-    if (ctx.target.backend == Backend::Cpu) {
+    if (ctx.target.backend == Backend::Cpu && !edge) {
         Expr inside = simplify(logicalAnd(tileInside(src_), tileInside(dst_)), ctx.bounds());
         if (!asConstInt(inside)) body = ifThenElse(inside, lowerBody(true), body);
     }

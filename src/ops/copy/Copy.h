@@ -6,9 +6,14 @@
 // cp.async where it can and does not wait: the pipeline commits and waits for groups of copies.
 // A TMA copy (also the pipeline's, on targets with `tma`) is one cp.async.bulk.tensor of the
 // whole box, issued by thread 0, whose bytes complete on the mbarrier `tmaBarrier` (CopyTma.cpp).
+//
+// On the cpu a copy out of a fragment may compute the fragment as it stores it: the parallel
+// loop that filled it just before is its `producer` (passes/FuseTileStores.cpp), and each row
+// goes to the tensor a cache line at a time, straight from the computed values.
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/ElementProducer.h"
 #include "ops/LowerContext.h"
 
 #include <optional>
@@ -29,10 +34,13 @@ public:
     // 0 (or, `elected`, by whichever thread runs it: a warp-specialised producer).
     std::shared_ptr<const CopyOp> withTma(ir::Region barrier, bool elected = false) const;
     const std::optional<ir::Region>& tmaBarrier() const { return tmaBarrier_; }
+    // The same copy computing its source as it stores it.
+    std::shared_ptr<const CopyOp> withProducer(ElementProducer producer) const;
+    const std::optional<ElementProducer>& producer() const { return producer_; }
 
     std::string name() const override { return "copy"; }
-    std::vector<const ir::Region*> reads() const override { return {&src_}; }
-    std::vector<const ir::Region*> writes() const override { return {&dst_}; }
+    std::vector<const ir::Region*> reads() const override;
+    std::vector<const ir::Region*> writes() const override;
     ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
     ir::TileOpPtr mapRegions(const std::function<ir::Region(const ir::Region&)>& fn) const override;
     std::string str() const override;
@@ -43,8 +51,13 @@ private:
     bool async_;
     std::optional<ir::Region> tmaBarrier_;
     bool tmaElected_ = false;
+    std::optional<ElementProducer> producer_;
 
     ir::Stmt lowerTma(LowerContext& ctx) const;
+    ir::Stmt lowerProduced(LowerContext& ctx, SourceLoc loc) const;
+    // The moves of a copy without a producer; `edge`: only the form with per-element guards (the
+    // caller has tested that the tile does not lie inside the tensors).
+    ir::Stmt lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const;
 };
 
 // Why `copy` cannot be a TMA load on ctx's target, in words for --explain and the emitted

@@ -28,7 +28,7 @@ const char* reduceName(ReduceKind k) {
 }
 
 TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
-    std::optional<ReduceProducer> p = producer_;
+    std::optional<ElementProducer> p = producer_;
     if (p) p->value = fn(p->value);
     auto op = std::make_shared<ReduceOp>(mapRegion(src_, fn), mapRegion(dst_, fn), kind_, dim_, clear_, std::move(p));
     if (prefetchNext_) op->prefetchNext_ = mapRegion(*prefetchNext_, fn);
@@ -78,53 +78,11 @@ std::vector<const Region*> ReduceOp::writes() const {
 
 std::string ReduceOp::str() const {
     std::string source = regionString(src_);
-    if (producer_) {
-        std::vector<std::string> vars;
-        for (const auto& v : producer_->vars) vars.push_back(v->name);
-        source = fmt::format("{}[{}] = {}{}", src_.buffer->name, fmt::join(vars, ", "), printExpr(producer_->value),
-                             producer_->stores ? " (stored)" : "");
-    }
+    if (producer_) source = producerString(src_.buffer, *producer_);
     return fmt::format("{}({}, {}, dim = {}{}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false",
                        prefetchNext_ ? ", prefetch = " + regionString(*prefetchNext_) : "") +
            (fill_ ? fmt::format(" (filling {} from {})", fill_->tile.buffer->name, regionString(fill_->from)) : "");
-}
-
-std::optional<Expr> ReduceOp::producedAt(LowerContext& ctx, const std::vector<Expr>& at) const {
-    std::vector<std::pair<VarPtr, Expr>> bind;
-    for (size_t d = 0; d < at.size(); ++d) bind.push_back({producer_->vars[d], at[d]});
-    // Fragment loads become loads of the cpu's row-major locals.
-    class Localize : public IRMutator {
-    public:
-        Localize(LowerContext& c) : ctx(c) {}
-        LowerContext& ctx;
-        bool ok = true;
-
-    protected:
-        Expr mutateLoad(const Load* n, const Expr& self) override {
-            if (n->buffer->scope != MemScope::Fragment) return IRMutator::mutateLoad(n, self);
-            if (!isCpuTile(ctx, ctx.layoutOf(n->buffer))) {
-                ok = false;
-                return self;
-            }
-            std::vector<Expr> idx;
-            for (const auto& i : n->indices) idx.push_back(mutate(i));
-            return load(ctx.localBuffer(n->buffer), {flatIndex(n->buffer, idx)});
-        }
-    } localize(ctx);
-    Expr value = localize.mutate(substitute(producer_->value, bind));
-    if (!localize.ok) return std::nullopt;
-    return simplify(value, ctx.bounds());
-}
-
-Stmt ReduceOp::producerLoop(LowerContext& ctx, SourceLoc loc) const {
-    ParallelNest nest;
-    nest.vars = producer_->vars;
-    nest.extents = src_.extents;
-    std::vector<Expr> idx(nest.vars.begin(), nest.vars.end());
-    nest.body = store(src_.buffer, idx, producer_->value, loc);
-    nest.loc = loc;
-    return lowerParallel(ctx, nest);
 }
 
 Expr ReduceOp::identity(ReduceKind kind, DType t) {
@@ -206,7 +164,7 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     if (producer_) {  // the value the producer would have stored there
         std::vector<Expr> at(rowVars.begin(), rowVars.end());
         at.push_back(column);
-        produced = producedAt(ctx, at);
+        produced = producedAt(ctx, *producer_, at);
         if (!produced) return std::nullopt;
         v = element(*produced, acc);
         if (producer_->stores) {
@@ -269,7 +227,7 @@ Stmt ReduceOp::lower(LowerContext& ctx, SourceLoc loc) const {
     }));
     // 1. What this thread holds (on the cpu, whole rows at a time where it can).
     std::optional<Stmt> held = lowerCpuRows(ctx, S, D, src, part, acc);
-    if (!held && producer_) steps.insert(steps.begin() + 1, producerLoop(ctx, loc));  // fill the source after all
+    if (!held && producer_) steps.insert(steps.begin() + 1, producerLoop(ctx, *producer_, src_, loc));  // fill the source after all
     if (!held && fill_)  // the copy the fill took over, first
         steps.insert(steps.begin() + 1, CopyOp(fill_->from, fill_->tile).lower(ctx, loc));
     if (!held) held = fragmentLoop(ctx, S, 1, indexNames(S.rank()), [&](const Expr& slot, const std::vector<Expr>&) {

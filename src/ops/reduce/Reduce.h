@@ -6,6 +6,7 @@
 
 #include "ir/TileOp.h"
 #include "layout/Fragment.h"
+#include "ops/ElementProducer.h"
 
 #include <optional>
 
@@ -14,17 +15,11 @@ namespace tlc::ops {
 enum class ReduceKind { Max, Min, Sum, AbsSum, AbsMax };
 const char* reduceName(ReduceKind k);
 
-// A parallel loop that fills the source for the reduction (`for (i, j) in parallel(..)
-// { sq[i, j] = x[i, j] * x[i, j] }`): the cpu reduces its values as it computes them, without
-// the pass over the source (passes/FuseReductions.cpp). `value` reads fragments (and tensors at indices inside them). When the
-// source has other uses (softmax's `x[i, j] = exp(x[i, j] - m[i])`, read again after the sum)
-// the reduction also stores each value into it (`stores`).
-struct ReduceProducer {
-    std::vector<ir::VarPtr> vars;   // the loop's variables, one per source dimension
-    ir::Expr value;                 // what the loop stores into the source at (vars)
-    std::vector<ir::Region> reads;  // the fragments value reads, whole
-    bool stores = false;            // the source is written too, as the loop wrote it
-};
+// A parallel loop that filled the source (`for (i, j) in parallel(..) { sq[i, j] = x[i, j] *
+// x[i, j] }`) becomes the reduction's ElementProducer: the cpu reduces its values as it
+// computes them, without the pass over the source (passes/FuseReductions.cpp). When the source
+// has other uses (softmax's `x[i, j] = exp(x[i, j] - m[i])`, read again after the sum) the
+// reduction also stores each value into it (`stores`).
 
 // A fragment the cpu's row loops fill from a tensor as they read it (passes/FuseTileLoads.cpp):
 // `copy(X[..], x); reduce_max(x, ..)` as one pass. The fragment has the reduction source's
@@ -37,10 +32,10 @@ struct ReduceFill {
 class ReduceOp : public ir::TileOp {
 public:
     ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear,
-             std::optional<ReduceProducer> producer = std::nullopt)
+             std::optional<ElementProducer> producer = std::nullopt)
         : src_(std::move(src)), dst_(std::move(dst)), kind_(kind), dim_(dim), clear_(clear),
           producer_(std::move(producer)) {}
-    const std::optional<ReduceProducer>& producer() const { return producer_; }
+    const std::optional<ElementProducer>& producer() const { return producer_; }
     // The cpu's next-block prefetch (passes/PrefetchNextBlock.cpp): the tile of a tensor that the
     // block after this one reads, shaped as the source; the row loops prefetch it as they go.
     const std::optional<ir::Region>& prefetchNext() const { return prefetchNext_; }
@@ -74,11 +69,6 @@ private:
     // tiles do not fit it.
     std::optional<ir::Stmt> lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
                                          const ir::Buffer& src, const ir::Buffer& part, DType acc) const;
-    // The producer's value at source indices `at`, its fragment reads as the cpu's row-major
-    // locals; nothing when a fragment it reads is not a cpu tile.
-    std::optional<ir::Expr> producedAt(LowerContext& ctx, const std::vector<ir::Expr>& at) const;
-    // The producer as the parallel loop it was, filling the source (where the fused form does not apply).
-    ir::Stmt producerLoop(LowerContext& ctx, SourceLoc loc) const;
     // Prefetches of the next block's tile for the row-loop step at tile offsets `offsets` (a
     // chunk of `count` elements along the row): one a cache line, when that tile lies in its
     // tensor.
@@ -88,7 +78,7 @@ private:
     ReduceKind kind_;
     int dim_;
     bool clear_;
-    std::optional<ReduceProducer> producer_;
+    std::optional<ElementProducer> producer_;
     std::optional<ir::Region> prefetchNext_;
     std::optional<ReduceFill> fill_;
 };
