@@ -156,10 +156,10 @@ TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
 }
 
 TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
+    if (producer_) return nullptr;  // its value names the source's buffer: moving the tile would not
     auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
     c->tmaBarrier_ = tmaBarrier_;
     c->tmaElected_ = tmaElected_;
-    c->producer_ = producer_;
     return c;
 }
 
