@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace tlc::codegen {
 
 using namespace ir;
@@ -217,25 +219,15 @@ protected:
             include("<atomic>");
             return "std::atomic_thread_fence(std::memory_order_seq_cst)";
         }
-        if (n == "store_row") {  // (&tensor[..], &fragment[..], count, result bytes)
-            arity(4);
+        // tl_cpu.h's streaming_stores helpers and their argument counts: store_row(&tensor[..],
+        // &fragment[..], count, result bytes), store_line(&tensor[..], &line[0], stream),
+        // streams(result bytes), store_fence(stream), line_head(&tensor[..], row length).
+        static const std::map<std::string, size_t> streaming = {
+            {"store_row", 4}, {"store_line", 3}, {"streams", 1}, {"store_fence", 1}, {"line_head", 2}};
+        if (auto helper = streaming.find(n); helper != streaming.end()) {
+            arity(helper->second);
             need("tl_cpu.h", "streaming_stores");
-            return fmt::format("tl::store_row({}, {}, {}, {})", args[0], args[1], args[2], args[3]);
-        }
-        if (n == "store_line") {  // (&tensor[..], &line[0], stream)
-            arity(3);
-            need("tl_cpu.h", "streaming_stores");
-            return fmt::format("tl::store_line({}, {}, {})", args[0], args[1], args[2]);
-        }
-        if (n == "streams" || n == "store_fence") {  // (result bytes) / (stream)
-            arity(1);
-            need("tl_cpu.h", "streaming_stores");
-            return fmt::format("tl::{}({})", n, args[0]);
-        }
-        if (n == "line_head") {  // (&tensor[..], row length)
-            arity(2);
-            need("tl_cpu.h", "streaming_stores");
-            return fmt::format("tl::line_head({}, {})", args[0], args[1]);
+            return fmt::format("tl::{}({})", n, fmt::join(args, ", "));
         }
         if (n == "prefetch") {  // (&tensor[..]): a hint, no value changes
             arity(1);

@@ -1,5 +1,6 @@
 #include "passes/ElementLoops.h"
 
+#include "ir/TileOp.h"
 #include "ir/Visitor.h"
 #include "ops/OpUtil.h"
 
@@ -38,6 +39,14 @@ bool readsOnlyFragments(const Expr& e, const std::set<const BufferNode*>& writte
 }
 
 } // namespace
+
+ops::ElementProducer ElementLoop::producer(bool stores) const {
+    ops::ElementProducer p{nest.vars, value, {}, stores};
+    std::set<const BufferNode*> read;
+    for (const auto& a : ops::fragmentAccesses(nest.body))
+        if (!a.isStore && read.insert(a.buffer.get()).second) p.reads.push_back(wholeBuffer(a.buffer));
+    return p;
+}
 
 std::optional<ElementLoop> elementLoop(const Stmt& s, const std::set<const BufferNode*>& written,
                                        const VarBounds& bounds) {

@@ -5,6 +5,7 @@
 
 #include "ir/Simplify.h"
 #include "ir/Stmt.h"
+#include "ops/ElementProducer.h"
 #include "ops/parallel/Parallel.h"
 
 #include <optional>
@@ -16,6 +17,9 @@ struct ElementLoop {
     ops::ParallelNest nest;
     ir::Buffer tile;  // the fragment it fills, whole, at the loop's own indices
     ir::Expr value;   // what it stores at (nest.vars), the `let`s before the store folded in
+
+    // The loop as the producer of the op after it (`stores`: the tile is written too).
+    ops::ElementProducer producer(bool stores) const;
 };
 
 // The loop `s` is when it has that form: perfectly nested parallel loops around one plain

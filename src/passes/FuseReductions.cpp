@@ -65,12 +65,8 @@ private:
             return std::nullopt;
         // Not stored, the value must not read the tile at all: nothing would have written it.
         if (!stores && !ops::loadsOnlyAt(value, tile.get(), nullptr)) return std::nullopt;
-        ops::ElementProducer producer{nest.vars, value, {}, stores};
-        std::set<const BufferNode*> read;
-        for (const auto& a : ops::fragmentAccesses(nest.body))
-            if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
         auto op = std::make_shared<ops::ReduceOp>(src, reduce->dst(), reduce->kind(), reduce->dim(), reduce->clear(),
-                                                  std::move(producer));
+                                                  element->producer(stores));
         if (stores)
             ctx_.decide(tile->name, "filled by the reduction", "fuse-reductions",
                         fmt::format("the parallel loop fills {} before {} reads it: on the cpu the reduction computes "

@@ -31,7 +31,7 @@ public:
 
 protected:
     Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
-        scopes_[n->buffer.get()] = Scope{loops_, countBufferUses(n->body)[n->buffer.get()]};
+        scopes_[n->buffer.get()] = Scope{loops_, n->body};
         return SeqRewriter::mutateAllocate(n, self);
     }
     Stmt mutateFor(const For* n, const Stmt& self) override {
@@ -61,7 +61,7 @@ protected:
 private:
     struct Scope {
         int loops;  // loops around the allocation
-        int uses;   // the buffer's uses in the allocation's body
+        Stmt body;  // the allocation's
     };
     std::set<const BufferNode*> written_;
     LowerContext& ctx_;
@@ -86,7 +86,7 @@ private:
             auto counts = countBufferUses(stmts[k]);
             if (auto c = counts.find(tile); c != counts.end()) uses += c->second;
         }
-        return uses == scope->second.uses;
+        return uses == countBufferUses(scope->second.body)[tile];
     }
 
     std::optional<Stmt> fuse(const std::vector<Stmt>& stmts, size_t i) const {
@@ -97,20 +97,11 @@ private:
         const auto& [nest, tile, value] = *element;
         const Region& src = copy->src();
         const Region& dst = copy->dst();
-        if (src.buffer != tile || !src.coversWholeBuffer() || src.extents != nest.extents ||
-            dst.buffer->scope != MemScope::Global || !ops::contiguousTensorRows(dst))
-            return std::nullopt;
         // The form the cpu's lowering takes: whole cache lines of contiguous rows.
-        const int64_t elemBytes = dtypeBytes(dst.buffer->dtype);
-        std::vector<size_t> dims = ops::tileDims(src);
-        if (dims.empty() || dims.back() != src.rank() - 1 || 64 % elemBytes != 0 ||
-            (src.extents.back() * elemBytes) % 64 != 0)
+        if (src.buffer != tile || !src.coversWholeBuffer() || src.extents != nest.extents ||
+            dst.buffer->scope != MemScope::Global || !ops::storesWholeLines(src, dst))
             return std::nullopt;
         const bool stores = !deadAfter(tile.get(), stmts, i + 1);
-        ops::ElementProducer producer{nest.vars, value, {}, stores};
-        std::set<const BufferNode*> read;
-        for (const auto& a : ops::fragmentAccesses(nest.body))
-            if (!a.isStore && read.insert(a.buffer.get()).second) producer.reads.push_back(wholeBuffer(a.buffer));
         ctx_.decide(tile->name, stores ? "computed as the copy stores it (and stored)" : "computed as the copy stores it",
                     "fuse-tile-stores",
                     fmt::format("the parallel loop fills {} for the copy into {}: on the cpu the copy computes each "
@@ -118,7 +109,7 @@ private:
                                 tile->name, dst.buffer->name,
                                 stores ? "; the values go into the tile too, which is read again later" : ""),
                     stmts[i]->loc);
-        return tileOp(copy->withProducer(std::move(producer)), stmts[i + 1]->loc);
+        return tileOp(copy->withProducer(element->producer(stores)), stmts[i + 1]->loc);
     }
 };
 

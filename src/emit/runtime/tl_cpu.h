@@ -80,6 +80,20 @@ inline long long streaming_threshold() {
     }();
     return bytes;
 }
+#if defined(__SSE2__)
+// One 64-byte line from s (any alignment) to d (64-byte aligned) with non-temporal stores.
+inline void stream_line(char* d, const char* s) {
+#if defined(__AVX512F__)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+#elif defined(__AVX__)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32)));
+#else
+    for (int q = 0; q < 64; q += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(d + q), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q)));
+#endif
+}
+#endif
 // Copies `bytes` from src to dst with non-temporal stores where the CPU has them: the head up
 // to dst's next 64-byte boundary and the tail by plain copies, whole cache lines between. The
 // fence makes the lines visible to the other threads before the block's end.
@@ -91,17 +105,7 @@ inline void copy_streaming(void* dst, const void* src, std::size_t bytes) {
     if (head > bytes) head = bytes;
     std::memcpy(d, s, head);
     d += head, s += head, bytes -= head;
-    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
-#if defined(__AVX512F__)
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
-#elif defined(__AVX__)
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32)));
-#else
-        for (int q = 0; q < 64; q += 16)
-            _mm_stream_si128(reinterpret_cast<__m128i*>(d + q), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q)));
-#endif
-    }
+    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) stream_line(d, s);
     std::memcpy(d, s, bytes);
     _mm_sfence();
 #else
@@ -136,17 +140,7 @@ template <typename T>
 inline void store_line(T* dst, const T* src, bool stream) {
 #if defined(__SSE2__)
     if (stream && (reinterpret_cast<std::uintptr_t>(dst) & 63) == 0) {
-#if defined(__AVX512F__)
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_loadu_si512(src));
-#elif defined(__AVX__)
-        const char* s = reinterpret_cast<const char*>(src);
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst) + 1,
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32)));
-#else
-        for (int q = 0; q < 4; ++q)
-            _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + q, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src) + q));
-#endif
+        stream_line(reinterpret_cast<char*>(dst), reinterpret_cast<const char*>(src));
         return;
     }
 #endif

@@ -53,7 +53,7 @@ std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp&
     const int64_t elemBytes = dtypeBytes(mem.buffer->dtype);
     if (rowLength * elemBytes < 64) return std::nullopt;  // under a cache line: plain loops
     const int64_t lineLength = 64 / std::max<int64_t>(elemBytes, 1);
-    if (producer && (64 % elemBytes != 0 || rowLength % lineLength != 0)) return std::nullopt;
+    if (producer && !storesWholeLines(frag, mem)) return std::nullopt;
     Expr resultBytes = intImm(elemBytes, DType::I64);
     for (const auto& extent : mem.buffer->shape) resultBytes = resultBytes * cast(DType::I64, extent);
     Buffer local = ctx.localBuffer(frag.buffer);
@@ -139,6 +139,13 @@ std::optional<Stmt> cpuRowStores(LowerContext& ctx, SourceLoc loc, const CopyOp&
 }
 
 } // namespace
+
+bool storesWholeLines(const Region& frag, const Region& mem) {
+    std::vector<size_t> fragDims = tileDims(frag);
+    const int64_t elemBytes = dtypeBytes(mem.buffer->dtype);
+    return !fragDims.empty() && fragDims.back() == frag.rank() - 1 && contiguousTensorRows(mem) &&
+           64 % elemBytes == 0 && (frag.extents.back() * elemBytes) % 64 == 0;
+}
 
 const CopyOp* plainCopy(const Stmt& s) {
     const TileOpStmt* t = s.as<TileOpStmt>();

@@ -80,6 +80,10 @@ std::optional<LowerContext::SharedLayout> tmaBoxedLayout(const ir::Buffer& tile,
 // destination's layout to the stacked boxes when its rows are wider than one span, before any
 // other rule chooses one.
 void claimTmaLayout(const CopyOp& copy, LowerContext& ctx);
+// Whether the cpu stores rows of `frag` into `mem` a 64-byte line at a time when the copy
+// computes them (CopyOp::producer): the fragment's last dimension is the tile's, the tensor's
+// rows are contiguous and each row is whole lines of the tensor's type.
+bool storesWholeLines(const ir::Region& frag, const ir::Region& mem);
 // The copy s is, when it is neither asynchronous nor a TMA load (the cpu passes' staging copies).
 const CopyOp* plainCopy(const ir::Stmt& s);
 
