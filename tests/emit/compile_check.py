@@ -6,7 +6,8 @@ gfx942, cpu), this script
   * compiles each kernel source warning-free: nvcc -std=c++17 -arch=sm_XX (sm_90a for sm90)
     -Xcompiler -Wall,-Werror -Werror all-warnings; hipcc -std=c++17 --offload-arch=gfx90a or
     gfx940 (for gfx942, which Debian's LLVM does not know) -Wall -Werror; g++ -std=c++17
-    -fopenmp -Wall -Wextra -Werror -O2;
+    -fopenmp -Wall -Wextra -Werror -O2; sm86 and sm89 code that is sm80's code (comment lines
+    aside) only once, for sm_80;
   * compiles, for each launcher header, a host program built by g++ alone (CUDA: with
     -I/usr/local/cuda/include) that includes the header and calls both launchers (the typed one
     and the extern "C" twin; never run), and links it with the kernel object, which checks that
@@ -56,6 +57,9 @@ HIPCC = os.environ.get("HIPCC", "hipcc")
 CXX = os.environ.get("CXX_FOR_EMIT_TESTS", "g++")
 
 CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"}
+# Compute capabilities 8.6 and 8.9 add to 8.0's instructions and take away none, so a kernel whose
+# code for sm86 or sm89 is its sm80 code (comment lines aside) is compiled once, for sm_80.
+CUDA_FAMILY = {"sm80": "sm8x", "sm86": "sm8x", "sm89": "sm8x", "sm90": "sm90"}
 HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
 SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
 # The cpu targets and the flags their output requires (cpu_isa.compile_flags of the profiles).
@@ -92,6 +96,17 @@ class Checker:
         self.passed = 0
         self.includes = [flag for d in getattr(args, "include_dir", []) for flag in ("-I", str(d.resolve()))]
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+        self.compiled_code = {}  # (family, code without comment lines) -> "target/file" first compiled
+
+    def compiled_before(self, target, src: Path, header: Path):
+        """Where the same code (source and launcher header, comment lines aside) was compiled for
+        an earlier target of the same CUDA family, or None (and it is remembered as compiled here)."""
+        code = "".join(p.read_text() for p in (src, header) if p.exists())
+        key = (CUDA_FAMILY[target], "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("//")))
+        if key in self.compiled_code:
+            return self.compiled_code[key]
+        self.compiled_code[key] = f"{target}/{src.name}"
+        return None
 
     def run(self, name, cmd, cwd=None, env=None):
         """Runs one command; output is shown only when it fails (or when it warns)."""
@@ -224,9 +239,20 @@ def check_directory(ck: Checker, directory: Path, work: Path):
         print(f"note: {directory} is not named after a target; skipped")
         return
 
-    jobs = [(f"{target}/{src.name}", compile_src(src, out / (src.stem + ".o")), None) for src in sources]
+    same = {}  # source -> where its code was compiled already
+    if target in CUDA_FAMILY:
+        for src in sources:
+            before = ck.compiled_before(target, src, directory / (src.stem + ".h"))
+            if before:
+                same[src] = before
+        if same:
+            print(f"note: {target}: {len(same)} of {len(sources)} kernel sources are code compiled for "
+                  f"{next(iter(same.values())).split('/')[0]} (comment lines aside); not compiled again", flush=True)
+    jobs = [(f"{target}/{src.name}", compile_src(src, out / (src.stem + ".o")), None) for src in sources if src not in same]
     hosts = []
     for header in headers:
+        if any(src.stem == header.stem for src in same):
+            continue
         program = host_program(header)
         if program is None:
             continue
