@@ -724,6 +724,10 @@ void CEmitter::emitStore(const Store* s) {
 void CEmitter::emitFor(const For* f) {
     if (f->forKind == ForKind::Parallel || f->forKind == ForKind::Pipelined)
         throw EmitError(fmt::format("emit: a {} loop over '{}' was not lowered", forKindName(f->forKind), f->var->name));
+    if (!emitOtherForm(f)) emitLoop(f);
+}
+
+void CEmitter::emitLoop(const For* f) {
     // for (var = min; var < min + extent; var += step): extent is the length of the range.
     std::string min = expr(f->min);
     const int64_t* cmin = asConstInt(f->min);

@@ -120,6 +120,8 @@ protected:
     virtual void emitAtomicMinMax(const ir::Store* s, const std::string& target, const std::string& value,
                                   bool max) = 0;
     virtual std::string loopPragma(const ir::For* f) const = 0;  // "" for none
+    // Writes the loop in another form (the cpu's explicit vectors) and returns true, or false.
+    virtual bool emitOtherForm(const ir::For*) { return false; }
     virtual std::string printfName() const = 0;
     virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h
     virtual std::string restrictQualifier() const { return "__restrict__"; }
@@ -148,6 +150,7 @@ protected:
     void emitEvaluate(const ir::Evaluate* e);
     void emitStore(const ir::Store* s);
     void emitFor(const ir::For* f);
+    void emitLoop(const ir::For* f);  // as a C++ for loop
     void emitIf(const ir::IfThenElse* i, bool chained);
     void emitAllocate(const ir::Allocate* a);
     void emitComment(const ir::Comment* c);

@@ -3,6 +3,7 @@
 // are plain arrays of that function; arrays over 16 KB are allocated once per OpenMP thread by
 // the launcher and passed in, instead of living on the stack of every block.
 #include "emit/CEmitter.h"
+#include "emit/VectorLoop.h"
 
 #include <fmt/format.h>
 
@@ -229,6 +230,11 @@ protected:
             need("tl_cpu.h", "streaming_stores");
             return fmt::format("tl::{}({})", n, fmt::join(args, ", "));
         }
+        if (n == "load_f32x16") {  // (&fragment[..]): 16 floats as a tl::f32x16 (VectorLoop.h)
+            arity(1);
+            need("tl_cpu.h", "f32x16");
+            return fmt::format("tl::load_f32x16({})", args[0]);
+        }
         if (n == "prefetch") {  // (&tensor[..]): a hint, no value changes
             arity(1);
             need("tl_cpu.h", "prefetch");
@@ -317,6 +323,33 @@ protected:
     void emitAtomicMinMax(const Store*, const std::string& target, const std::string& value, bool max) override {
         need("tl_cpu.h", "atomic_minmax");
         line(fmt::format("tl::atomic_{}(&{}, {});", max ? "max" : "min", target, value));
+    }
+
+    // A 16-lane loop that calls exp or exp2: as tl::f32x16 values where tl_cpu.h has them
+    // (AVX-512), else as the loop (VectorLoop.h).
+    bool emitOtherForm(const For* f) override {
+        std::optional<std::vector<VectorStmt>> form = vectorLoopForm(f);
+        if (!form) return false;
+        need("tl_cpu.h", "f32x16");
+        line(fmt::format("#if defined(TL_CPU_F32X16)  // the {} lanes as one vector", kVectorLanes));
+        line("{");
+        out_->indent();
+        names_.push();
+        for (const VectorStmt& s : *form) {
+            if (s.kind == VectorStmt::Kind::Store) {
+                line(fmt::format("tl::store(&{}, {});", elementText(s.buffer, s.indices), expr(s.value)));
+                continue;
+            }
+            if (!info_.used(s.var.get())) continue;
+            std::string value = s.varying ? expr(s.value) : castText(s.var->dtype, s.value.dtype(), expr(s.value));
+            std::string name = names_.declare(s.var.get(), s.var->name);
+            line(fmt::format("const {} {} = {};", s.varying ? "tl::f32x16" : typeName(s.var->dtype), name, value));
+        }
+        closeBrace();
+        line("#else");
+        emitLoop(f);
+        line("#endif");
+        return true;
     }
 
     std::string loopPragma(const For* f) const override {

@@ -43,6 +43,7 @@ const std::vector<Pass>& pipeline() {
         {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
+        {"hoist-invariants", [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
     };
     return passes;
 }

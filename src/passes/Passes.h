@@ -47,6 +47,11 @@ ir::Stmt fuseTileLoads(const ir::Stmt& body, LowerContext& ctx);
 // tensor is computed by the copy, a cache line at a time (ops::CopyOp::producer). Others: unchanged.
 ir::Stmt fuseTileStores(const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target, last: calls of math functions and float divisions that a loop computes the same
+// in every iteration become lets before it (or at the top of its body when they use only its
+// variable), where they cannot fault. Others: unchanged.
+ir::Stmt hoistInvariants(const ir::Stmt& body, LowerContext& ctx);
+
 // After lowering: thread-level buffers that nothing reads or writes are not declared.
 ir::Stmt dropUnusedBuffers(const ir::Stmt& body);
 

@@ -6,8 +6,9 @@
 // maximum is 1.21 with FMA, 1.29 without), NaN for NaN, +inf where the rounded result
 // overflows, 0 for -inf. The
 // values go through loops over arrays, as in the kernels, so that with -O3 the vector code is
-// what is checked. Built without FMA (the portable form), with AVX2 + FMA and with AVX-512. Exit
-// 1 on a failure, 77 when the CPU lacks the form.
+// what is checked. Built without FMA (the portable form), with AVX2 + FMA and with AVX-512; with
+// AVX-512 the 16-lane forms (tl::f32x16) too, which must give the scalar forms' bits. Exit 1 on
+// a failure, 77 when the CPU lacks the form.
 #include "tl_cpu.h"
 
 #include <algorithm>
@@ -66,6 +67,26 @@ void check(Worst& worst, const std::vector<float>& xs, F f, Exact exact) {
     worst.checked += static_cast<long long>(n);
 }
 
+#if defined(TL_CPU_F32X16)
+// The 16-lane forms (section f32x16) against the scalar ones: the same bits for every value
+// (NaN for NaN), 16 values at a time, as the emitted code calls them.
+long long vectorChecked = 0;
+template <typename Scalar, typename Vector>
+void checkLanes(const char* name, const std::vector<float>& xs, Scalar scalar, Vector vector) {
+    float in[16], out[16];
+    for (size_t i = 0; i < xs.size(); i += 16) {
+        for (int l = 0; l < 16; ++l) in[l] = xs[std::min(i + l, xs.size() - 1)];
+        tl::store(out, vector(tl::load_f32x16(in)));
+        for (int l = 0; l < 16; ++l) {
+            float want = scalar(in[l]);
+            if (std::isnan(want) ? std::isnan(out[l]) : std::memcmp(&want, &out[l], 4) == 0) continue;
+            if (++failures <= 20) std::printf("FAIL %s(%a): %a in 16 lanes, %a alone\n", name, in[l], out[l], want);
+        }
+    }
+    vectorChecked += static_cast<long long>(xs.size());
+}
+#endif
+
 // Every float from lo to hi (same sign) in batches, and every stride-th bit pattern.
 template <typename Fn>
 void everyFloat(float lo, float hi, Fn fn) {
@@ -96,6 +117,10 @@ int main() {
     auto both = [&](const std::vector<float>& xs) {
         check(e, xs, expF, expD);
         check(e2, xs, exp2F, exp2D);
+#if defined(TL_CPU_F32X16)
+        checkLanes("exp", xs, expF, [](tl::f32x16 x) { return tl::exp(x); });
+        checkLanes("exp2", xs, exp2F, [](tl::f32x16 x) { return tl::exp2(x); });
+#endif
     };
     // Every 61st bit pattern.
     std::vector<float> xs;
@@ -131,6 +156,30 @@ int main() {
         ++failures;
         std::printf("FAIL exp or exp2 of NaN is not NaN\n");
     }
+#if defined(TL_CPU_F32X16)
+    // fmax and fmin of 16 lanes as the scalar ones: NaN operands lose, ties give the first.
+    {
+        const float values[] = {NAN, -NAN, inf, -inf, 0.0f, -0.0f, 1.0f, -1.0f, 1e-40f, 3.5f};
+        std::vector<float> as, bs;
+        for (float a : values)
+            for (float b : values) as.push_back(a), bs.push_back(b);
+        for (size_t i = 0; i < as.size(); ++i) {
+            float x[16], y[16], mx[16], mn[16];
+            for (int l = 0; l < 16; ++l) x[l] = as[(i + l) % as.size()], y[l] = bs[(i + l) % bs.size()];
+            tl::store(mx, tl::fmax(tl::load_f32x16(x), tl::load_f32x16(y)));
+            tl::store(mn, tl::fmin(tl::load_f32x16(x), tl::load_f32x16(y)));
+            for (int l = 0; l < 16; ++l) {
+                float wantMax = tl::fmax(x[l], y[l]), wantMin = tl::fmin(x[l], y[l]);
+                bool same = (std::isnan(wantMax) ? std::isnan(mx[l]) : std::memcmp(&wantMax, &mx[l], 4) == 0) &&
+                            (std::isnan(wantMin) ? std::isnan(mn[l]) : std::memcmp(&wantMin, &mn[l], 4) == 0);
+                if (!same && ++failures <= 20)
+                    std::printf("FAIL fmax/fmin(%a, %a): %a %a in 16 lanes, %a %a alone\n", x[l], y[l], mx[l], mn[l],
+                                wantMax, wantMin);
+            }
+        }
+    }
+    std::printf("exp and exp2 of 16 lanes: %lld values each, the scalar forms' bits\n", vectorChecked / 2);
+#endif
     for (const Worst* w : {&e, &e2})
         std::printf("%s: %lld values, at most %.3f ulp (at %a)\n", w->name, w->checked, w->ulps, w->at);
     if (failures) std::printf("%d failures\n", failures);
