@@ -5,6 +5,7 @@ compared with the reference evaluator tlc-eval (or, with --ref=cpu, with the cpu
 
     difftest.py [--count N] [--seed S] [--targets cpu,sm80,sm90,gfx90a] [--jobs J] [--keep]
                 [--batch B] [--ref eval|cpu] [--build-dir DIR] [--work DIR] [--findings DIR]
+                [--cpu-flags='-march=native']   (the cpu output's AVX-512 forms, where the CPU has them)
     difftest.py --program DIR/pS.tl [--targets ...]     one program (its .json and .in.bin beside it)
 
 Many programs link into one executable per target per batch: tlc writes each with
@@ -502,9 +503,9 @@ def harness_source(progs_headers):
 # ---------------------------------------------------------------------------------------------
 
 
-def cxx_flags(target):
+def cxx_flags(args, target):
     if target == "cpu":
-        return ["g++", "-std=c++17", "-O2", "-fopenmp", "-w"]
+        return ["g++", "-std=c++17", "-O2", "-fopenmp", "-w", *args.cpu_flags.split()]
     return ["g++", "-std=c++17", "-O1", "-w", "-I", os.path.join(ROOT, "tests/simt/include"), "-DTLC_RUN_GPU"]
 
 
@@ -515,7 +516,7 @@ def build_batch(args, pool, target, items, bdir):
     is compiled alone: one g++ rejects is a finding, and the others are linked from their own
     objects. Returns the executable (or None) and {seed: Result} for programs that failed."""
     os.makedirs(bdir, exist_ok=True)
-    flags = cxx_flags(target)
+    flags = cxx_flags(args, target)
     failed = {}
     try:
         hsrc = os.path.join(bdir, "harness.cpp")
@@ -682,7 +683,8 @@ def record_finding(args, prog, target, res, extra_files=()):
         f.write("#!/bin/sh\n# Reproduces this finding: compiles, runs and compares this one program.\n"
                 f'cd "$(dirname "$0")" && exec python3 "{os.path.join(ROOT, "tests/difftest/difftest.py")}" '
                 f"--program p{prog.seed}.tl --targets {target} --ref {args.ref} "
-                f"--build-dir \"{args.build_dir}\" \"$@\"\n")
+                + (f"--cpu-flags='{args.cpu_flags}' " if getattr(args, "cpu_flags", "") else "")
+                + f"--build-dir \"{args.build_dir}\" \"$@\"\n")
     os.chmod(os.path.join(d, "repro.sh"), 0o755)
     return d
 
@@ -864,8 +866,8 @@ def coverage(args, progs, targets):
 # ---------------------------------------------------------------------------------------------
 
 
-def make_args(build_dir, ref="auto", jobs=2):
-    a = argparse.Namespace(build_dir=os.path.abspath(build_dir), jobs=jobs, verbose=False, ref=ref)
+def make_args(build_dir, ref="auto", jobs=2, cpu_flags=""):
+    a = argparse.Namespace(build_dir=os.path.abspath(build_dir), jobs=jobs, verbose=False, ref=ref, cpu_flags=cpu_flags)
     a.tlc = os.path.join(a.build_dir, "tlc")
     a.eval = os.path.join(a.build_dir, "tests/difftest/tlc-eval")
     if a.ref == "auto":
@@ -896,6 +898,8 @@ def main():
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--batch", type=int, default=40, help="programs per executable")
+    ap.add_argument("--cpu-flags", default="",
+                    help="more g++ flags for the cpu output, e.g. -march=native (its AVX-512 forms: tl::f32x16)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--ref", choices=["eval", "cpu", "auto"], default="auto",
                     help="reference: tlc-eval, or the cpu output (auto: tlc-eval when it is built)")

@@ -1327,7 +1327,7 @@ def phase_partial(p, ctx):
     Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
     e0 = rng.choice([max(1, ctx.bm // 2), ctx.bm - 1 if ctx.bm > 1 else 1, ctx.bm])
     e1 = rng.choice([1, max(1, ctx.bn // 2), ctx.bn - 1 if ctx.bn > 1 else 1, 8 if ctx.bn >= 8 else ctx.bn])
-    if ctx.batch and e1 == 1:
+    if ctx.batch and e1 == 1 and ctx.bn > 1:
         e1 = max(2, ctx.bn // 2)  # [1, e0, 1] against a [bm, bn] buffer pairs e0 with bm only
     if e0 == ctx.bm and e1 == ctx.bn:
         e1 = max(1, ctx.bn // 2)

@@ -86,7 +86,7 @@ def first_diag(text):
 class Checker:
     def __init__(self, args, target, kind, match, original):
         self.args, self.target, self.kind, self.match = args, target, kind, match
-        self.dargs = difftest.make_args(args.build_dir, args.ref)
+        self.dargs = difftest.make_args(args.build_dir, args.ref, cpu_flags=args.cpu_flags)
         self.work = tempfile.mkdtemp(prefix="difftest-reduce-")
         self.tries = 0
         self.signature = None
@@ -354,6 +354,7 @@ def main():
     ap.add_argument("--kind")
     ap.add_argument("--match", default="", help="a text the failure's output must contain")
     ap.add_argument("--ref", default="auto", choices=["auto", "eval", "cpu"])
+    ap.add_argument("--cpu-flags", default="", help="more g++ flags for the cpu output, as difftest.py's")
     ap.add_argument("--build-dir", default=os.environ.get("TLC_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("--out", help="folder for the reduced program (default: FINDING_DIR/reduced)")
     a = ap.parse_args()
