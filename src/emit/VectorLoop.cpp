@@ -96,7 +96,7 @@ private:
         varying = differsByLane(e);
         if (!varying) return e;
         if (e.dtype() != DType::F32 || e->lanes != 1) return Expr();
-        bool unused = false;
+        bool childVarying = false;  // what rewrite reports of an operand (not needed here)
         switch (e->kind) {
         case NodeKind::Var: return varyingLets_.count(e.as<Var>()) ? e : Expr();  // the lane index itself: no
         case NodeKind::Load: {
@@ -107,7 +107,7 @@ private:
         }
         case NodeKind::Unary: {
             const Unary* u = e.as<Unary>();
-            Expr operand = u->op == UnaryOp::Neg ? rewrite(u->operand, unused) : Expr();
+            Expr operand = u->op == UnaryOp::Neg ? rewrite(u->operand, childVarying) : Expr();
             return operand ? unary(UnaryOp::Neg, operand) : Expr();
         }
         case NodeKind::Binary: {
@@ -115,14 +115,14 @@ private:
             static const std::set<BinaryOp> arithmetic = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul,
                                                           BinaryOp::Div, BinaryOp::Min, BinaryOp::Max};
             if (!arithmetic.count(b->op)) return Expr();
-            Expr lhs = rewrite(b->a, unused), rhs = rewrite(b->b, unused);
+            Expr lhs = rewrite(b->a, childVarying), rhs = rewrite(b->b, childVarying);
             return lhs && rhs ? binary(b->op, lhs, rhs) : Expr();
         }
         case NodeKind::Call: {
             const Call* c = e.as<Call>();
             static const std::set<std::string> functions = {"exp", "exp2", "fast_exp", "fast_exp2"};
             if (!functions.count(c->name) || c->args.size() != 1) return Expr();
-            Expr arg = rewrite(c->args[0], unused);
+            Expr arg = rewrite(c->args[0], childVarying);
             if (!arg) return Expr();
             callsExp_ = true;
             return call(c->name, DType::F32, {arg});

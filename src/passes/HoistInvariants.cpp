@@ -87,9 +87,9 @@ protected:
         body = mutate(body);
         if (boundsKnown(n)) bounds_.pop_back();
         for (auto it = top.rbegin(); it != top.rend(); ++it) body = letStmt(it->var, it->value, body, n->loc);
-        Stmt loop = body.same(n->body) ? self
-                                       : Stmt(std::make_shared<For>(n->loc, n->var, n->min, n->extent, n->step, n->forKind,
-                                                                    body, n->pipeline));
+        Stmt loop = self;
+        if (!body.same(n->body))
+            loop = Stmt(std::make_shared<For>(n->loc, n->var, n->min, n->extent, n->step, n->forKind, body, n->pipeline));
         for (auto it = before.rbegin(); it != before.rend(); ++it) loop = letStmt(it->var, it->value, loop, n->loc);
         return loop;
     }
@@ -100,7 +100,9 @@ private:
         Expr value;
     };
 
-    static bool boundsKnown(const For* n) { return asConstInt(n->min) && asConstInt(n->extent) && *asConstInt(n->extent) > 0; }
+    static bool boundsKnown(const For* n) {
+        return asConstInt(n->min) && asConstInt(n->extent) && *asConstInt(n->extent) > 0;
+    }
     static Interval loopBounds(const For* n) {
         const int64_t lo = *asConstInt(n->min);
         return {lo, lo + *asConstInt(n->extent) - 1};
@@ -134,7 +136,10 @@ private:
             const Cast* c = e.as<Cast>();
             return isFloat(c->dtype) && movable(c->value, facts);  // float -> int may overflow
         }
-        case NodeKind::Unary: return e.as<Unary>()->op == UnaryOp::Neg && isFloat(e.dtype()) && movable(e.as<Unary>()->operand, facts);
+        case NodeKind::Unary: {
+            const Unary* u = e.as<Unary>();
+            return u->op == UnaryOp::Neg && isFloat(u->dtype) && movable(u->operand, facts);
+        }
         case NodeKind::Binary: {
             const Binary* b = e.as<Binary>();
             static const std::set<BinaryOp> ops = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div,
@@ -213,7 +218,9 @@ private:
         case NodeKind::Cast: sub(e.as<Cast>()->value); break;
         case NodeKind::Unary: sub(e.as<Unary>()->operand); break;
         case NodeKind::Binary: sub(e.as<Binary>()->a), sub(e.as<Binary>()->b); break;
-        case NodeKind::Select: sub(e.as<Select>()->cond), sub(e.as<Select>()->thenValue), sub(e.as<Select>()->elseValue); break;
+        case NodeKind::Select:
+            sub(e.as<Select>()->cond), sub(e.as<Select>()->thenValue), sub(e.as<Select>()->elseValue);
+            break;
         case NodeKind::Call:
             for (const Expr& a : e.as<Call>()->args) sub(a);
             break;
