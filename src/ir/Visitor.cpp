@@ -218,6 +218,31 @@ protected:
 Expr substitute(const Expr& e, const std::vector<std::pair<VarPtr, Expr>>& map) { return Substituter(map).mutate(e); }
 Stmt substitute(const Stmt& s, const std::vector<std::pair<VarPtr, Expr>>& map) { return Substituter(map).mutate(s); }
 
+namespace {
+class LoadReplacer : public IRMutator {
+public:
+    LoadReplacer(const BufferNode* b, const std::function<Expr(const Load*)>& fn) : buffer_(b), fn_(fn) {}
+
+protected:
+    Expr mutateLoad(const Load* n, const Expr& self) override {
+        Expr inner = IRMutator::mutateLoad(n, self);  // loads in its indices first
+        const Load* l = inner.as<Load>();
+        return l && l->buffer.get() == buffer_ && l->lanes == 1 ? fn_(l) : inner;
+    }
+
+private:
+    const BufferNode* buffer_;
+    const std::function<Expr(const Load*)>& fn_;
+};
+} // namespace
+
+Expr replaceLoads(const Expr& e, const BufferNode* b, const std::function<Expr(const Load*)>& fn) {
+    return LoadReplacer(b, fn).mutate(e);
+}
+Stmt replaceLoads(const Stmt& s, const BufferNode* b, const std::function<Expr(const Load*)>& fn) {
+    return LoadReplacer(b, fn).mutate(s);
+}
+
 bool uses(const Expr& e, const Var* v) {
     UseFinder f(v);
     f.visit(e);

@@ -5,6 +5,8 @@
 #include "ir/Expr.h"
 #include "ir/Stmt.h"
 
+#include <functional>
+
 namespace tlc::ir {
 
 class IRVisitor {
@@ -38,6 +40,10 @@ protected:
 // Replaces variables by expressions (by identity).
 Expr substitute(const Expr& e, const std::vector<std::pair<VarPtr, Expr>>& map);
 Stmt substitute(const Stmt& s, const std::vector<std::pair<VarPtr, Expr>>& map);
+
+// Every load of buffer b (of one element) replaced by fn(that load), in e or in s.
+Expr replaceLoads(const Expr& e, const BufferNode* b, const std::function<Expr(const Load*)>& fn);
+Stmt replaceLoads(const Stmt& s, const BufferNode* b, const std::function<Expr(const Load*)>& fn);
 
 // True if e (or s) mentions v.
 bool uses(const Expr& e, const Var* v);

@@ -33,6 +33,7 @@ const std::vector<Pass>& pipeline() {
         {"prefetch-next-block", [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
         {"fuse-tile-loads", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},
         {"fuse-tile-stores", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileStores(k.body, ctx); return true; }},
+        {"read-tiles-in-place", [](Kernel& k, LowerContext& ctx) { k.body = readTilesInPlace(k.body, ctx); return true; }},
         {"lower-thread-level", [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
         {"serialize-threads", [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
         {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},

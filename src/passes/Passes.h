@@ -47,6 +47,11 @@ ir::Stmt fuseTileLoads(const ir::Stmt& body, LowerContext& ctx);
 // tensor is computed by the copy, a cache line at a time (ops::CopyOp::producer). Others: unchanged.
 ir::Stmt fuseTileStores(const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target: the statements after a row reduction's fill (fuse-tile-loads) that only read
+// the tile, element by element, read the tensor in place of it where the tile lies inside it,
+// and the fill no longer stores the tile. Others: unchanged.
+ir::Stmt readTilesInPlace(const ir::Stmt& body, LowerContext& ctx);
+
 // The cpu target, last: calls of math functions and float divisions that a loop computes the same
 // in every iteration become lets before it (or at the top of its body when they use only its
 // variable), where they cannot fault. Others: unchanged.

@@ -762,10 +762,36 @@ void fusedStores(int M, int shift) {
           std::vector<float>(Z, Z + size_t(M) * 192), wantZ, 1e-6, 1e-6);
 }
 
+// A layer norm read from X where x would be (read-tiles-in-place), Y at element offset `shift`.
+void readInPlace(int M, int shift) {
+    const int N = 96;
+    std::string at = " M=" + std::to_string(M) + " shift=" + std::to_string(shift);
+    auto X = random<float>(size_t(M) * N, 84), W = random<float>(N, 85);
+    std::vector<float> Ystore(size_t(M) * N + 64, -7.0f);
+    float* Y = Ystore.data();
+    while (reinterpret_cast<std::uintptr_t>(Y) % 64 != 0) ++Y;
+    Y += shift;
+    std::vector<double> want(size_t(M) * N);
+    for (int i = 0; i < M; ++i) {
+        const float* x = &X[size_t(i) * N];
+        double mean = 0, var = 0;
+        for (int j = 0; j < N; ++j) mean += x[j];
+        mean /= N;
+        for (int j = 0; j < N; ++j) var += (x[j] - mean) * (x[j] - mean);
+        for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = (x[j] - mean) / std::sqrt(var / N + 1e-5) * W[j];
+    }
+    expectStatus("read_in_place status" + at, tl_kernels::read_in_place(X.data(), W.data(), Y, M), 0);
+    check("layer norm reading X in place of its tile" + at, std::vector<float>(Y, Y + size_t(M) * N), want, 1e-4, 1e-4);
+    std::vector<float> after(Y + size_t(M) * N, Ystore.data() + Ystore.size());
+    check("elements after Y untouched (read in place)" + at, after, std::vector<double>(after.size(), -7.0), 0, 0);
+}
+
 int main() {
     for (int shift : kGpu ? std::vector<int>{0} : std::vector<int>{0, 1, 7, 15}) {
         fusedStores(16, shift);
         fusedStores(11, shift);  // a partial last row block
+        readInPlace(16, shift);
+        readInPlace(11, shift);
     }
     copyCast(64, 128);
     copyCast(45, 104);

@@ -32,7 +32,7 @@ TileOpPtr ReduceOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     if (p) p->value = fn(p->value);
     auto op = std::make_shared<ReduceOp>(mapRegion(src_, fn), mapRegion(dst_, fn), kind_, dim_, clear_, std::move(p));
     if (prefetchNext_) op->prefetchNext_ = mapRegion(*prefetchNext_, fn);
-    if (fill_) op->fill_ = ReduceFill{mapRegion(fill_->from, fn), fill_->tile};
+    if (fill_) op->fill_ = ReduceFill{mapRegion(fill_->from, fn), fill_->tile, fill_->storesTile};
     return op;
 }
 
@@ -72,7 +72,7 @@ std::vector<const Region*> ReduceOp::reads() const {
 std::vector<const Region*> ReduceOp::writes() const {
     std::vector<const Region*> regions = {&dst_};
     if (producer_ && producer_->stores) regions.push_back(&src_);
-    if (fill_) regions.push_back(&fill_->tile);
+    if (fill_ && fill_->storesTile) regions.push_back(&fill_->tile);
     return regions;
 }
 
@@ -82,7 +82,10 @@ std::string ReduceOp::str() const {
     return fmt::format("{}({}, {}, dim = {}{}{})", reduceName(kind_), source, regionString(dst_), dim_,
                        clear_ ? "" : ", clear = false",
                        prefetchNext_ ? ", prefetch = " + regionString(*prefetchNext_) : "") +
-           (fill_ ? fmt::format(" (filling {} from {})", fill_->tile.buffer->name, regionString(fill_->from)) : "");
+           (!fill_ ? ""
+            : fill_->storesTile
+                ? fmt::format(" (filling {} from {})", fill_->tile.buffer->name, regionString(fill_->from))
+                : fmt::format(" (reading {} in place of {})", regionString(fill_->from), fill_->tile.buffer->name));
 }
 
 Expr ReduceOp::identity(ReduceKind kind, DType t) {
@@ -158,23 +161,6 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
     Expr target = D.localOf(destinationIndices(S, D, rowIndices));
     VarPtr lane = ctx.freshVar("v"), chunk = ctx.freshVar(names[last]);
     Expr column = Expr(chunk) * kLanes + Expr(lane);
-    Expr v = element(load(src, {rowStart * N + column}), acc);
-    VarPtr stored;  // the value in the source's type, where the producer also stores it
-    std::optional<Expr> produced;
-    if (producer_) {  // the value the producer would have stored there
-        std::vector<Expr> at(rowVars.begin(), rowVars.end());
-        at.push_back(column);
-        produced = producedAt(ctx, *producer_, at);
-        if (!produced) return std::nullopt;
-        v = element(*produced, acc);
-        if (producer_->stores) {
-            stored = ctx.freshVar("e", src->dtype);
-            v = element(Expr(stored), acc);  // the value as the tile holds it
-        }
-    }
-    Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
-    if (stored)
-        step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
     // A source element's offsets over the tile dimensions of a tensor region of the source's
     // shape (the fill's, the prefetch's): the row variables without unit dimensions, then `at`.
     auto tileOffsets = [&](const Expr& at) {
@@ -184,12 +170,35 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
         offsets.push_back(at);
         return offsets;
     };
-    if (fill_) {  // the element of the fragment this step reads, from the tensor first
-        const Region& from = fill_->from;
-        step = seq({store(ctx.localBuffer(fill_->tile.buffer), {rowStart * N + column},
-                          load(from.buffer, regionIndices(from, tileOffsets(column)))),
-                    step});
+    // The element of the fill's tensor this step reads; in place of the tile's, where the tile
+    // is not stored (the producer reads the tile only at the element it computes).
+    std::optional<Expr> fromElement;
+    if (fill_) fromElement = load(fill_->from.buffer, regionIndices(fill_->from, tileOffsets(column)));
+    const Buffer fillTile = fill_ ? ctx.localBuffer(fill_->tile.buffer) : nullptr;
+    auto inPlace = [&](const Expr& e) {
+        if (!fill_ || fill_->storesTile) return e;
+        return replaceLoads(e, fillTile.get(), [&](const Load*) { return *fromElement; });
+    };
+    Expr v = element(inPlace(load(src, {rowStart * N + column})), acc);
+    VarPtr stored;  // the value in the source's type, where the producer also stores it
+    std::optional<Expr> produced;
+    if (producer_) {  // the value the producer would have stored there
+        std::vector<Expr> at(rowVars.begin(), rowVars.end());
+        at.push_back(column);
+        produced = producedAt(ctx, *producer_, at);
+        if (!produced) return std::nullopt;
+        produced = inPlace(*produced);
+        v = element(*produced, acc);
+        if (producer_->stores) {
+            stored = ctx.freshVar("e", src->dtype);
+            v = element(Expr(stored), acc);  // the value as the tile holds it
+        }
     }
+    Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
+    if (stored)
+        step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
+    if (fill_ && fill_->storesTile)  // the element of the fragment this step reads, from the tensor first
+        step = seq({store(fillTile, {rowStart * N + column}, *fromElement), step});
     auto overLanes = [&](Stmt s, ForKind kind = ForKind::Serial) {
         return forLoop(lane, intImm(0), intImm(kLanes), kind, s);
     };

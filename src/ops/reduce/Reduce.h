@@ -27,6 +27,9 @@ const char* reduceName(ReduceKind k);
 struct ReduceFill {
     ir::Region from;  // in a tensor
     ir::Region tile;  // the whole fragment
+    // False: the row loop reads the tensor in place and the tile is not written (nothing reads
+    // it later: passes/ReadTilesInPlace.cpp); its lowering on other paths still fills it.
+    bool storesTile = true;
 };
 
 class ReduceOp : public ir::TileOp {
