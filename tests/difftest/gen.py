@@ -910,6 +910,42 @@ def phase_softmax(p, ctx):
     return decls, body
 
 
+def phase_rownorm(p, ctx):
+    """Row normalisation of a tile (rmsnorm's and layernorm's shape): a row sum of the copied
+    tile (of its squares, through a parallel loop, or of the tile), then the tile scaled or
+    shifted by it into another tensor. Nothing writes the tile after its copy: on the cpu,
+    read-tiles-in-place reads the tensor where the tile would be (when the tile has X's type)."""
+    rng = p.rng
+    bm, bn = ctx.BM, ctx.BN
+    dx = rng.choice(["f32", "f32", "f16", "bf16"])
+    dt = rng.choice([dx, "f32"])  # the tile's type
+    dy = rng.choice(["f32", "f16"])
+    X = p.tensor("X", dx, ctx.shape("M", "N"), "in", value_set(dx))
+    Y = p.tensor("Y", dy, ctx.shape("M", "N"), "out", value_set(dy))
+    x, sq, r = p.fresh("nx"), p.fresh("nsq"), p.fresh("nr")
+    decls = [f"let {x} = alloc_fragment([{bm}, {bn}], {dt});", f"let {r} = alloc_fragment([{bm}], f32);"]
+    body = [f"copy({X.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}], {x});"]
+    mag = max(abs(v) for v in X.values)
+    if rng.random() < 0.5:
+        decls.append(f"let {sq} = alloc_fragment([{bm}, {bn}], f32);")
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{sq}[i, j] = f32({x}[i, j]) * f32({x}[i, j]);"])
+        body.append(f"reduce_sum({sq}, {r}, dim = 1);")
+        body += block(f"for (i, j) in parallel({bm}, {bn})",
+                      [f"{x}[i, j] = {dt}(f32({x}[i, j]) * rsqrt({r}[i] / f32({bn}) + 1.0));"])
+        bound = mag  # rsqrt(.. + 1) <= 1
+        p.features.add("rownorm:rms")
+    else:
+        body.append(f"reduce_sum({x}, {r}, dim = 1);")
+        body += block(f"for (i, j) in parallel({bm}, {bn})", [f"{x}[i, j] = {dt}(f32({x}[i, j]) - {r}[i] / f32({bn}));"])
+        bound = 2 * mag
+        p.features.add("rownorm:mean")
+    body.append(f"copy({x}, {Y.name}[{ctx.lead()}{ctx.row0}, {ctx.col0}]);")
+    rel = 1e-5 * max(1, ctx.bn) + (dtypes.eps(dt) if dt != "f32" else 0)
+    p.tol(Y.name, Val("", "f32", bound, 0, bound * rel, False), dy)
+    p.features.add("parallel:broadcast_row")
+    return decls, body
+
+
 def phase_gemm_chain(p, ctx):
     """Two gemms: the first's accumulator, scaled and cast to f16 in a fragment, is the A
     operand (rs) of the second (P @ V of attention)."""
@@ -1482,7 +1518,7 @@ def phase_rowloop(p, ctx):
 PHASES = [(phase_elementwise, 4), (phase_reduce, 3), (phase_gemm, 3), (phase_cumsum, 1), (phase_atomic, 2),
           (phase_softmax, 1), (phase_gemm_chain, 1), (phase_view, 2), (phase_strided, 2), (phase_bool, 1),
           (phase_local, 1), (phase_g2g, 1), (phase_im2col, 1), (phase_partial, 1),
-          (phase_shared_atomic, 1), (phase_rowloop, 1)]
+          (phase_shared_atomic, 1), (phase_rowloop, 1), (phase_rownorm, 1)]
 
 
 def pick_phases(rng):
