@@ -59,7 +59,41 @@ public:
 
     bool callsExp() const { return callsExp_; }
 
+    // Every lane reads what it writes and nothing another lane writes: each load of a buffer the
+    // loop stores into is of the element the same lane stores (so that statement-by-statement
+    // execution for all lanes at once is the loop's own order, whatever the author's loop is).
+    bool lanesIndependent(const Stmt& body, const std::vector<VectorStmt>& form) const {
+        struct Loads : IRVisitor {
+            std::vector<const Load*> loads;
+            void visitLoad(const Load* n) override {
+                loads.push_back(n);
+                IRVisitor::visitLoad(n);
+            }
+        } loads;
+        loads.visit(body);
+        for (const VectorStmt& st : form) {
+            if (st.kind != VectorStmt::Kind::Store) continue;
+            for (const VectorStmt& other : form)
+                if (other.kind == VectorStmt::Kind::Store && other.buffer == st.buffer &&
+                    !sameIndices(other.indices, st.indices))
+                    return false;
+            for (const Load* l : loads.loads) {
+                if (l->buffer != st.buffer) continue;
+                std::optional<std::vector<Expr>> first = consecutive(l->buffer, l->indices);
+                if (!first || !sameIndices(*first, st.indices)) return false;
+            }
+        }
+        return true;
+    }
+
 private:
+    static bool sameIndices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t d = 0; d < a.size(); ++d)
+            if (!equal(simplify(a[d]), simplify(b[d]))) return false;
+        return true;
+    }
+
     bool differsByLane(const Expr& e) const {
         if (uses(e, lane_.get())) return true;
         for (const Var* v : varyingLets_)
@@ -147,7 +181,8 @@ std::optional<std::vector<VectorStmt>> vectorLoopForm(const For* loop) {
         return std::nullopt;
     VectorForm form(loop->var);
     std::vector<VectorStmt> out;
-    if (!form.collect(loop->body, out) || !form.callsExp()) return std::nullopt;
+    if (!form.collect(loop->body, out) || !form.callsExp() || !form.lanesIndependent(loop->body, out))
+        return std::nullopt;
     return out;
 }
 

@@ -29,8 +29,9 @@ inline constexpr int kVectorLanes = 16;
 
 // The statements of `loop` in vector form: a vectorised loop of 16 iterations from 0 whose body
 // is lets and plain stores of f32, every load and store of it either the same element for all
-// lanes or 16 consecutive ones, the loop variable used nowhere else, and at least one call of
-// exp or exp2 on a value that differs between lanes. nullopt otherwise (the loop stays as it is).
+// lanes or 16 consecutive ones, the loop variable used nowhere else, each lane reading of what
+// the loop stores only its own element, and at least one call of exp or exp2 on a value that
+// differs between lanes. nullopt otherwise (the loop stays as it is).
 std::optional<std::vector<VectorStmt>> vectorLoopForm(const ir::For* loop);
 
 } // namespace tlc::codegen

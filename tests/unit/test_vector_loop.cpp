@@ -66,6 +66,12 @@ TEST_CASE("vector loop: loops that keep the loop form") {
     // An f16 operand (converted per lane), or one element stored from every lane.
     CHECK_FALSE(form(t.loop(store(t.y, {intImm(0), at}, Lanes::exp(cast(DType::F32, load(t.h, {intImm(0), at})))))));
     CHECK_FALSE(form(t.loop(store(t.m, {intImm(0)}, Lanes::exp(t.xAt(t.lane()))))));
+    // A lane reading what another lane writes: x[.. + v + 1] beside x[.. + v] = ...; or the
+    // element all lanes read, which they also write.
+    Expr own = Expr(t.j) * 16 + t.lane();
+    CHECK(form(t.loop(store(t.x, {intImm(1), own}, Lanes::exp(t.xAt(t.lane()))))));
+    CHECK_FALSE(form(t.loop(store(t.x, {intImm(1), own}, Lanes::exp(t.xAt(t.lane() + 1))))));
+    CHECK_FALSE(form(t.loop(store(t.x, {intImm(1), own}, Lanes::exp(load(t.x, {intImm(1), intImm(0)}) + t.xAt(t.lane()))))));
     // Lanes along the first dimension (not contiguous).
     CHECK_FALSE(form(t.loop(store(t.y, {t.lane() % 4, Expr(t.j)}, Lanes::exp(t.xAt(t.lane()))))));
 }
