@@ -67,23 +67,18 @@ protected:
         LoopFacts facts;
         facts.visit(n->body);
         facts.bound.insert(n->var.get());
+        // Before the loop: what uses nothing it binds. At the top of its body: what uses only
+        // its variable, inside a loop of the body (with the variable's range known).
         std::vector<Hoisted> before, top;
-        if (!facts.opaque) {
-            // Before the loop: what uses nothing it binds. At the top of its body: what uses only
-            // its variable, inside a loop of the body.
-            collect(n->body, facts, 0, false, before);
-            std::set<const Var*> inner = facts.bound;
-            inner.erase(n->var.get());
-            LoopFacts innerFacts = facts;
-            innerFacts.bound = inner;
-            if (boundsKnown(n)) {
-                bounds_.push_back({n->var.get(), loopBounds(n)});
-                collect(replaceAll(n->body, before), innerFacts, 0, true, top);
-                bounds_.pop_back();
-            }
-        }
-        Stmt body = replaceAll(replaceAll(n->body, before), top);
+        if (!facts.opaque) collect(n->body, facts, 0, false, before);
+        Stmt body = replaceAll(n->body, before);
         if (boundsKnown(n)) bounds_.push_back({n->var.get(), loopBounds(n)});
+        if (!facts.opaque && boundsKnown(n)) {
+            LoopFacts inner = facts;
+            inner.bound.erase(n->var.get());
+            collect(body, inner, 0, true, top);
+            body = replaceAll(body, top);
+        }
         body = mutate(body);
         if (boundsKnown(n)) bounds_.pop_back();
         for (auto it = top.rbegin(); it != top.rend(); ++it) body = letStmt(it->var, it->value, body, n->loc);
