@@ -136,6 +136,25 @@ Expr ReduceOp::element(const Expr& value, DType acc) const {
     return kind_ == ReduceKind::AbsSum || kind_ == ReduceKind::AbsMax ? call("abs", acc, {v}) : v;
 }
 
+// One lane's step of lowerCpuRows: `lanes[lane] = lanes[lane] op v`. A float max or min is
+// written `v > acc ? v : acc` (one vmaxps; tl::fmax compares twice, ors and blends), which is
+// tl::fmax(acc, v) wherever acc is not NaN: a NaN v compares false and is skipped, as tl::fmax
+// skips it. A lane starts at -inf (+inf) and only ever takes such a v, so it never is NaN.
+Stmt ReduceOp::laneStep(LowerContext& ctx, const Buffer& lanes, const Expr& lane, const Expr& v, DType acc) const {
+    Expr accumulated = load(lanes, {lane});
+    const bool selects = isFloat(acc) && kind_ != ReduceKind::Sum && kind_ != ReduceKind::AbsSum;
+    if (!selects) return store(lanes, {lane}, combine(kind_, accumulated, v));
+    VarPtr value;  // v is read twice: computed once
+    Expr once = v;
+    if (!v.as<Var>() && !v.as<Load>()) {
+        value = ctx.freshVar("m", acc);
+        once = Expr(value);
+    }
+    Expr better = kind_ == ReduceKind::Min ? once < accumulated : accumulated < once;
+    Stmt step = store(lanes, {lane}, select(better, once, accumulated));
+    return value ? letStmt(value, v, step) : step;
+}
+
 // On the cpu, a reduction along the rows of a whole tile keeps kLanes partial results per row
 // and combines them at the end: each lane is its own chain, so the C++ compiler vectorises the
 // loop without reordering any one chain's operations (which it may not do for floats). 16 lanes
@@ -194,7 +213,7 @@ std::optional<Stmt> ReduceOp::lowerCpuRows(LowerContext& ctx, const layout::Frag
             v = element(Expr(stored), acc);  // the value as the tile holds it
         }
     }
-    Stmt step = store(lanes, {Expr(lane)}, combine(kind_, load(lanes, {Expr(lane)}), v));
+    Stmt step = laneStep(ctx, lanes, Expr(lane), v, acc);
     if (stored)
         step = letStmt(stored, cast(src->dtype, *produced), seq({store(src, {rowStart * N + column}, Expr(stored)), step}));
     if (fill_ && fill_->storesTile)  // the element of the fragment this step reads, from the tensor first

@@ -68,6 +68,9 @@ private:
                                              const std::vector<ir::Expr>& source) const;
     // A source element as the reduction takes it: in the accumulator type, its magnitude for abs kinds.
     ir::Expr element(const ir::Expr& value, DType acc) const;
+    // One lane's step of lowerCpuRows (acc: the lanes' type).
+    ir::Stmt laneStep(LowerContext& ctx, const ir::Buffer& lanes, const ir::Expr& lane, const ir::Expr& v,
+                      DType acc) const;
     // The cpu's vectorisable form of step 1 (per-lane partials along the rows); nothing when the
     // tiles do not fit it.
     std::optional<ir::Stmt> lowerCpuRows(LowerContext& ctx, const layout::Fragment& S, const layout::Fragment& D,
