@@ -16,6 +16,17 @@ bool isConst(const Expr& e, int64_t v) {
 
 bool isIntType(DType t) { return isInteger(t); }
 
+// Whether e reads memory or calls a function (whose value may differ from one use to the next).
+bool hasLoadOrCall(const Expr& e) {
+    struct Finder : IRVisitor {
+        bool found = false;
+        void visitLoad(const Load*) override { found = true; }
+        void visitCall(const Call*) override { found = true; }
+    } f;
+    f.visit(e);
+    return f.found;
+}
+
 std::optional<Interval> boundsImpl(const Expr& e, const VarBounds& bounds) {
     if (const int64_t* c = asConstInt(e)) return Interval{*c, *c};
     if (const auto* v = e.as<Var>()) {
@@ -75,6 +86,7 @@ protected:
     Expr mutateSelect(const Select* n, const Expr& self) override {
         Expr c = mutate(n->cond);
         if (const int64_t* k = asConstInt(c)) return mutate(*k ? n->thenValue : n->elseValue);
+        if (auto k = known(c)) return mutate(*k ? n->thenValue : n->elseValue);
         Expr a = mutate(n->thenValue), b = mutate(n->elseValue);
         if (equal(a, b)) return a;
         return c.same(n->cond) && a.same(n->thenValue) && b.same(n->elseValue) ? self : select(c, a, b);
@@ -128,7 +140,16 @@ protected:
     Stmt mutateIfThenElse(const IfThenElse* n, const Stmt& self) override {
         Expr c = mutate(n->cond);
         if (const int64_t* k = asConstInt(c)) return *k ? mutate(n->thenCase) : (n->elseCase ? mutate(n->elseCase) : seq({}));
-        Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
+        if (auto k = known(c)) return *k ? mutate(n->thenCase) : (n->elseCase ? mutate(n->elseCase) : seq({}));
+        // Inside each branch the condition's value is known (a lowering that tests again what an
+        // enclosing branch tested, e.g. a fused store's "tile inside Y" in read-tiles-in-place's
+        // interior branch, loses its dead other half).
+        const bool pure = !hasLoadOrCall(c);
+        if (pure) facts_.push_back({c, true});
+        Stmt t = mutate(n->thenCase);
+        if (pure) facts_.back().second = false;
+        Stmt e = mutate(n->elseCase);
+        if (pure) facts_.pop_back();
         return c.same(n->cond) && t.same(n->thenCase) && e.same(n->elseCase) ? self : ifThenElse(c, t, e, n->loc);
     }
 
@@ -148,6 +169,15 @@ protected:
 
 private:
     VarBounds bounds_;
+    // Conditions of the enclosing branches and their value there. Only conditions without loads
+    // or calls: variables are bound once, so such a condition keeps its value in the branch.
+    std::vector<std::pair<Expr, bool>> facts_;
+
+    std::optional<bool> known(const Expr& c) const {
+        for (const auto& [fact, value] : facts_)
+            if (equal(fact, c)) return value;
+        return std::nullopt;
+    }
 
     std::optional<Interval> range(const Expr& e) { return boundsImpl(e, bounds_); }
 
