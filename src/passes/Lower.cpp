@@ -45,6 +45,7 @@ const std::vector<Pass>& pipeline() {
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
         {"hoist-invariants", [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
+        {"interleave-rows", [](Kernel& k, LowerContext& ctx) { k.body = interleaveRows(k.body, ctx); return true; }},
     };
     return passes;
 }

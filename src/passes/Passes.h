@@ -52,6 +52,12 @@ ir::Stmt fuseTileStores(const ir::Stmt& body, LowerContext& ctx);
 // and the fill no longer stores the tile. Others: unchanged.
 ir::Stmt readTilesInPlace(const ir::Stmt& body, LowerContext& ctx);
 
+// The cpu target: a run of loops over the same rows (one per row tile op) whose passes touch,
+// where two share a buffer that one writes, only their own row, becomes one loop whose step r runs
+// the k-th heavy pass on row r - k, the passes' chunk loops merged (compute beside memory).
+// Others: unchanged.
+ir::Stmt interleaveRows(const ir::Stmt& body, LowerContext& ctx);
+
 // The cpu target, last: calls of math functions and float divisions that a loop computes the same
 // in every iteration become lets before it (or at the top of its body when they use only its
 // variable), where they cannot fault. Others: unchanged.
