@@ -1,5 +1,7 @@
 #include "emit/VectorLoop.h"
 
+#include "ir/Addends.h"
+
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
 
@@ -10,16 +12,6 @@ namespace tlc::codegen {
 using namespace ir;
 
 namespace {
-
-// The terms of a sum, however it is grouped.
-void addends(const Expr& e, std::vector<Expr>& out) {
-    if (const Binary* b = e.as<Binary>(); b && b->op == BinaryOp::Add) {
-        addends(b->a, out);
-        addends(b->b, out);
-    } else {
-        out.push_back(e);
-    }
-}
 
 class VectorForm {
 public:

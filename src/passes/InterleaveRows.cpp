@@ -16,6 +16,7 @@
 // and store measured slower) are interleaved.
 #include "passes/Passes.h"
 
+#include "ir/Addends.h"
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
 
@@ -129,21 +130,11 @@ std::optional<int64_t> rowCount(const Stmt& s) {
     return *n;
 }
 
-// The terms of a sum.
-void sumTerms(const Expr& e, std::vector<Expr>& out) {
-    if (const Binary* add = e.as<Binary>(); add && add->op == BinaryOp::Add) {
-        sumTerms(add->a, out);
-        sumTerms(add->b, out);
-    } else {
-        out.push_back(e);
-    }
-}
-
 // index = row * stride + rest with rest free of row: the stride (1 for a bare `row`) and rest
 // (null for none), or nothing.
 std::optional<int64_t> rowTerm(const Expr& index, const Var* row, Expr& rest) {
     std::vector<Expr> terms;
-    sumTerms(index, terms);
+    addends(index, terms);
     std::optional<int64_t> stride;
     rest = Expr();
     for (const Expr& t : terms) {
