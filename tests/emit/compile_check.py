@@ -39,12 +39,15 @@ Examples:
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +64,10 @@ CUDA_ARCH = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90a"
 # code for sm86 or sm89 is its sm80 code (comment lines aside) is compiled once, for sm_80.
 CUDA_FAMILY = {"sm80": "sm8x", "sm86": "sm8x", "sm89": "sm8x", "sm90": "sm90"}
 HIP_ARCH = {"gfx90a": "gfx90a", "gfx942": "gfx940"}
+# CDNA2 and CDNA3 differ (MFMA forms), so code emitted the same for both is compiled once with
+# both --offload-arch flags: one host compile and one hipcc start instead of two.
+HIP_FAMILY = {"gfx90a": "cdna", "gfx942": "cdna"}
+FAMILY = {**CUDA_FAMILY, **HIP_FAMILY}
 SAMPLE_KERNELS = ["vector_add", "row_sum", "half_scale", "big_transpose", "mixed_types"]
 # The cpu targets and the flags their output requires (cpu_isa.compile_flags of the profiles).
 CPU_FLAGS = {"cpu": [], "cpu-avx2": ["-march=x86-64-v3"], "cpu-avx512": ["-march=x86-64-v4"],
@@ -97,12 +104,15 @@ class Checker:
         self.includes = [flag for d in getattr(args, "include_dir", []) for flag in ("-I", str(d.resolve()))]
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
         self.compiled_code = {}  # (family, code without comment lines) -> "target/file" first compiled
+        self.seconds = defaultdict(lambda: [0.0, 0])  # step kind -> [seconds, count], for the summary
+        self.dirs = set()  # the target folders this run checks (later_hip_twins looks ahead)
+        self.tl_source = {}  # emitted kernel source -> the .tl file tlc made it from (--tlc runs)
+        self.kit_built = set()  # (target, .tl file): kernels the GPU kit's CI build compiles (--compiled-by-kit)
 
     def compiled_before(self, target, src: Path, header: Path):
         """Where the same code (source and launcher header, comment lines aside) was compiled for
-        an earlier target of the same CUDA family, or None (and it is remembered as compiled here)."""
-        code = "".join(p.read_text() for p in (src, header) if p.exists())
-        key = (CUDA_FAMILY[target], "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("//")))
+        an earlier target of the same family, or None (and it is remembered as compiled here)."""
+        key = (FAMILY[target], code_text(src, header))
         if key in self.compiled_code:
             return self.compiled_code[key]
         self.compiled_code[key] = f"{target}/{src.name}"
@@ -110,7 +120,11 @@ class Checker:
 
     def run(self, name, cmd, cwd=None, env=None):
         """Runs one command; output is shown only when it fails (or when it warns)."""
+        start = time.monotonic()
         proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        spent = self.seconds[step_kind(name)]
+        spent[0] += time.monotonic() - start
+        spent[1] += 1
         # hipcc's rocm_agent_enumerator prints a traceback on machines without a GPU; not ours.
         out = "\n".join(line for line in proc.stdout.splitlines() if not noise(line))
         if proc.returncode != 0:
@@ -148,6 +162,37 @@ class Checker:
         """jobs: (name, cmd, cwd) triples; returns {name: ok}."""
         futures = {self.pool.submit(self.run, name, cmd, cwd): name for name, cmd, cwd in jobs}
         return {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}
+
+
+def code_text(src: Path, header: Path):
+    """A kernel source and its launcher header without comment lines: what decides whether two
+    targets' outputs are the same code."""
+    code = "".join(p.read_text() for p in (src, header) if p.exists())
+    return "\n".join(l for l in code.splitlines() if not l.lstrip().startswith("//"))
+
+
+def later_hip_twins(ck: Checker, target, directory: Path, src: Path):
+    """The offload archs of later HIP targets (checked in this run) whose output for this kernel
+    is the same code: compiled together with this one, and skipped there (compiled_before)."""
+    twins = []
+    for other in ALL_TARGETS[ALL_TARGETS.index(target) + 1:]:
+        twin = directory.parent / other / src.name
+        if (other in HIP_FAMILY and HIP_FAMILY[other] == HIP_FAMILY[target] and directory.parent / other in ck.dirs
+                and twin.exists()
+                and code_text(twin, twin.with_suffix(".h")) == code_text(src, src.with_suffix(".h"))):
+            twins.append(HIP_ARCH[other])
+    return twins
+
+
+def step_kind(name):
+    """"sm90/gemm.cu" -> "sm90 kernels", "sm90/host program with gemm.h" -> "sm90 host programs",
+    "tlc gemm.tl --target=sm90" -> "tlc runs": how the summary groups the steps' times."""
+    if name.startswith("tlc "):
+        return "tlc runs"
+    target, _, what = name.partition("/")
+    if not what:
+        return name.split(":")[0]
+    return f"{target} " + ("links" if what.startswith("link ") else "host programs" if what.startswith("host ") else "kernels")
 
 
 def noise(line):
@@ -226,8 +271,9 @@ def check_directory(ck: Checker, directory: Path, work: Path):
     elif target in HIP_ARCH:
         if not have(HIPCC):
             return ck.skip("HIP checks (hipcc not found)")
-        compile_src = lambda src, obj: [HIPCC, "-std=c++17", f"--offload-arch={HIP_ARCH[target]}", "-Wall", "-Werror",
-                                        "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
+        compile_src = lambda src, obj: [HIPCC, "-std=c++17", f"--offload-arch={HIP_ARCH[target]}",
+                                        *(f"--offload-arch={a}" for a in later_hip_twins(ck, target, directory, src)),
+                                        "-Wall", "-Werror", "-I", str(directory), *ck.includes, "-c", str(src), "-o", str(obj)]
         host_flags = []
         link = lambda objs, exe: [HIPCC, f"--offload-arch={HIP_ARCH[target]}", *map(str, objs), "-o", str(exe)]
     elif target in CPU_FLAGS:
@@ -240,7 +286,12 @@ def check_directory(ck: Checker, directory: Path, work: Path):
         return
 
     same = {}  # source -> where its code was compiled already
-    if target in CUDA_FAMILY:
+    by_kit = [src for src in sources if (target, ck.tl_source.get(src)) in ck.kit_built]
+    if by_kit:
+        print(f"note: {target}: {len(by_kit)} of {len(sources)} kernel sources are compiled warning-free by "
+              f"gpu-kit-build (the same tlc output); not compiled here", flush=True)
+        sources = [src for src in sources if src not in by_kit]
+    if target in FAMILY:
         for src in sources:
             before = ck.compiled_before(target, src, directory / (src.stem + ".h"))
             if before:
@@ -335,6 +386,10 @@ def main():
     parser.add_argument("--targets", help="comma-separated subset of targets to check (default: all found)")
     parser.add_argument("--tlc-flag", action="append", default=[],
                         help="an extra flag for every tlc run (repeatable), e.g. --tlc-flag=--emit-variants=3")
+    parser.add_argument("--compiled-by-kit", type=Path, metavar="RUN_SETS_JSON",
+                        help="the run layer's run_sets.json: its sm90 kernels without extra tlc flags are left to "
+                             "gpu-kit-build (gpu-kit.sh build --werror), which compiles the same code for sm_90a "
+                             "with the same warnings; their tlc runs and host programs are still checked here")
     parser.add_argument("--jobs", "-j", type=int, default=2)
     parser.add_argument("--no-sanitizers", action="store_true", help="skip the sanitizer build of the cpu run test")
     parser.add_argument("--require-all", action="store_true", help="fail when nvcc or hipcc is missing")
@@ -356,6 +411,11 @@ def main():
     os.environ["TMPDIR"] = str(tmp)
 
     ck = Checker(args)
+    if args.compiled_by_kit:
+        for test in json.loads(args.compiled_by_kit.read_text())["tests"]:
+            if test["flavour"] == "sm90":
+                ck.kit_built |= {("sm90", Path(k["source"]).resolve()) for k in test["kernels"]
+                                 if k["target"] == "sm90" and not k["flags"]}
     dirs = [d.resolve() for d in args.dirs]
     samples = None
     if args.unit_tests:
@@ -388,12 +448,15 @@ def main():
                                 str(refusal / out.name)])
                     continue
                 jobs.append((f"tlc {f.name} --target={target}", [str(args.tlc), str(f), f"--target={target}", *args.tlc_flag, "-o", str(out)], None))
+                if not args.tlc_flag:
+                    ck.tl_source[out.resolve()] = f.resolve()
                 for name, flags in variants(f):
                     out = emitted / target / (name + EXTENSION[target])
                     jobs.append((f"tlc {f.name} {' '.join(flags)} --target={target}",
                                  [str(args.tlc), str(f), f"--target={target}", *flags, *args.tlc_flag, "-o", str(out)], None))
             dirs.append(emitted / target)
         ck.parallel(jobs)
+    ck.dirs = {d for d in dirs if wanted is None or d.name in wanted}
     for d in dirs:
         if wanted is None or d.name in wanted:
             check_directory(ck, d, work / "build" / d.parent.name)
@@ -403,6 +466,9 @@ def main():
         check_runtime_headers(ck, work / "build")
 
     ck.pool.shutdown()
+    # Where the time went (compiler seconds summed over the parallel jobs), largest first.
+    spent = sorted(ck.seconds.items(), key=lambda kv: -kv[1][0])
+    print("\ntime by step: " + ", ".join(f"{kind} {s:.0f} s ({n})" for kind, (s, n) in spent if s >= 0.5))
     print(f"\n{ck.passed} passed, {len(ck.failures)} failed" + (f", skipped: {', '.join(sorted(ck.skipped))}" if ck.skipped else ""))
     if ck.failures or (args.require_all and ck.skipped):
         return 1

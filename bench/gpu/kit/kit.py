@@ -28,6 +28,9 @@ import time
 
 KIT = os.path.dirname(os.path.abspath(__file__))
 NVCC_FLAGS = ["-O2", "-std=c++17", "-lineinfo", "-w"]
+# --werror (CI): tlc's kernels must build warning-free, as compile-samples and compile-corpus
+# check for the other targets; those tests leave the sm_90a compile of these kernels to this build.
+WERROR_FLAGS = ["-Xcompiler", "-Wall,-Werror", "-Werror", "all-warnings"]
 
 
 def arch_number(arch):
@@ -80,10 +83,11 @@ def runnable(exe, arch):
     return None
 
 
-def build(manifest, arches, jobs, log=print, own_flavour_only=False):
+def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=False):
     """Builds every test executable and benchmark library for each arch (with own_flavour_only,
-    only the executables of the flavour named for it: sm80 for sm_8x, sm90 for sm_90a); returns
-    {(arch, name): path or None} and the failures [(what, output)]."""
+    only the executables of the flavour named for it: sm80 for sm_8x, sm90 for sm_90a; with
+    werror, tlc's kernels with warnings as errors); returns {(arch, name): path or None} and the
+    failures [(what, output)]."""
     cc = nvcc()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     failures, built = [], {}
@@ -93,11 +97,12 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False):
         return os.path.exists(out) and all(os.path.getmtime(out) > os.path.getmtime(i)
                                            for i in inputs + (os.path.join(KIT, "kit.json"),))
 
-    def compile_one(src, obj, arch, extra=()):
+    def compile_one(src, obj, arch, extra=(), kernel=False):
         os.makedirs(os.path.dirname(obj), exist_ok=True)
         if fresh(obj, src):
             return obj
-        rc, out = sh([cc] + NVCC_FLAGS + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
+        flags = [f for f in NVCC_FLAGS if f != "-w"] + WERROR_FLAGS if kernel and werror else NVCC_FLAGS
+        rc, out = sh([cc] + flags + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
         return obj if rc == 0 else (obj, out)
 
     def link_library(src, lib, arch):
@@ -119,7 +124,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False):
             edir = os.path.join(bdir, exe["name"])
             incs = [x for d in exe["include_dirs"] for x in ("-I", os.path.join(KIT, d))]
             futs = [pool.submit(compile_one, os.path.join(KIT, k["cu"]), os.path.join(edir, k["name"] + ".o"),
-                                kernel_arch(k["target"], arch), incs) for k in exe["kernels"]]
+                                kernel_arch(k["target"], arch), incs, True) for k in exe["kernels"]]
             futs += [pool.submit(compile_one, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"), arch,
                                  incs + ["-DTLC_RUN_GPU", "-include", os.path.join(KIT, "kit_types.h")])
                      for i, d in enumerate(exe["drivers"])]
@@ -306,6 +311,8 @@ def main():
     b.add_argument("--own-flavour-only", action="store_true",
                    help="each arch builds only its own flavour's executables (CI: the sm80 ones for sm_80, the sm90 "
                         "ones for sm_90a), not the sm80 ones again for sm_90a as a Hopper run does")
+    b.add_argument("--werror", action="store_true",
+                   help="build tlc's kernels with all warnings as errors (CI: this build is their sm_90a compile check)")
     r = sub.add_parser("run")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--jobs", type=int, default=os.cpu_count())
@@ -326,7 +333,7 @@ def main():
         return
     manifest = json.load(open(os.path.join(KIT, "kit.json")))
     if args.cmd == "build":
-        built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only)
+        built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only, args.werror)
         for what, out in failures:
             print(f"kit: FAILED {what}\n{out[-3000:]}")
         print(f"kit: {len(failures)} build failures")
