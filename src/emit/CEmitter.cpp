@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -97,8 +98,11 @@ std::string commentText(std::string_view text) {
 }
 
 std::vector<std::string> wrapStatement(const std::string& text, int indent) {
-    constexpr int kWidth = 100;
-    if (int(text.size()) + indent <= kWidth || text.rfind("//", 0) == 0 || text.rfind("#", 0) == 0) return {text};
+    // 100 columns, but at least 60 for the text: deep in a nest the indentation alone would
+    // leave room for a token or two a line.
+    constexpr int kWidth = 100, kMinText = 60;
+    const int width = std::max(kWidth - indent, kMinText);
+    if (int(text.size()) <= width || text.rfind("//", 0) == 0 || text.rfind("#", 0) == 0) return {text};
     // Where the line may break: before a binary operator or after a comma, outside string
     // literals, with the bracket depth there.
     // Operators with their rank: breaking before a looser one reads better.
@@ -151,7 +155,6 @@ std::vector<std::string> wrapStatement(const std::string& text, int indent) {
     }
     std::vector<std::string> lines;
     size_t start = 0;
-    int width = kWidth - indent;
     const std::string pad(8, ' ');
     while (start < text.size()) {
         std::string prefix = lines.empty() ? "" : pad;

@@ -76,11 +76,6 @@ Stmt unflatten(const std::vector<Stmt>& items, size_t from = 0) {
     return seq(plain);
 }
 
-bool isConstInt(const Expr& e, int64_t v) {
-    const int64_t* c = asConstInt(e);
-    return c && *c == v;
-}
-
 bool containsVectorLoop(const Stmt& s) {
     struct Finder : IRVisitor {
         bool found = false;
@@ -295,24 +290,33 @@ protected:
 
 public:
     // A block with its runs interleaved; as it was (its statements' own blocks visited) where it
-    // has none.
+    // has none. The runs are found first, so that every nested block is visited once (visiting
+    // the items and then, finding no run, the block again took time exponential in the depth).
     Stmt block(const Stmt& s) {
         if (!s) return s;
         std::vector<Stmt> items = flatten(s);
-        std::vector<Stmt> out;
-        bool changed = false;
+        std::map<size_t, std::pair<size_t, std::vector<Stmt>>> runs;  // first item -> (end, run)
         for (size_t k = 0; k < items.size();) {
             size_t end = k;
             if (auto run = interleave(items, k, end)) {
-                for (Stmt& item : *run) out.push_back(std::move(item));
+                runs.emplace(k, std::pair(end, std::move(*run)));
                 k = end;
-                changed = true;
+            } else {
+                ++k;
+            }
+        }
+        if (runs.empty()) return IRMutator::mutate(s);
+        std::vector<Stmt> out;
+        for (size_t k = 0; k < items.size();) {
+            if (auto run = runs.find(k); run != runs.end()) {
+                for (Stmt& item : run->second.second) out.push_back(std::move(item));
+                k = run->second.first;
                 continue;
             }
             out.push_back(isWrapper(items[k]) ? items[k] : mutate(items[k]));
             ++k;
         }
-        return changed ? unflatten(out) : IRMutator::mutate(s);
+        return unflatten(out);
     }
 
 private:
