@@ -190,5 +190,7 @@ inline Expr varExpr(const VarPtr& v) { return Expr(v); }
 
 // Constant value of an integer immediate, if it is one.
 const int64_t* asConstInt(const Expr& e);
+// Whether e is the integer immediate v.
+bool isConstInt(const Expr& e, int64_t v);
 
 } // namespace tlc::ir

@@ -160,6 +160,11 @@ const int64_t* asConstInt(const Expr& e) {
     return i && i->lanes == 1 ? &i->value : nullptr;
 }
 
+bool isConstInt(const Expr& e, int64_t v) {
+    const int64_t* c = asConstInt(e);
+    return c && *c == v;
+}
+
 // ---- statements ----------------------------------------------------------------------------
 
 const char* forKindName(ForKind k) {
@@ -248,7 +253,7 @@ bool Region::coversWholeBuffer() const {
     std::vector<int64_t> shape;
     if (!constantShape(buffer, shape) || shape != extents) return false;
     for (const auto& s : starts)
-        if (!asConstInt(s) || *asConstInt(s) != 0) return false;
+        if (!isConstInt(s, 0)) return false;
     return true;
 }
 
@@ -277,8 +282,7 @@ std::string regionString(const Region& r) {
     std::vector<int64_t> shape;
     if (constantShape(r.buffer, shape) && shape.size() == r.rank()) {
         size_t whole = r.rank();
-        while (whole > 0 && r.extents[whole - 1] == shape[whole - 1] && asConstInt(r.starts[whole - 1]) &&
-               *asConstInt(r.starts[whole - 1]) == 0)
+        while (whole > 0 && r.extents[whole - 1] == shape[whole - 1] && isConstInt(r.starts[whole - 1], 0))
             --whole;
         bool singles = whole > 0 && whole < r.rank();
         for (size_t d = 0; d < whole; ++d) singles &= r.extents[d] == 1;

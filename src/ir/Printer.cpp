@@ -158,7 +158,7 @@ void printInto(std::string& out, const Stmt& s, int indent) {
             extra = fmt::format(", stages = {}", f->pipeline.stages);
         if (f->forKind == ForKind::Pipelined && f->pipeline.warpSpecialize >= 0)
             extra += fmt::format(", warp_specialize = {}", f->pipeline.warpSpecialize ? "true" : "false");
-        std::string step = asConstInt(f->step) && *asConstInt(f->step) == 1 ? "" : ", step " + printExpr(f->step);
+        std::string step = isConstInt(f->step, 1) ? "" : ", step " + printExpr(f->step);
         line(fmt::format("for {} in {}({}, {}{}{}) {{", f->var->name, forKindName(f->forKind), printExpr(f->min),
                          printExpr(f->extent), step, extra));
         printInto(out, f->body, indent + 1);

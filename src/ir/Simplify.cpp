@@ -9,11 +9,6 @@ namespace tlc::ir {
 
 namespace {
 
-bool isConst(const Expr& e, int64_t v) {
-    const int64_t* c = asConstInt(e);
-    return c && *c == v;
-}
-
 bool isIntType(DType t) { return isInteger(t); }
 
 // Whether e reads memory or calls a function (whose value may differ from one use to the next).
@@ -207,7 +202,7 @@ private:
         }
         switch (op) {
         case BinaryOp::Add:
-            if (isConst(b, 0)) return a;
+            if (isConstInt(b, 0)) return a;
             if (Expr r = recombineDigits(a, b)) return r;
             if (y) {
                 // (e + c1) + c2 -> e + (c1 + c2)
@@ -218,13 +213,13 @@ private:
             }
             break;
         case BinaryOp::Sub:
-            if (isConst(b, 0)) return a;
+            if (isConstInt(b, 0)) return a;
             if (equal(a, b)) return intImm(0, t);
             if (y) return simplifyAdd(a, -*y);
             break;
         case BinaryOp::Mul:
-            if (isConst(b, 1)) return a;
-            if (isConst(b, 0)) return intImm(0, t);
+            if (isConstInt(b, 1)) return a;
+            if (isConstInt(b, 0)) return intImm(0, t);
             if (y) {
                 // (e * c1) * c2 -> e * (c1 * c2)
                 if (const auto* inner = a.as<Binary>(); inner && inner->op == BinaryOp::Mul && asConstInt(inner->b)) {
@@ -235,11 +230,11 @@ private:
             }
             break;
         case BinaryOp::Div:
-            if (isConst(b, 1)) return a;
+            if (isConstInt(b, 1)) return a;
             if (y && *y > 0) return simplifyDiv(a, *y);
             break;
         case BinaryOp::Mod:
-            if (isConst(b, 1)) return intImm(0, t);
+            if (isConstInt(b, 1)) return intImm(0, t);
             if (y && *y > 0) return simplifyMod(a, *y);
             break;
         case BinaryOp::Min:
@@ -334,10 +329,10 @@ private:
         int64_t scale = *asConstInt(mul->b);
         // (x / c) % k * c
         if (const auto* m = mul->a.as<Binary>(); m && m->op == BinaryOp::Mod && asConstInt(m->b))
-            if (const auto* d = m->a.as<Binary>(); d && d->op == BinaryOp::Div && asConstInt(d->b) && *asConstInt(d->b) == scale)
+            if (const auto* d = m->a.as<Binary>(); d && d->op == BinaryOp::Div && isConstInt(d->b, scale))
                 return Digit{d->a, scale, *asConstInt(m->b) * scale};
         // x / c * c
-        if (const auto* d = mul->a.as<Binary>(); d && d->op == BinaryOp::Div && asConstInt(d->b) && *asConstInt(d->b) == scale)
+        if (const auto* d = mul->a.as<Binary>(); d && d->op == BinaryOp::Div && isConstInt(d->b, scale))
             return Digit{d->a, scale, 0};
         return std::nullopt;
     }

@@ -124,7 +124,7 @@ int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType 
     int64_t vec = widestVector(inner, bytes);
     size_t last = b->shape.size() - 1;
     if (vec == 1 || r.extents.empty() || r.extents[last] == 1) return 1;
-    if (!asConstInt(b->strides[last]) || *asConstInt(b->strides[last]) != 1) return 1;
+    if (!isConstInt(b->strides[last], 1)) return 1;
     if (b->scope == MemScope::Global && !ctx.vectorizeGlobal()) return 1;
     while (vec > 1 && knownMultiple(r.starts[last]) % vec != 0) vec /= 2;
     if (b->scope == MemScope::Global && vec > 1) {

@@ -127,7 +127,7 @@ protected:
             auto inTensor = [&](const Load* l) {
                 std::vector<Expr> offsets;
                 for (size_t d = 0; d < l->indices.size(); ++d)
-                    if (!(asConstInt(tile->shape[d]) && *asConstInt(tile->shape[d]) == 1)) offsets.push_back(l->indices[d]);
+                    if (!isConstInt(tile->shape[d], 1)) offsets.push_back(l->indices[d]);
                 return load(from.buffer, ops::regionIndices(from, offsets));
             };
             auto rewrite = [&](const Expr& e) { return replaceLoads(e, tile.get(), inTensor); };
