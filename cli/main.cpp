@@ -217,6 +217,8 @@ int main(int argc, char** argv) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
         return tlc::kExitUsage;
     }
+    // `-o -` is standard output, as for clang and gcc (a file named "-" is `-o ./-`).
+    if (options.output == "-") options.output.clear();
     // --emit-manifest and the depfile options describe the files that -o writes.
     const bool writesFiles =
         !options.output.empty() && (options.emit == "source" || options.emit == "python") && !options.syntaxOnly;
