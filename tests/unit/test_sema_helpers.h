@@ -113,6 +113,10 @@ inline void forEachExpr(const ast::Stmt& s, const std::function<void(const ast::
         forEachExpr(*s.as<IfStmt>()->thenBlock, f);
         if (s.as<IfStmt>()->elseStmt) forEachExpr(*s.as<IfStmt>()->elseStmt, f);
         break;
+    case StmtKind::While:
+        forEachExpr(*s.as<WhileStmt>()->cond, f);
+        forEachExpr(*s.as<WhileStmt>()->body, f);
+        break;
     case StmtKind::Grid:
         forEachExpr(*s.as<GridStmt>()->launch, f);
         forEachExpr(*s.as<GridStmt>()->body, f);

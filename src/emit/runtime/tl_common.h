@@ -47,7 +47,7 @@ template <typename To, typename From>
 TL_HOST_DEVICE To bit_cast(const From& from) {
     static_assert(sizeof(To) == sizeof(From), "bit_cast between types of different widths");
     To to;
-    __builtin_memcpy(&to, &from, sizeof to);
+    __builtin_memcpy(static_cast<void*>(&to), &from, sizeof to);  // void*: To may have constructors
     return to;
 }
 } // namespace tl

@@ -123,7 +123,8 @@ __device__ __forceinline__ void atomic_add_narrow(T* address, V value) {
         assumed = old;
         T current;
         const unsigned int currentBits = (assumed & mask) >> shift;
-        __builtin_memcpy(&current, &currentBits, sizeof(T));  // little-endian: the low bytes
+        // Little-endian: the low bytes. void*: T may have constructors (__half).
+        __builtin_memcpy(static_cast<void*>(&current), &currentBits, sizeof(T));
         T sum;
         if constexpr (std::is_integral<T>::value) sum = T(current + value);
         else sum = T(float(current) + float(value));
