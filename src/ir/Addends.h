@@ -1,5 +1,5 @@
 // The terms of a sum, however it is grouped: (a + b) + c and a + (b + c) both give a, b, c.
-// For passes that look at an index term by term (VectorLoop, interleave-rows).
+// For code that looks at an index term by term (VectorLoop, interleave-rows, the simplifier).
 #pragma once
 
 #include "ir/Expr.h"

@@ -1,5 +1,6 @@
 #include "ir/Simplify.h"
 
+#include "ir/Addends.h"
 #include "ir/Visitor.h"
 
 #include <algorithm>
@@ -336,18 +337,10 @@ private:
             return Digit{d->a, scale, 0};
         return std::nullopt;
     }
-    static void addTerms(const Expr& e, std::vector<Expr>& out) {
-        if (const auto* b = e.as<Binary>(); b && b->op == BinaryOp::Add) {
-            addTerms(b->a, out);
-            addTerms(b->b, out);
-        } else {
-            out.push_back(e);
-        }
-    }
     static Expr recombineDigits(const Expr& a, const Expr& b) {
         std::vector<Expr> terms;
-        addTerms(a, terms);
-        addTerms(b, terms);
+        addends(a, terms);
+        addends(b, terms);
         bool merged = false;
         for (bool again = true; again;) {
             again = false;

@@ -46,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -105,6 +106,7 @@ class Checker:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
         self.compiled_code = {}  # (family, code without comment lines) -> "target/file" first compiled
         self.seconds = defaultdict(lambda: [0.0, 0])  # step kind -> [seconds, count], for the summary
+        self.seconds_lock = threading.Lock()  # run() is called from the pool's threads
         self.dirs = set()  # the target folders this run checks (later_hip_twins looks ahead)
         self.tl_source = {}  # emitted kernel source -> the .tl file tlc made it from (--tlc runs)
         self.kit_built = set()  # (target, .tl file): kernels the GPU kit's CI build compiles (--compiled-by-kit)
@@ -122,9 +124,10 @@ class Checker:
         """Runs one command; output is shown only when it fails (or when it warns)."""
         start = time.monotonic()
         proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        spent = self.seconds[step_kind(name)]
-        spent[0] += time.monotonic() - start
-        spent[1] += 1
+        with self.seconds_lock:
+            spent = self.seconds[step_kind(name)]
+            spent[0] += time.monotonic() - start
+            spent[1] += 1
         # hipcc's rocm_agent_enumerator prints a traceback on machines without a GPU; not ours.
         out = "\n".join(line for line in proc.stdout.splitlines() if not noise(line))
         if proc.returncode != 0:
