@@ -43,6 +43,7 @@ const std::vector<Pass>& pipeline() {
         {"drop-unused-buffers", [](Kernel& k, LowerContext&) { k.body = dropUnusedBuffers(k.body); return true; }},
         {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
+        {"batch-async-waits", [](Kernel& k, LowerContext&) { k.body = batchAsyncWaits(k.body); return true; }},
         {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
         {"hoist-invariants", [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
         {"interleave-rows", [](Kernel& k, LowerContext& ctx) { k.body = interleaveRows(k.body, ctx); return true; }},

@@ -110,6 +110,10 @@ ir::Stmt applySharedLayouts(const ir::Stmt& body, LowerContext& ctx);
 // total against the target.
 ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
+// Consecutive copies into shared memory (outside pipelines) wait once, after the last of them,
+// not each for its own cp.async; copies into the same buffer still wait in between.
+ir::Stmt batchAsyncWaits(const ir::Stmt& body);
+
 // For --emit=shared: the plan, one line per buffer (offsets, sizes, alignment, live ranges).
 std::string describeSharedPlan(const ir::Kernel& kernel);
 

@@ -72,6 +72,9 @@ def bench_kernels(flavour):
         ("softmax", "samples/softmax.tl", flavour, (), "softmax"),
         ("rmsnorm", "samples/rmsnorm.tl", flavour, (), "rmsnorm"),
         ("layernorm", "tests/corpus/layernorm.tl", flavour, (), "layernorm"),
+        # Four rows a block of 64 threads: 1.9x the port's defaults (one row, 256 threads) on an
+        # H200, whose blocks move too few bytes each to keep HBM busy (bench/RESULTS.md).
+        ("layernorm_64x4", "tests/corpus/layernorm.tl", flavour, ("threads=64", "blk_m=4"), "layernorm"),
     ]
     return out
 

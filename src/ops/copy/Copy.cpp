@@ -327,7 +327,8 @@ Stmt CopyOp::lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const {
             body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
                              : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element);
             // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
-            // own copies here, before the barrier that publishes them.
+            // own copies here, before the barrier that publishes them (batch-async-waits keeps one
+            // wait for copies one after another).
             if (async && !async_) body = seq({body, evaluate(call("cp_async_wait_all", DType::I32, {}))});
         }
         return body;
