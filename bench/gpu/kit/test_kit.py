@@ -76,8 +76,10 @@ class Report(unittest.TestCase):
                                    "seconds": 40, "tail": "RACE REPORT"}],
                     "bench": [{"title": "GEMM", "note": "ratios", "columns": ["kernel", "baseline / tlc"],
                                "rows": [["gemm_f16", "0.91"]]}]}, d)
-                text = open(os.path.join(d, "report.md")).read()
-                data = json.load(open(os.path.join(d, "report.json")))
+                with open(os.path.join(d, "report.md")) as f:
+                    text = f.read()
+                with open(os.path.join(d, "report.json")) as f:
+                    data = json.load(f)
             finally:
                 kit.KIT = old
         self.assertIn("Device: NVIDIA H100 80GB HBM3 (compute capability 9.0", text)
@@ -113,7 +115,8 @@ class Manifest(unittest.TestCase):
     def test_manifest(self):
         if not self.kit_dir:
             self.skipTest("no kit folder given")
-        m = json.load(open(os.path.join(self.kit_dir, "kit.json")))
+        with open(os.path.join(self.kit_dir, "kit.json")) as f:
+            m = json.load(f)
         self.assertGreaterEqual(len(m["executables"]), 6)
         for e in m["executables"]:
             for k in e["kernels"]:
