@@ -68,29 +68,37 @@ std::optional<std::set<std::string>> asyncIssueTargets(const Stmt& s) {
     return targets;
 }
 
+using IssueTargets = std::optional<std::set<std::string>>;
+
 class BatchWaits : public IRMutator {
 protected:
     Stmt mutateSeq(const Seq* n, const Stmt& self) override {
         Stmt mutated = IRMutator::mutateSeq(n, self);
         if (mutated->kind != NodeKind::Seq) return mutated;
         const auto& stmts = mutated.as<Seq>()->stmts;
+        // Each statement's issue targets, once: the look-ahead and the walk both read them.
+        std::vector<bool> isWait(stmts.size());
+        std::vector<IssueTargets> issues(stmts.size());
+        for (size_t i = 0; i < stmts.size(); ++i) {
+            isWait[i] = isCallStmt(stmts[i], "cp_async_wait_all");
+            if (!isWait[i]) issues[i] = asyncIssueTargets(stmts[i]);
+        }
         std::vector<Stmt> out;
         std::set<std::string> inFlight;  // written by the issues since the last wait kept
         bool dropped = false;
         for (size_t i = 0; i < stmts.size(); ++i) {
-            const Stmt& s = stmts[i];
-            if (!isCallStmt(s, "cp_async_wait_all")) {
-                if (auto targets = asyncIssueTargets(s)) inFlight.insert(targets->begin(), targets->end());
+            if (!isWait[i]) {
+                if (issues[i]) inFlight.insert(issues[i]->begin(), issues[i]->end());
                 else inFlight.clear();  // something else ran: only its own waits matter from here
-                out.push_back(s);
+                out.push_back(stmts[i]);
                 continue;
             }
-            if (waitCanMove(stmts, i + 1, inFlight)) {
+            if (waitCanMove(isWait, issues, i + 1, inFlight)) {
                 dropped = true;
                 continue;
             }
             inFlight.clear();
-            out.push_back(s);
+            out.push_back(stmts[i]);
         }
         return dropped ? seq(std::move(out), n->loc) : mutated;
     }
@@ -98,15 +106,15 @@ protected:
 private:
     // Whether the statements from `from` up to the next wait only issue copies into buffers
     // none of `inFlight` is (one wait at the end then serves both).
-    static bool waitCanMove(const std::vector<Stmt>& stmts, size_t from, const std::set<std::string>& inFlight) {
+    static bool waitCanMove(const std::vector<bool>& isWait, const std::vector<IssueTargets>& issues, size_t from,
+                            const std::set<std::string>& inFlight) {
         bool issuedAny = false;
-        for (size_t j = from; j < stmts.size(); ++j) {
-            if (isCallStmt(stmts[j], "cp_async_wait_all")) return issuedAny;
-            auto targets = asyncIssueTargets(stmts[j]);
-            if (!targets) return false;
-            for (const auto& t : *targets)
+        for (size_t j = from; j < issues.size(); ++j) {
+            if (isWait[j]) return issuedAny;
+            if (!issues[j]) return false;
+            for (const auto& t : *issues[j])
                 if (inFlight.count(t)) return false;
-            issuedAny |= !targets->empty();
+            issuedAny |= !issues[j]->empty();
         }
         return false;
     }
