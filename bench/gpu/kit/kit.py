@@ -50,6 +50,21 @@ def nvcc():
     return found
 
 
+def host_compiler():
+    """The C++ compiler for the run layer's drivers (host code only): nvcc's default host compiler,
+    or $CXX. Compiled through nvcc they took 4x as long (a device pass over every header)."""
+    return os.environ.get("CXX") or "g++"
+
+
+def cuda_include_dirs(nvcc_path):
+    """Where cuda_runtime.h is for a host compiler: beside nvcc's bin/ (the toolkit's include/ or
+    its targets/ folder); none when it is in the compiler's default path (Debian's toolkit)."""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path)))
+    found = [d for d in (os.path.join(root, "include"), os.path.join(root, "targets", "x86_64-linux", "include"))
+             if os.path.exists(os.path.join(d, "cuda_runtime.h"))]
+    return [x for d in found[:1] for x in ("-I", d)]
+
+
 def sh(cmd, timeout=None, env=None):
     """(exit status or None on timeout, combined output); 127 when the program is missing."""
     if not shutil.which(cmd[0]):
@@ -105,6 +120,15 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
         rc, out = sh([cc] + flags + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
         return obj if rc == 0 else (obj, out)
 
+    def compile_driver(src, obj, extra):
+        """A run-layer driver: host code that calls the launchers, built by the host compiler."""
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        if fresh(obj, src):
+            return obj
+        rc, out = sh([host_compiler(), "-O2", "-std=c++17", "-w", *cuda_include_dirs(cc), "-c", "-x", "c++", src,
+                      "-o", obj] + list(extra))
+        return obj if rc == 0 else (obj, out)
+
     def link_library(src, lib, arch):
         """A benchmark kernel as a shared library for ctypes: (status, output)."""
         if fresh(lib, src):
@@ -125,7 +149,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
             incs = [x for d in exe["include_dirs"] for x in ("-I", os.path.join(KIT, d))]
             futs = [pool.submit(compile_one, os.path.join(KIT, k["cu"]), os.path.join(edir, k["name"] + ".o"),
                                 kernel_arch(k["target"], arch), incs, True) for k in exe["kernels"]]
-            futs += [pool.submit(compile_one, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"), arch,
+            futs += [pool.submit(compile_driver, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"),
                                  incs + ["-DTLC_RUN_GPU", "-include", os.path.join(KIT, "kit_types.h")])
                      for i, d in enumerate(exe["drivers"])]
             jobs_of[exe["name"]] = (edir, futs)
