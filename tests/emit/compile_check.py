@@ -109,6 +109,7 @@ class Checker:
         self.seconds_lock = threading.Lock()  # run() is called from the pool's threads
         self.dirs = set()  # the target folders this run checks (later_hip_twins looks ahead)
         self.tl_source = {}  # emitted kernel source -> the .tl file tlc made it from (--tlc runs)
+        self.units = {}  # names of compile_units' jobs -> the compiler's output when one fails
         self.kit_built = set()  # (target, .tl file): kernels the GPU kit's CI build compiles (--compiled-by-kit)
 
     def compiled_before(self, target, src: Path, header: Path):
@@ -131,6 +132,9 @@ class Checker:
         # hipcc's rocm_agent_enumerator prints a traceback on machines without a GPU; not ours.
         out = "\n".join(line for line in proc.stdout.splitlines() if not noise(line))
         if proc.returncode != 0:
+            if name in self.units:  # compile_alone reports its kernels instead
+                self.units[name] = f"  $ {' '.join(map(str, cmd))}\n{indent(out)}"
+                return False
             self.failures.append(name)
             print(f"FAIL {name}\n  $ {' '.join(map(str, cmd))}\n{indent(out)}", flush=True)
             return False
@@ -185,6 +189,41 @@ def later_hip_twins(ck: Checker, target, directory: Path, src: Path):
                 and code_text(twin, twin.with_suffix(".h")) == code_text(src, src.with_suffix(".h"))):
             twins.append(HIP_ARCH[other])
     return twins
+
+
+# nvcc and hipcc spend most of a small kernel's compile on what every file repeats (the runtime
+# headers, host and device passes, hipcc's device libraries): GPU kernels are compiled a few to a
+# translation unit, 4x faster. The runtime sections in emitted files are guarded, so only names
+# two kernels both define keep them apart; a unit the compiler rejects is compiled file by file,
+# so every error is still reported against its own kernel.
+UNITY_BATCH = 8
+
+
+def defined_names(src: Path, header: Path):
+    """The names a kernel file defines outside the runtime's guarded sections: its launchers, their
+    C entry points and its __global__ functions. Two files that share one need separate units."""
+    text = (header.read_text() if header.exists() else "") + src.read_text()
+    names = set(re.findall(r"^(?:cudaError_t|hipError_t|int|size_t) (\w+)\(", text, re.M))
+    names |= set(re.findall(r'^extern "C" (?:int|size_t) (\w+)\(', text, re.M))
+    names |= set(re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", text))
+    return names
+
+
+def unity_batches(sources, names_of, workers):
+    """sources in batches of at most UNITY_BATCH files with no name defined twice in one, at least
+    `workers` of them (so every worker compiles), in the sources' order."""
+    count = max(min(workers, len(sources)), -(-len(sources) // UNITY_BATCH))
+    batches = [([], set()) for _ in range(count)]
+    for src in sources:
+        names = names_of(src)
+        free = [b for b in batches if len(b[0]) < UNITY_BATCH and not (b[1] & names)]
+        if not free:
+            batches.append(([], set()))
+            free = [batches[-1]]
+        files, taken = min(free, key=lambda b: len(b[0]))
+        files.append(src)
+        taken |= names
+    return [files for files, _ in batches if files]
 
 
 def step_kind(name):
@@ -302,7 +341,14 @@ def check_directory(ck: Checker, directory: Path, work: Path):
         if same:
             print(f"note: {target}: {len(same)} of {len(sources)} kernel sources are code compiled for "
                   f"{next(iter(same.values())).split('/')[0]} (comment lines aside); not compiled again", flush=True)
-    jobs = [(f"{target}/{src.name}", compile_src(src, out / (src.stem + ".o")), None) for src in sources if src not in same]
+    to_compile = [src for src in sources if src not in same]
+    object_of = {src: out / (src.stem + ".o") for src in to_compile}
+    if target in CUDA_ARCH or target in HIP_ARCH:
+        jobs = []
+        unity_jobs = compile_units(ck, target, directory, out, to_compile, compile_src, object_of)
+    else:
+        jobs = [(f"{target}/{src.name}", compile_src(src, object_of[src]), None) for src in to_compile]
+        unity_jobs = []
     hosts = []
     for header in headers:
         if any(src.stem == header.stem for src in same):
@@ -317,9 +363,10 @@ def check_directory(ck: Checker, directory: Path, work: Path):
                      [CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", *host_flags, "-I", str(directory),
                       "-c", str(host_src), "-o", str(host_obj)], None))
         hosts.append((header, host_obj))
-    ok = ck.parallel(jobs)
+    ok = ck.parallel(jobs + unity_jobs)
+    ok.update(compile_alone(ck, target, unity_jobs, ok, compile_src, object_of))
 
-    # Link each host program with the kernel object of the same name.
+    # Link each host program with the kernel's object (its own, or its unit's).
     links = []
     for header, host_obj in hosts:
         kernel_src = next((s for s in sources if s.stem == header.stem), None)
@@ -327,8 +374,58 @@ def check_directory(ck: Checker, directory: Path, work: Path):
         if not kernel_src or not ok.get(kernel_name) or not ok.get(f"{target}/host program with {header.name}"):
             continue
         links.append((f"{target}/link host program with {kernel_src.name}",
-                      link([host_obj, out / (kernel_src.stem + ".o")], out / f"host_{header.stem}"), None))
+                      link([host_obj, object_of[kernel_src]], out / f"host_{header.stem}"), None))
     ck.parallel(links)
+
+
+def compile_units(ck: Checker, target, directory: Path, out: Path, sources, compile_src, object_of):
+    """Jobs that compile GPU kernel sources a few to a translation unit (UNITY_BATCH); HIP sources
+    are grouped by the archs they are compiled for (later_hip_twins). Each job is named
+    "TARGET/unit N (a.cu b.cu ...)"; object_of maps every source to its unit's object."""
+    groups = defaultdict(list)
+    for src in sources:
+        archs = tuple(later_hip_twins(ck, target, directory, src)) if target in HIP_ARCH else ()
+        groups[archs].append(src)
+    names = lambda src: defined_names(src, directory / (src.stem + ".h"))
+    jobs = []
+    for archs, group in groups.items():
+        for files in unity_batches(group, names, ck.args.jobs):
+            unit = out / f"unit{len(jobs)}{files[0].suffix}"
+            unit.write_text("// Generated by compile_check.py: kernel sources compiled as one unit.\n"
+                            + "".join(f'#include "{src}"\n' for src in files))
+            obj = unit.with_suffix(".o")
+            for src in files:
+                object_of[src] = obj
+            cmd = compile_src(files[0], obj)
+            cmd[cmd.index(str(files[0]))] = str(unit)  # the same flags (and twin archs) for the unit
+            jobs.append((f"{target}/unit {len(jobs)} ({' '.join(src.name for src in files)})", cmd, None))
+            ck.units[jobs[-1][0]] = None
+    return jobs
+
+
+def compile_alone(ck: Checker, target, unity_jobs, ok, compile_src, object_of):
+    """The kernels of units that failed, each compiled alone: its own result under its own name
+    ("TARGET/NAME.cu"), so a failure names the kernel (a unit that fails while all its files
+    compile alone is a name the files share: a note, not a failure). Returns {name: ok} for every
+    kernel of every unit."""
+    results, alone, failed_units = {}, [], []
+    for name, _, _ in unity_jobs:
+        files = name[name.index("(") + 1:-1].split()
+        for f in files:
+            results[f"{target}/{f}"] = ok[name]
+        if not ok[name]:
+            failed_units.append(name)
+            alone += [src for src in object_of if src.name in files]
+    if alone:
+        for src in alone:
+            object_of[src] = object_of[src].parent / (src.stem + ".o")
+        redo = ck.parallel([(f"{target}/{src.name}", compile_src(src, object_of[src]), None) for src in alone])
+        results.update(redo)
+        if all(redo.values()):
+            for name in failed_units:
+                print(f"note: {name} failed, but each of its kernels compiles alone (a name they share? "
+                      f"compile_check.py, defined_names):\n{ck.units[name]}", flush=True)
+    return results
 
 
 def check_cpu_samples(ck: Checker, directory: Path, work: Path):
