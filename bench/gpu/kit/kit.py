@@ -88,6 +88,30 @@ def kernel_arch(kernel_target, arch):
     return "sm_90a" if need == 90 else f"sm_{need}"
 
 
+KERNELS_PER_UNIT = 8
+
+
+def kernel_units(kernels, edir, arch):
+    """An executable's kernels, up to KERNELS_PER_UNIT to a translation unit of #includes, per
+    -arch: [(unit.cu, arch)]. nvcc spent most of a small kernel's compile on what every file
+    repeats (4x as long one by one); an error still names the kernel's own file. A unit file is
+    rewritten only when its list changes, so an unchanged kit rebuilds nothing."""
+    by_arch = {}
+    for k in kernels:
+        by_arch.setdefault(kernel_arch(k["target"], arch), []).append(os.path.join(KIT, k["cu"]))
+    units = []
+    os.makedirs(edir, exist_ok=True)
+    for karch, files in sorted(by_arch.items()):
+        for i in range(0, len(files), KERNELS_PER_UNIT):
+            unit = os.path.join(edir, f"kernels_{karch}_{i // KERNELS_PER_UNIT}.cu")
+            text = "".join(f'#include "{f}"\n' for f in files[i:i + KERNELS_PER_UNIT])
+            if not os.path.exists(unit) or open(unit).read() != text:
+                with open(unit, "w") as f:
+                    f.write(text)
+            units.append((unit, karch))
+    return units
+
+
 def runnable(exe, arch):
     """Why an executable cannot run on a device of this arch, or None."""
     n = arch_number(arch)
@@ -147,8 +171,8 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
                 continue
             edir = os.path.join(bdir, exe["name"])
             incs = [x for d in exe["include_dirs"] for x in ("-I", os.path.join(KIT, d))]
-            futs = [pool.submit(compile_one, os.path.join(KIT, k["cu"]), os.path.join(edir, k["name"] + ".o"),
-                                kernel_arch(k["target"], arch), incs, True) for k in exe["kernels"]]
+            futs = [pool.submit(compile_one, unit, unit[:-len(".cu")] + ".o", karch, incs, True)
+                    for unit, karch in kernel_units(exe["kernels"], edir, arch)]
             futs += [pool.submit(compile_driver, os.path.join(KIT, d), os.path.join(edir, f"driver{i}.o"),
                                  incs + ["-DTLC_RUN_GPU", "-include", os.path.join(KIT, "kit_types.h")])
                      for i, d in enumerate(exe["drivers"])]
