@@ -33,7 +33,7 @@ std::pair<std::string, int> dlpackType(DType t) {
     return {isSigned(t) ? "kDLInt" : "kDLUInt", bits};
 }
 
-std::string quoted(const std::string& text) { return "\"" + escapeCString(text) + "\""; }
+std::string cString(const std::string& text) { return "\"" + escapeCString(text) + "\""; }
 
 // `text` in pieces of about `width` characters, cut after spaces (which stay): the adjacent string
 // literals of a long message.
@@ -110,7 +110,7 @@ std::string CEmitter::pythonBinding(const std::vector<Kernel>& kernels, const st
         w.line(commentText(l));
     w.directive("#include <pybind11/pybind11.h>");
     w.blank();
-    w.directive("#include " + quoted(options_.headerName));
+    w.directive("#include " + cString(options_.headerName));
     w.blank();
     w.directive("#include <cstdint>");
     w.directive("#include <stdexcept>");
@@ -135,18 +135,18 @@ std::string CEmitter::pythonBinding(const std::vector<Kernel>& kernels, const st
     w.line("PYBIND11_MODULE(TLC_PYTHON_MODULE, module)");
     w.line("{");
     w.indent();
-    w.line(fmt::format("module.doc() = {};", quoted(fmt::format("tlc kernels from {} for target {}", sourceName,
+    w.line(fmt::format("module.doc() = {};", cString(fmt::format("tlc kernels from {} for target {}", sourceName,
                                                                    target_.name))));
-    w.line(fmt::format("module.attr(\"target\") = {};", quoted(target_.name)));
+    w.line(fmt::format("module.attr(\"target\") = {};", cString(target_.name)));
     for (const auto& b : bound) {
         std::vector<std::string> args;
         for (const auto& lp : *b.params)
-            if (!derivedSize(b, *lp.param)) args.push_back(fmt::format("py::arg({})", quoted(lp.name)));
+            if (!derivedSize(b, *lp.param)) args.push_back(fmt::format("py::arg({})", cString(lp.name)));
         if (!streamType().empty()) args.insert(args.end(), {"py::kw_only()", "py::arg(\"stream\") = py::none()"});
         // The docstring as adjacent literals of one argument, one per line.
-        w.line(fmt::format("module.def({}, &{}_py,", quoted(b.name), b.name));
+        w.line(fmt::format("module.def({}, &{}_py,", cString(b.name), b.name));
         std::vector<std::string> doc = wordChunks(pythonDoc(b), 80);
-        for (size_t i = 0; i < doc.size(); ++i) w.line("           " + quoted(doc[i]) + (i + 1 == doc.size() ? "," : ""));
+        for (size_t i = 0; i < doc.size(); ++i) w.line("           " + cString(doc[i]) + (i + 1 == doc.size() ? "," : ""));
         for (const auto& l : wrapCall("           ", args, ");", 4)) w.line(l);
     }
     w.dedent();
@@ -289,7 +289,7 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
     for (const char* reserved : {"py", "call", "status", "stream", "stream_object", "sizes", "workspace", "released"})
         names_.declareExact(nullptr, reserved);
     const bool gpu = !streamType().empty();
-    const std::string fn = quoted(b.name);
+    const std::string fn = cString(b.name);
 
     // C++ names: a tensor's Python object is NAME_object and its Array NAME; sizes are int64_t
     // NAME (the checks' arithmetic is 64-bit; each fits the launcher's int), scalars as declared.
@@ -334,7 +334,7 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
         const KernelParam& p = *lp->param;
         auto [code, bits] = dlpackType(p.dtype);
         line(fmt::format("const tl::python::Array {}(call, {}, {}, {{tl::dlpack::{}, {}, {}}}, {});", local[&p],
-                         objects[&p], quoted(lp->name), code, bits, quoted(std::string(dtypeName(p.dtype))),
+                         objects[&p], cString(lp->name), code, bits, cString(std::string(dtypeName(p.dtype))),
                          p.buffer->shape.size()));
     }
 
@@ -346,16 +346,16 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
         if (auto from = derivedSize(b, p)) {
             const char* field = from->fromStrides ? "strides" : "shape";
             line(fmt::format("const int64_t {} = {}.size_from_{}({}, {});", local[&p], local[from->tensor->param], field,
-                             from->dim, quoted(lp.name)));
+                             from->dim, cString(lp.name)));
             sources.push_back(fmt::format("{} = {}.{}[{}]", lp.name, from->tensor->name, field, from->dim));
         } else {
-            line(fmt::format("tl::python::check_size_argument({}, {}, {});", fn, quoted(lp.name), local[&p]));
+            line(fmt::format("tl::python::check_size_argument({}, {}, {});", fn, cString(lp.name), local[&p]));
             sources.push_back(lp.name + " given");
         }
     }
 
     // Shapes and strides as the launcher expects them.
-    if (!tensors.empty()) line(fmt::format("const char* sizes = {};", quoted(sources.empty() ? "none" : join(sources, ", "))));
+    if (!tensors.empty()) line(fmt::format("const char* sizes = {};", cString(sources.empty() ? "none" : join(sources, ", "))));
     for (const LauncherParam* lp : tensors) {
         const Buffer& buf = lp->param->buffer;
         const std::string& array = local[lp->param];
@@ -371,9 +371,9 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
         std::string shapeText, strideText;
         std::vector<std::string> shape = values(buf->shape, shapeText), strides = values(buf->strides, strideText);
         const int indent = 4 * out.depth();
-        for (const auto& l : wrapCall(array + ".check_shape({", shape, fmt::format("}}, {}, sizes);", quoted(shapeText)), indent))
+        for (const auto& l : wrapCall(array + ".check_shape({", shape, fmt::format("}}, {}, sizes);", cString(shapeText)), indent))
             out.line(l);
-        for (const auto& l : wrapCall(array + ".check_strides({", strides, fmt::format("}}, {});", quoted(strideText)), indent))
+        for (const auto& l : wrapCall(array + ".check_strides({", strides, fmt::format("}}, {});", cString(strideText)), indent))
             out.line(l);
         line(fmt::format("{}.check_alignment({});", array, tensorAlignment(*lp->param, b.parts)));
     }
@@ -418,10 +418,10 @@ void CEmitter::emitBoundFunction(const BoundLauncher& b, CodeWriter& out) {
     line(fmt::format("if (status == {})", invalidValue()));
     out.indent();
     // Written as is: line() would wrap before the `+`.
-    const std::string returned = quoted(b.name + ": the launcher returned ");
+    const std::string returned = cString(b.name + ": the launcher returned ");
     out.line(fmt::format("{}{} + tl::python::status_text(status) +", head, returned));
     for (size_t i = 0; i < pieces.size(); ++i)
-        out.line(std::string(head.size(), ' ') + quoted(pieces[i]) + (i + 1 == pieces.size() ? ");" : ""));
+        out.line(std::string(head.size(), ' ') + cString(pieces[i]) + (i + 1 == pieces.size() ? ");" : ""));
     out.dedent();
     line(fmt::format("if (status != {})", successValue()));
     out.indent();

@@ -152,7 +152,7 @@ std::optional<int64_t> rowTerm(const Expr& index, const Var* row, Expr& rest) {
 }
 
 // One buffer access of a pass: where it is in the row, and whether it writes.
-struct Access {
+struct RowAccess {
     const BufferNode* buffer;
     bool write;
     bool ownRow;     // in the pass's own row (below)
@@ -167,14 +167,14 @@ struct Access {
 // tile ops keeps col, the element's column, within the row.
 struct Accesses : IRVisitor {
     const Var* row;
-    std::vector<Access> list;
+    std::vector<RowAccess> list;
     std::set<const BufferNode*> own;
     bool opaque = false;
     explicit Accesses(const Var* r) : row(r) {}
 
     void note(const Buffer& b, const std::vector<Expr>& indices, bool write) {
         if (own.count(b.get())) return;
-        Access a{b.get(), write, false, 1, Expr()};
+        RowAccess a{b.get(), write, false, 1, Expr()};
         Expr rest;
         if (indices.size() == 1 && row) {
             if (auto stride = rowTerm(indices[0], row, rest)) {
@@ -244,7 +244,7 @@ std::optional<Split> splitAtChunkLoop(const Stmt& body) {
             if (const auto* l = item.as<LetStmt>()) {
                 Accesses reads(nullptr);
                 reads.visit(l->value);
-                for (const Access& a : reads.list)
+                for (const RowAccess& a : reads.list)
                     if (writtenBefore.count(a.buffer)) return std::nullopt;
             } else if (item.as<Allocate>()->init) {
                 return std::nullopt;
@@ -260,7 +260,7 @@ std::optional<Split> splitAtChunkLoop(const Stmt& body) {
         }
         Accesses w(nullptr);
         w.visit(item);
-        for (const Access& a : w.list)
+        for (const RowAccess& a : w.list)
             if (a.write) writtenBefore.insert(a.buffer);
         split.before.push_back(item);
     }
@@ -340,7 +340,7 @@ private:
                     Accesses reads(nullptr);
                     reads.visit(l->value);
                     bool readsRun = false;
-                    for (const Access& a : reads.list) readsRun |= written.count(a.buffer) != 0;
+                    for (const RowAccess& a : reads.list) readsRun |= written.count(a.buffer) != 0;
                     if (readsRun) break;
                 } else if (item.as<Allocate>()->init) {
                     break;
@@ -361,7 +361,7 @@ private:
             passes.push_back(k);
             Accesses w(nullptr);
             w.visit(item);
-            for (const Access& a : w.list)
+            for (const RowAccess& a : w.list)
                 if (a.write) written.insert(a.buffer);
         }
         // Trailing comments and declarations belong to what follows the run.
@@ -396,7 +396,7 @@ private:
         for (const Level& level : levels) {
             Accesses a(nullptr);
             a.visit(level.heavy.chunk->body);
-            for (const Access& access : a.list) stores |= access.write && access.buffer->scope == MemScope::Global;
+            for (const RowAccess& access : a.list) stores |= access.write && access.buffer->scope == MemScope::Global;
         }
         if (!stores) return std::nullopt;
         if (!independentRows(loops)) return std::nullopt;
@@ -419,14 +419,14 @@ private:
             for (const Stmt& s : level.lightsBefore) {
                 Accesses w(nullptr);
                 w.visit(s);
-                for (const Access& a : w.list)
+                for (const RowAccess& a : w.list)
                     if (a.write) lightWrites.insert(a.buffer);
             }
             for (const Stmt& wrapper : level.heavy.wrappers)
                 if (const auto* l = wrapper.as<LetStmt>()) {
                     Accesses reads(nullptr);
                     reads.visit(l->value);
-                    for (const Access& a : reads.list)
+                    for (const RowAccess& a : reads.list)
                         if (lightWrites.count(a.buffer)) return std::nullopt;
                 }
         }
@@ -475,14 +475,14 @@ private:
         std::map<const BufferNode*, std::set<size_t>> passesOf;
         std::map<const BufferNode*, bool> writtenAt;
         for (size_t p = 0; p < all.size(); ++p)
-            for (const Access& a : all[p].list) passesOf[a.buffer].insert(p), writtenAt[a.buffer] |= a.write;
+            for (const RowAccess& a : all[p].list) passesOf[a.buffer].insert(p), writtenAt[a.buffer] |= a.write;
         for (const auto& [buffer, users] : passesOf) {
             if (users.size() < 2 || !writtenAt[buffer]) continue;
             std::optional<Expr> offset;
             int64_t stride = 1;
             bool first = true;
             for (const Accesses& pass : all)
-                for (const Access& a : pass.list) {
+                for (const RowAccess& a : pass.list) {
                     if (a.buffer != buffer) continue;
                     if (!a.ownRow) return false;
                     if (first) offset = a.offset, stride = a.stride, first = false;
