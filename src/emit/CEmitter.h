@@ -246,5 +246,7 @@ std::string join(const std::vector<std::string>& items, const std::string& sep);
 std::string escapeCString(std::string_view text);
 // Text safe in a // comment: one line, no trailing backslash.
 std::string commentText(std::string_view text);
+// A buffer's element type and shape as the launcher comments show it: "f16[M, K]".
+std::string bufferTypeText(const ir::Buffer& b);
 
 } // namespace tlc::codegen

@@ -47,12 +47,6 @@ std::vector<const KernelParam*> scratchOf(const std::vector<const Kernel*>& part
 // Each scratch buffer starts at a multiple of this many bytes from the workspace's start.
 constexpr int kScratchAlign = 256;
 
-std::string shapeText(const Buffer& b) {
-    std::vector<std::string> dims;
-    for (const auto& d : b->shape) dims.push_back(printExpr(d));
-    return fmt::format("{}[{}]", dtypeName(b->dtype), join(dims, ", "));
-}
-
 } // namespace
 
 // The bytes of scratch buffer b (of the group's first part that has it) as a size_t expression
@@ -94,7 +88,7 @@ void CEmitter::emitGroupDeclaration(const std::vector<const Kernel*>& parts, Cod
         const KernelParam& p = *lp.param;
         std::string text;
         if (p.kind == KernelParam::Kind::Tensor)
-            text = fmt::format("{}: {}, {}", p.name, shapeText(p.buffer), lp.type.rfind("const ", 0) == 0 ? "read" : "written");
+            text = fmt::format("{}: {}, {}", p.name, bufferTypeText(p.buffer), lp.type.rfind("const ", 0) == 0 ? "read" : "written");
         else
             text = scalarParamText(p);
         for (const auto& l : wrapComment("//   ", "//     ", text)) doc.push_back(l);
@@ -102,7 +96,7 @@ void CEmitter::emitGroupDeclaration(const std::vector<const Kernel*>& parts, Cod
     std::vector<std::string> sizes, scratch;
     for (const auto& lp : g.params)
         if (lp.param->kind == KernelParam::Kind::Size) sizes.push_back(lp.name);
-    for (const KernelParam* p : scratchOf(parts)) scratch.push_back(p->name + ": " + shapeText(p->buffer));
+    for (const KernelParam* p : scratchOf(parts)) scratch.push_back(p->name + ": " + bufferTypeText(p->buffer));
     std::string ws = fmt::format(
         "workspace: at least {}({}) bytes, {}-byte aligned, owned by the caller; it holds the global scratch{}",
         g.workspaceSize, join(sizes, ", "), kWorkspaceAlign,
@@ -168,7 +162,7 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
     line(fmt::format("size_t {} = 0;", bytes));
     for (const KernelParam* p : scratch)
         line(fmt::format("{} += ({} + {}) / {} * {};  // {}: {}", bytes, workspaceSizeExpr(parts, p->buffer),
-                         kScratchAlign - 1, kScratchAlign, kScratchAlign, p->name, shapeText(p->buffer)));
+                         kScratchAlign - 1, kScratchAlign, kScratchAlign, p->name, bufferTypeText(p->buffer)));
     line(fmt::format("return {};", bytes));
     out.dedent();
     line("}");
@@ -201,7 +195,7 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
             std::string type = typeName(p.dtype);
             std::string name = names_.declare(nullptr, p.name);
             scratchNames[p.name] = name;
-            line(fmt::format("{}* const {} = reinterpret_cast<{}*>({});  // {}", type, name, type, base, shapeText(p.buffer)));
+            line(fmt::format("{}* const {} = reinterpret_cast<{}*>({});  // {}", type, name, type, base, bufferTypeText(p.buffer)));
             if (i + 1 < scratch.size())
                 line(fmt::format("{} += ({} + {}) / {} * {};", base, workspaceSizeExpr(parts, p.buffer), kScratchAlign - 1,
                                  kScratchAlign, kScratchAlign));

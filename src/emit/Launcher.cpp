@@ -44,13 +44,13 @@ std::vector<std::string> wrapComment(const std::string& first, const std::string
     return lines;
 }
 
-namespace {
-
-std::string tensorShapeText(const Buffer& b) {
+std::string bufferTypeText(const Buffer& b) {
     std::vector<std::string> dims;
     for (const auto& d : b->shape) dims.push_back(printExpr(d));
     return fmt::format("{}[{}]", dtypeName(b->dtype), join(dims, ", "));
 }
+
+namespace {
 
 bool rowMajor(const Buffer& b) {
     std::vector<Expr> expected = rowMajorStrides(b->shape);
@@ -318,7 +318,7 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     for (const auto& p : k.params) {
         std::string text;
         if (p.kind == KernelParam::Kind::Tensor && p.buffer) {
-            text = fmt::format("{}: {}, {}, {}", p.name, tensorShapeText(p.buffer),
+            text = fmt::format("{}: {}, {}, {}", p.name, bufferTypeText(p.buffer),
                                rowMajor(p.buffer) ? "row-major" : "strides [" + [&] {
                                    std::vector<std::string> s;
                                    for (const auto& e : p.buffer->strides) s.push_back(printExpr(e));
