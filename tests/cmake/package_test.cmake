@@ -1,7 +1,7 @@
 # cmake-package: installs tlc's build into WORK/prefix, then configures examples/cmake against it
 # with CMake's default generator (what a new user gets), builds it, runs its program, and checks
-# that editing a .tl file reruns tlc; a project naming an unknown or a HIP target must fail to
-# configure with a message that says what is valid. Run as
+# that editing a .tl file reruns tlc; a project built with CMAKE_UNITY_BUILD builds; a project naming
+# an unknown or a HIP target must fail to configure with a message that says what is valid. Run as
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK=... [-DNVCC=...] -P package_test.cmake
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -45,6 +45,16 @@ expect("${out}" "tlc softmax.tl for cpu" "rebuild after editing softmax.tl")
 if(out MATCHES "tlc gemm.tl")
   message(FATAL_ERROR "editing softmax.tl reran tlc on gemm.tl:\n${out}")
 endif()
+
+# A project built with CMAKE_UNITY_BUILD: tlc's generated sources stay one translation unit each
+# (two cpu-avx512 files in one unit do not compile). Built, not run: it needs no AVX-512.
+file(WRITE "${WORK}/unity/CMakeLists.txt"
+     "cmake_minimum_required(VERSION 3.20)\nproject(unity LANGUAGES CXX)\nfind_package(tlc REQUIRED)\n"
+     "tlc_add_kernels(k SOURCES ${SOURCE_DIR}/samples/rmsnorm.tl ${SOURCE_DIR}/samples/softmax.tl\n"
+     "                TARGETS cpu-avx512)\n")
+run("${CMAKE_COMMAND}" -S "${WORK}/unity" -B "${WORK}/unity/build" "-DCMAKE_PREFIX_PATH=${WORK}/prefix"
+    -DCMAKE_UNITY_BUILD=ON)
+run("${CMAKE_COMMAND}" --build "${WORK}/unity/build" -j2)
 
 # Bad TARGETS: configure fails and names the valid targets / says why.
 foreach(case "sm75;unknown target 'sm75'; the targets are cpu, cpu-amx, cpu-avx2, cpu-avx512, gfx90a, gfx942, sm80, sm86, sm89, sm90, or a profile's .json file"
