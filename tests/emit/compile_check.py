@@ -109,7 +109,7 @@ class Checker:
         self.seconds_lock = threading.Lock()  # run() is called from the pool's threads
         self.dirs = set()  # the target folders this run checks (later_hip_twins looks ahead)
         self.tl_source = {}  # emitted kernel source -> the .tl file tlc made it from (--tlc runs)
-        self.units = {}  # names of compile_units' jobs -> the compiler's output when one fails
+        self.units = {}  # names of compile_units' jobs -> their sources, and the compiler's output when one fails
         self.kit_built = set()  # (target, .tl file): kernels the GPU kit's CI build compiles (--compiled-by-kit)
 
     def compiled_before(self, target, src: Path, header: Path):
@@ -133,7 +133,7 @@ class Checker:
         out = "\n".join(line for line in proc.stdout.splitlines() if not noise(line))
         if proc.returncode != 0:
             if name in self.units:  # compile_alone reports its kernels instead
-                self.units[name] = f"  $ {' '.join(map(str, cmd))}\n{indent(out)}"
+                self.units[name]["output"] = f"  $ {' '.join(map(str, cmd))}\n{indent(out)}"
                 return False
             self.failures.append(name)
             print(f"FAIL {name}\n  $ {' '.join(map(str, cmd))}\n{indent(out)}", flush=True)
@@ -199,12 +199,16 @@ def later_hip_twins(ck: Checker, target, directory: Path, src: Path):
 UNITY_BATCH = 8
 
 
+# A launcher declaration in a header (its parameters in group 3) and its C entry point.
+LAUNCHER = re.compile(r"^(cudaError_t|hipError_t|int|size_t) (\w+)\(([^;]*)\);", re.M | re.S)
+C_ENTRY = re.compile(r'^extern "C" (?:int|size_t) (\w+)\(([^;]*)\);', re.M | re.S)
+
+
 def defined_names(src: Path, header: Path):
     """The names a kernel file defines outside the runtime's guarded sections: its launchers, their
     C entry points and its __global__ functions. Two files that share one need separate units."""
     text = (header.read_text() if header.exists() else "") + src.read_text()
-    names = set(re.findall(r"^(?:cudaError_t|hipError_t|int|size_t) (\w+)\(", text, re.M))
-    names |= set(re.findall(r'^extern "C" (?:int|size_t) (\w+)\(', text, re.M))
+    names = {m.group(2) for m in LAUNCHER.finditer(text)} | {m.group(1) for m in C_ENTRY.finditer(text)}
     names |= set(re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", text))
     return names
 
@@ -275,10 +279,10 @@ def host_program(header: Path):
     prefix = namespaces[-1] + "::" if namespaces and namespaces[-1] != "tl" else ""
     calls = []
     # size_t: NAME_workspace_size of a kernel with several grids or global scratch.
-    for m in re.finditer(r"^(cudaError_t|hipError_t|int|size_t) (\w+)\(([^;]*)\);", flat, re.M | re.S):
+    for m in LAUNCHER.finditer(flat):
         params = [p for p in parse_params(m.group(3)) if "= nullptr" not in p]
         calls.append(f"        status += static_cast<int>({prefix}{m.group(2)}({', '.join('{}' for _ in params)}));")
-    for m in re.finditer(r'^extern "C" (?:int|size_t) (\w+)\(([^;]*)\);', flat, re.M | re.S):
+    for m in C_ENTRY.finditer(flat):
         params = parse_params(m.group(2))
         calls.append(f"        status += static_cast<int>({m.group(1)}({', '.join('{}' for _ in params)}));")
     if not calls:
@@ -399,7 +403,7 @@ def compile_units(ck: Checker, target, directory: Path, out: Path, sources, comp
             cmd = compile_src(files[0], obj)
             cmd[cmd.index(str(files[0]))] = str(unit)  # the same flags (and twin archs) for the unit
             jobs.append((f"{target}/unit {len(jobs)} ({' '.join(src.name for src in files)})", cmd, None))
-            ck.units[jobs[-1][0]] = None
+            ck.units[jobs[-1][0]] = {"sources": files, "output": ""}
     return jobs
 
 
@@ -410,12 +414,12 @@ def compile_alone(ck: Checker, target, unity_jobs, ok, compile_src, object_of):
     kernel of every unit."""
     results, alone, failed_units = {}, [], []
     for name, _, _ in unity_jobs:
-        files = name[name.index("(") + 1:-1].split()
-        for f in files:
-            results[f"{target}/{f}"] = ok[name]
+        files = ck.units[name]["sources"]
+        for src in files:
+            results[f"{target}/{src.name}"] = ok[name]
         if not ok[name]:
             failed_units.append(name)
-            alone += [src for src in object_of if src.name in files]
+            alone += files
     if alone:
         for src in alone:
             object_of[src] = object_of[src].parent / (src.stem + ".o")
@@ -424,7 +428,7 @@ def compile_alone(ck: Checker, target, unity_jobs, ok, compile_src, object_of):
         if all(redo.values()):
             for name in failed_units:
                 print(f"note: {name} failed, but each of its kernels compiles alone (a name they share? "
-                      f"compile_check.py, defined_names):\n{ck.units[name]}", flush=True)
+                      f"compile_check.py, defined_names):\n{ck.units[name]['output']}", flush=True)
     return results
 
 
