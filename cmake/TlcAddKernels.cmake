@@ -173,12 +173,8 @@ function(tlc_add_kernels name)
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${gen}>")
   target_compile_features(${name} PUBLIC cxx_std_17)
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  # Each generated source is a translation unit of its own: a project's CMAKE_UNITY_BUILD must not
-  # batch them (the cpu-avx512 and cpu-amx files begin with `#pragma GCC target`, which would reach
-  # the standard headers of the files after them and make GCC reject their declarations).
   foreach(id IN LISTS cuda_targets)
     add_library(${name}_${id} OBJECT ${sources_${id}})
-    set_target_properties(${name}_${id} PROPERTIES UNITY_BUILD OFF)
     add_dependencies(${name}_${id} ${name}_tlc)
     set_target_properties(${name}_${id} PROPERTIES CUDA_ARCHITECTURES "${arch_${id}}" CUDA_STANDARD 17
                           CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
@@ -186,7 +182,6 @@ function(tlc_add_kernels name)
   endforeach()
   foreach(id IN LISTS cpu_targets)
     add_library(${name}_${id} OBJECT ${sources_${id}})
-    set_target_properties(${name}_${id} PROPERTIES UNITY_BUILD OFF)
     add_dependencies(${name}_${id} ${name}_tlc)
     set_target_properties(${name}_${id} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                           POSITION_INDEPENDENT_CODE ON)

@@ -95,6 +95,10 @@ public:
     virtual std::vector<std::string> headerPrologue() const { return {}; }
     // Lines at the top of the source file, after its banner (and header include).
     virtual std::vector<std::string> sourcePrologue() const { return {}; }
+    // Lines around the source's code (runtime sections, kernels, launchers), below all of its
+    // includes: the cpu targets' `#pragma GCC target` region.
+    virtual std::vector<std::string> codeRegionOpen() const { return {}; }
+    virtual std::vector<std::string> codeRegionClose() const { return {}; }
 
     virtual std::string typeName(DType t) const;
 

@@ -46,16 +46,22 @@ public:
             fmt::format("#error \"tlc: this file was generated for --target={}; compile it with {}\"", target_.name,
                         isa.compileFlags),
             "#endif"};
-        if (isa.vectorBits) {
-            // Under -march=native g++ and clang vectorise with 256 bits on Intel's AVX-512 servers
-            // up to Ice Lake; the profile asks for its own width (g++ here; clang: the flag).
-            out.push_back(fmt::format("// Loops vectorise with {0}-bit vectors (with clang++: -mprefer-vector-width={0}).",
-                                      isa.vectorBits));
-            out.push_back("#if defined(__GNUC__) && !defined(__clang__)");
-            out.push_back(fmt::format("#pragma GCC target(\"prefer-vector-width={}\")", isa.vectorBits));
-            out.push_back("#endif");
-        }
         return out;
+    }
+    // Under -march=native g++ and clang vectorise with 256 bits on Intel's AVX-512 servers up to
+    // Ice Lake; the profile asks for its own width (g++ here; clang: the flag). The region
+    // starts below the includes and ends with the file, so that a unity build's next file and
+    // the system headers keep the compiler's own options.
+    std::vector<std::string> codeRegionOpen() const override {
+        int bits = target_.cpuIsa.vectorBits;
+        if (!bits) return {};
+        return {fmt::format("// Loops vectorise with {0}-bit vectors (with clang++: -mprefer-vector-width={0}).", bits),
+                "#if defined(__GNUC__) && !defined(__clang__)", "#pragma GCC push_options",
+                fmt::format("#pragma GCC target(\"prefer-vector-width={}\")", bits), "#endif"};
+    }
+    std::vector<std::string> codeRegionClose() const override {
+        if (!target_.cpuIsa.vectorBits) return {};
+        return {"#if defined(__GNUC__) && !defined(__clang__)", "#pragma GCC pop_options", "#endif"};
     }
 
 protected:

@@ -157,8 +157,10 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
         h.directive("#pragma once");
         h.blank();
         for (const auto& l : emitter->headerPrologue()) h.directive(l);
-        for (const auto& inc : emitter->headerIncludes(paramTypes)) h.directive("#include " + inc);
-        if (groups) h.directive("#include <cstddef>");  // size_t of NAME_workspace_size
+        std::vector<std::string> includes;
+        for (const auto& inc : emitter->headerIncludes(paramTypes)) includes.push_back("#include " + inc);
+        if (groups) includes.push_back("#include <cstddef>");  // size_t of NAME_workspace_size
+        h.raw(includeLines(includes, headerNeeds.includes()));
         h.blank();
         if (!headerNeeds.empty()) {
             h.raw(headerNeeds.render());
@@ -183,16 +185,25 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
         for (const auto& l : prologue) s.raw(l + "\n");
         s.blank();
     }
-    std::vector<std::string> includes = emitter->sourceIncludes();
+    std::vector<std::string> includes;
+    for (const auto& inc : emitter->sourceIncludes()) includes.push_back("#include " + inc);
     if (!header)
-        for (const auto& inc : emitter->headerIncludes(paramTypes)) includes.push_back(inc);
-    if (!header && groups) includes.push_back("<cstddef>");
-    std::set<std::string> seen;
-    for (const auto& inc : includes)
-        if (seen.insert(inc).second) s.directive("#include " + inc);
+        for (const auto& inc : emitter->headerIncludes(paramTypes)) includes.push_back("#include " + inc);
+    if (!header && groups) includes.push_back("#include <cstddef>");
+    // The runtime sections beyond the header's; without a header, the header's first.
+    std::string runtime = emitter->runtimeNeeds().render(&headerNeeds);
+    std::vector<std::string> runtimeIncludes = emitter->runtimeNeeds().includes(&headerNeeds);
+    if (!header) {
+        runtime = headerNeeds.render() + runtime;
+        std::vector<std::string> first = headerNeeds.includes();
+        runtimeIncludes.insert(runtimeIncludes.begin(), first.begin(), first.end());
+    }
+    s.raw(includeLines(includes, runtimeIncludes));
     s.blank();
-    std::string runtime = emitter->runtimeNeeds().render(header ? &headerNeeds : nullptr);
-    if (!header) runtime = headerNeeds.render() + emitter->runtimeNeeds().render(&headerNeeds);
+    if (auto open = emitter->codeRegionOpen(); !open.empty()) {
+        for (const auto& l : open) s.raw(l + "\n");
+        s.blank();
+    }
     if (!runtime.empty()) {
         s.raw(runtime);
         s.blank();
@@ -206,6 +217,10 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
         s.blank();
     }
     s.raw(twins.str());
+    if (auto close = emitter->codeRegionClose(); !close.empty()) {
+        s.blank();
+        for (const auto& l : close) s.raw(l + "\n");
+    }
     if (options.manifest) result.manifest = emitter->manifest(kernels, tlName);
     if (options.python) {
         if (!header) throw EmitError("emit: the Python binding includes the launcher header: give a header name");

@@ -112,9 +112,9 @@ std::string CEmitter::pythonBinding(const std::vector<Kernel>& kernels, const st
     w.blank();
     w.directive("#include " + cString(options_.headerName));
     w.blank();
-    w.directive("#include <cstdint>");
-    w.directive("#include <stdexcept>");
-    w.directive("#include <string>");
+    std::vector<std::string> runtimeIncludes = needs_.includes();
+    std::erase(runtimeIncludes, std::string("#include <pybind11/pybind11.h>"));  // first, above
+    w.raw(includeLines({"#include <cstdint>", "#include <stdexcept>", "#include <string>"}, runtimeIncludes));
     w.blank();
     w.raw(needs_.render());
     w.blank();

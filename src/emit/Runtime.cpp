@@ -17,6 +17,48 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// Moves a section's leading includes (after its opening comments) out of its text: a line
+// `#include`, or an `#if` ... `#endif` group of nothing else. An include further down would
+// be pasted among the code, so it is an error in the runtime header.
+void splitIncludes(RuntimeSection& s) {
+    std::vector<std::string_view> lines;
+    for (size_t pos = 0; pos < s.text.size();) {
+        size_t eol = s.text.find('\n', pos);
+        lines.emplace_back(s.text.data() + pos, eol - pos);
+        pos = eol + 1;
+    }
+    std::string text;
+    size_t i = 0;
+    for (; i < lines.size(); ++i) {
+        std::string_view line = trim(lines[i]);
+        if (line.empty()) continue;
+        if (startsWith(line, "//")) {
+            text.append(lines[i]).append("\n");
+        } else if (startsWith(line, "#include")) {
+            s.includes.emplace_back(line);
+        } else if (startsWith(line, "#if")) {
+            size_t end = i + 1;
+            while (end < lines.size() && startsWith(trim(lines[end]), "#include")) ++end;
+            if (end == i + 1 || end == lines.size() || trim(lines[end]) != "#endif") break;
+            std::string group;
+            for (size_t j = i; j <= end; ++j) group.append(trim(lines[j])).append(j < end ? "\n" : "");
+            s.includes.push_back(group);
+            i = end;
+        } else {
+            break;
+        }
+    }
+    for (; i < lines.size(); ++i) {
+        if (startsWith(trim(lines[i]), "#include"))
+            throw std::logic_error(fmt::format("runtime section {}: `{}` after its code; move it to the section's top",
+                                               s.id(), trim(lines[i])));
+        text.append(lines[i]).append("\n");
+    }
+    s.text = std::move(text);
+}
+
 // Splits one embedded header into its sections.
 void parseSections(const std::string& file, const std::string& text, std::vector<RuntimeSection>& out) {
     constexpr std::string_view kBegin = "// tlc:section ";
@@ -52,6 +94,7 @@ void parseSections(const std::string& file, const std::string& text, std::vector
             open = &out.back();
         } else if (trim(line) == kEnd) {
             if (!open) throw std::logic_error(fmt::format("runtime header {}: tlc:end outside a section", file));
+            splitIncludes(*open);
             open = nullptr;
         } else if (open) {
             open->text.append(line).append("\n");
@@ -100,35 +143,64 @@ bool RuntimeNeeds::has(std::string_view file, std::string_view section) const {
     return ids_.count(fmt::format("{}:{}", file, section)) != 0;
 }
 
-std::string RuntimeNeeds::render(const RuntimeNeeds* already) const {
+std::vector<const RuntimeSection*> RuntimeNeeds::rendered(const RuntimeNeeds* already) const {
     std::set<std::string> done;
-    std::string out;
-    std::function<void(const RuntimeSection&)> emitSection;
+    std::vector<const RuntimeSection*> out;
+    auto find = [](const std::string& id) {
+        size_t colon = id.find(':');
+        return findRuntimeSection(id.substr(0, colon), id.substr(colon + 1));
+    };
     if (already) {
         // Mark what `already` renders, closure included, as done.
         std::function<void(const std::string&)> mark = [&](const std::string& id) {
             if (!done.insert(id).second) return;
-            size_t colon = id.find(':');
-            if (const RuntimeSection* s = findRuntimeSection(id.substr(0, colon), id.substr(colon + 1)))
+            if (const RuntimeSection* s = find(id))
                 for (const auto& n : s->needs) mark(n);
         };
         for (const auto& id : already->ids_) mark(id);
     }
-    emitSection = [&](const RuntimeSection& s) {
+    std::function<void(const RuntimeSection&)> visit = [&](const RuntimeSection& s) {
         if (!done.insert(s.id()).second) return;
         for (const auto& need : s.needs) {
-            size_t colon = need.find(':');
-            const RuntimeSection* dep = findRuntimeSection(need.substr(0, colon), need.substr(colon + 1));
+            const RuntimeSection* dep = find(need);
             if (!dep) throw std::logic_error(fmt::format("runtime section {} needs unknown {}", s.id(), need));
-            emitSection(*dep);
+            visit(*dep);
         }
-        std::string guard = guardName(s);
-        out += fmt::format("// ---- tlc runtime: {}, {} ----\n#ifndef {}\n#define {}\n{}#endif\n", s.file, s.name,
-                           guard, guard, s.text);
+        out.push_back(&s);
     };
     // A fixed order (the embedded files' order), whatever order the emitter asked in.
     for (const auto& s : runtimeSections())
-        if (ids_.count(s.id())) emitSection(s);
+        if (ids_.count(s.id())) visit(s);
+    return out;
+}
+
+std::string RuntimeNeeds::render(const RuntimeNeeds* already) const {
+    std::string out;
+    for (const RuntimeSection* s : rendered(already)) {
+        std::string guard = guardName(*s);
+        out += fmt::format("// ---- tlc runtime: {}, {} ----\n#ifndef {}\n#define {}\n{}#endif\n", s->file, s->name,
+                           guard, guard, s->text);
+    }
+    return out;
+}
+
+std::vector<std::string> RuntimeNeeds::includes(const RuntimeNeeds* already) const {
+    std::vector<std::string> out;
+    for (const RuntimeSection* s : rendered(already))
+        for (const auto& inc : s->includes)
+            if (std::find(out.begin(), out.end(), inc) == out.end()) out.push_back(inc);
+    return out;
+}
+
+std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime) {
+    std::vector<std::string> seen;
+    std::string out;
+    for (const auto* list : {&own, &runtime})
+        for (const auto& inc : *list)
+            if (std::find(seen.begin(), seen.end(), inc) == seen.end()) {
+                seen.push_back(inc);
+                out += inc + "\n";
+            }
     return out;
 }
 

@@ -3,7 +3,8 @@
 // tlc at build time, and are split into named sections ("// tlc:section NAME needs=A,B" ...
 // "// tlc:end"). An emitter records which sections its output uses; render() pastes exactly
 // those, after what they need, each inside an include guard so that a header and its source
-// may both carry a section.
+// may both carry a section. A section's `#include`s come first in it (alone or in `#if` groups);
+// they are listed apart, for the output file to place with its own includes before any code.
 #pragma once
 
 #include <set>
@@ -17,7 +18,8 @@ struct RuntimeSection {
     std::string file;                // "tl_cuda.h"
     std::string name;                // "vector_moves"
     std::vector<std::string> needs;  // qualified: "tl_common.h:host_device"
-    std::string text;                // the lines between the markers
+    std::vector<std::string> includes;  // "#include <cstdint>", or an "#if ...\n#include ...\n#endif" group
+    std::string text;                   // the other lines between the markers
     std::string id() const { return file + ":" + name; }
 };
 
@@ -41,6 +43,9 @@ struct InstructionHelper {
 const InstructionHelper* findInstructionHelper(std::string_view name);
 
 // The set of sections one output file uses.
+// A file's include lines: its own, then the runtime sections' that are not among them, each once.
+std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime);
+
 class RuntimeNeeds {
 public:
     void add(std::string_view file, std::string_view section);
@@ -51,8 +56,14 @@ public:
     // Sections that `already` renders (with what they need) are left out: a source skips what
     // its header carries.
     std::string render(const RuntimeNeeds* already = nullptr) const;
+    // The includes of the sections that render() pastes, in that order, each once. They go
+    // above all code: a `#pragma GCC target` region after them, or a unity build of two
+    // outputs, then never declares a system header's function twice with different options.
+    std::vector<std::string> includes(const RuntimeNeeds* already = nullptr) const;
 
 private:
+    std::vector<const RuntimeSection*> rendered(const RuntimeNeeds* already) const;
+
     std::set<std::string> ids_;
 };
 

@@ -46,8 +46,9 @@ if(out MATCHES "tlc gemm.tl")
   message(FATAL_ERROR "editing softmax.tl reran tlc on gemm.tl:\n${out}")
 endif()
 
-# A project built with CMAKE_UNITY_BUILD: tlc's generated sources stay one translation unit each
-# (two cpu-avx512 files in one unit do not compile). Built, not run: it needs no AVX-512.
+# A project built with CMAKE_UNITY_BUILD: two cpu-avx512 outputs batched into one translation unit
+# (their `#pragma GCC target` region follows all includes and ends with each file, so the second
+# file's system headers keep g++'s options). Built, not run: it needs no AVX-512.
 file(WRITE "${WORK}/unity/CMakeLists.txt"
      "cmake_minimum_required(VERSION 3.20)\nproject(unity LANGUAGES CXX)\nfind_package(tlc REQUIRED)\n"
      "tlc_add_kernels(k SOURCES ${SOURCE_DIR}/samples/rmsnorm.tl ${SOURCE_DIR}/samples/softmax.tl\n"

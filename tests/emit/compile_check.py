@@ -192,10 +192,12 @@ def later_hip_twins(ck: Checker, target, directory: Path, src: Path):
 
 
 # nvcc and hipcc spend most of a small kernel's compile on what every file repeats (the runtime
-# headers, host and device passes, hipcc's device libraries): GPU kernels are compiled a few to a
-# translation unit, 4x faster. The runtime sections in emitted files are guarded, so only names
-# two kernels both define keep them apart; a unit the compiler rejects is compiled file by file,
-# so every error is still reported against its own kernel.
+# headers, host and device passes, hipcc's device libraries): kernels are compiled a few to a
+# translation unit, 4x faster on the GPU targets (g++ repeats less: the system headers). The
+# runtime sections in emitted files are guarded, their includes and the cpu targets' `#pragma GCC
+# target` region come apart, so only names two kernels both define keep them apart; a unit the
+# compiler rejects is compiled file by file, so every error is still reported against its own
+# kernel.
 UNITY_BATCH = 8
 
 
@@ -347,12 +349,8 @@ def check_directory(ck: Checker, directory: Path, work: Path):
                   f"{next(iter(same.values())).split('/')[0]} (comment lines aside); not compiled again", flush=True)
     to_compile = [src for src in sources if src not in same]
     object_of = {src: out / (src.stem + ".o") for src in to_compile}
-    if target in CUDA_ARCH or target in HIP_ARCH:
-        jobs = []
-        unity_jobs = compile_units(ck, target, directory, out, to_compile, compile_src, object_of)
-    else:
-        jobs = [(f"{target}/{src.name}", compile_src(src, object_of[src]), None) for src in to_compile]
-        unity_jobs = []
+    jobs = []
+    unity_jobs = compile_units(ck, target, directory, out, to_compile, compile_src, object_of)
     hosts = []
     for header in headers:
         if any(src.stem == header.stem for src in same):
@@ -383,7 +381,7 @@ def check_directory(ck: Checker, directory: Path, work: Path):
 
 
 def compile_units(ck: Checker, target, directory: Path, out: Path, sources, compile_src, object_of):
-    """Jobs that compile GPU kernel sources a few to a translation unit (UNITY_BATCH); HIP sources
+    """Jobs that compile kernel sources a few to a translation unit (UNITY_BATCH); HIP sources
     are grouped by the archs they are compiled for (later_hip_twins). Each job is named
     "TARGET/unit N (a.cu b.cu ...)"; object_of maps every source to its unit's object."""
     groups = defaultdict(list)

@@ -72,6 +72,29 @@ TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
     CHECK_HAS_NOT(rest, "encode_float");  // already rendered by `needs`
 }
 
+TEST_CASE("emit: runtime sections' includes are listed apart, each once, for the file's top") {
+    using namespace tlc::codegen;
+    for (const auto& s : runtimeSections()) CHECK_MESSAGE(s.text.find("#include") == std::string::npos, s.id());
+    const RuntimeSection* half = findRuntimeSection("tl_types.h", "half");
+    REQUIRE(half != nullptr);
+    CHECK(half->includes ==
+          std::vector<std::string>{"#if defined(__F16C__) && !defined(__CUDACC__) && !defined(__HIPCC__)\n"
+                                   "#include <immintrin.h>\n#endif"});
+    CHECK_HAS(half->text, "#define TL_HALF_F16C 1");  // the group's other lines stay in the section
+
+    RuntimeNeeds needs;
+    needs.add("tl_cpu.h", "narrow_atomic_add");
+    needs.add("tl_cpu.h", "atomic_minmax");
+    std::vector<std::string> includes = needs.includes();
+    CHECK(includes == std::vector<std::string>{"#include <cstring>", "#include <cstdint>", "#include <type_traits>"});
+    RuntimeNeeds more;
+    more.add("tl_cpu.h", "debug");
+    more.add("tl_cpu.h", "atomic_minmax");
+    CHECK(more.includes(&needs) == std::vector<std::string>{"#include <cstdio>", "#include <cstdlib>"});
+    CHECK(includeLines({"#include <cstdio>", "#include <vector>"}, more.includes()) ==
+          "#include <cstdio>\n#include <vector>\n#include <cstring>\n#include <cstdlib>\n");
+}
+
 TEST_CASE("emit: vector add for CUDA") {
     EmitResult r = emitOne(vectorAdd(target("sm90")), "sm90");
     const std::string& s = r.source;

@@ -242,6 +242,8 @@ template <typename T> inline T fmin(T a, T b) { return (a <= b || b != b) ? a : 
 // takes 24; the same results, bit for bit.
 #if defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+#if defined(__AVX512F__)
 #define TL_CPU_F32X16 1
 namespace tl {
 struct f32x16 {

@@ -84,6 +84,8 @@ TL_HOST_DEVICE float decode_float(std::uint32_t code) {
 // compiler vectorises loops of them; the bits are the software path's, NaN payloads aside.
 #if defined(__F16C__) && !defined(__CUDACC__) && !defined(__HIPCC__)
 #include <immintrin.h>
+#endif
+#if defined(__F16C__) && !defined(__CUDACC__) && !defined(__HIPCC__)
 #define TL_HALF_F16C 1
 #endif
 namespace tl {
