@@ -136,22 +136,22 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
         return os.path.exists(out) and all(os.path.getmtime(out) > os.path.getmtime(i)
                                            for i in inputs + (os.path.join(KIT, "kit.json"),))
 
-    def compile_one(src, obj, arch, extra=(), kernel=False):
+    def build_object(src, obj, command):
+        """obj from src by command, unless obj is newer: obj, or (obj, the compiler's output)."""
         os.makedirs(os.path.dirname(obj), exist_ok=True)
         if fresh(obj, src):
             return obj
-        flags = [f for f in NVCC_FLAGS if f != "-w"] + WERROR_FLAGS if kernel and werror else NVCC_FLAGS
-        rc, out = sh([cc] + flags + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
+        rc, out = sh(command)
         return obj if rc == 0 else (obj, out)
+
+    def compile_one(src, obj, arch, extra=(), kernel=False):
+        flags = [f for f in NVCC_FLAGS if f != "-w"] + WERROR_FLAGS if kernel and werror else NVCC_FLAGS
+        return build_object(src, obj, [cc] + flags + [f"-arch={arch}", "-c", "-x", "cu", src, "-o", obj] + list(extra))
 
     def compile_driver(src, obj, extra):
         """A run-layer driver: host code that calls the launchers, built by the host compiler."""
-        os.makedirs(os.path.dirname(obj), exist_ok=True)
-        if fresh(obj, src):
-            return obj
-        rc, out = sh([host_compiler(), "-O2", "-std=c++17", "-w", *cuda_include_dirs(cc), "-c", "-x", "c++", src,
-                      "-o", obj] + list(extra))
-        return obj if rc == 0 else (obj, out)
+        return build_object(src, obj, [host_compiler(), "-O2", "-std=c++17", "-w", *cuda_include_dirs(cc), "-c",
+                                       "-x", "c++", src, "-o", obj] + list(extra))
 
     def link_library(src, lib, arch):
         """A benchmark kernel as a shared library for ctypes: (status, output)."""
