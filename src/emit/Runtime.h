@@ -42,10 +42,10 @@ struct InstructionHelper {
 };
 const InstructionHelper* findInstructionHelper(std::string_view name);
 
-// The set of sections one output file uses.
 // A file's include lines: its own, then the runtime sections' that are not among them, each once.
 std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime);
 
+// The set of sections one output file uses.
 class RuntimeNeeds {
 public:
     void add(std::string_view file, std::string_view section);
