@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 namespace tlc::codegen {
@@ -192,15 +193,72 @@ std::vector<std::string> RuntimeNeeds::includes(const RuntimeNeeds* already) con
     return out;
 }
 
+namespace {
+
+// An include line's condition and header: "#if C\n#include <h>\n#endif" is {C, "#include <h>"},
+// a bare "#include <h>" is {"", it}; a group of several includes is not one (nullopt).
+std::optional<std::pair<std::string, std::string>> conditionalInclude(const std::string& inc) {
+    if (startsWith(inc, "#include")) return std::pair<std::string, std::string>{"", inc};
+    size_t first = inc.find('\n'), second = inc.find('\n', first + 1);
+    if (!startsWith(inc, "#if ") || first == std::string::npos || second == std::string::npos ||
+        inc.substr(second + 1) != "#endif")
+        return std::nullopt;
+    return std::pair<std::string, std::string>{inc.substr(4, first - 4), inc.substr(first + 1, second - first - 1)};
+}
+
+// `<immintrin.h>` of "#include <immintrin.h>  // why": what two include lines compare by.
+std::string_view includedName(std::string_view line) {
+    size_t open = line.find_first_of("<\""), close = line.find_first_of(">\"", open + 1);
+    return open == std::string_view::npos || close == std::string_view::npos ? line
+                                                                             : line.substr(open, close - open + 1);
+}
+
+// A condition as an operand of `||`: `defined(X)`, `!defined(X)` or a name stay bare.
+std::string parenthesised(const std::string& condition) {
+    bool simple = std::all_of(condition.begin(), condition.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '(' || c == ')' || c == '!';
+    });
+    return simple ? condition : "(" + condition + ")";
+}
+
+} // namespace
+
 std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime) {
-    std::vector<std::string> seen;
-    std::string out;
+    // One line per header: an unconditional include covers the conditional ones of the same
+    // header, and conditional ones join their conditions (`#if A || B`), at the first's place.
+    struct Entry {
+        std::string text, header;            // header: only for a single include
+        std::vector<std::string> conditions;  // empty: unconditional
+    };
+    std::vector<Entry> entries;
     for (const auto* list : {&own, &runtime})
-        for (const auto& inc : *list)
-            if (std::find(seen.begin(), seen.end(), inc) == seen.end()) {
-                seen.push_back(inc);
-                out += inc + "\n";
+        for (const auto& inc : *list) {
+            auto single = conditionalInclude(inc);
+            auto same = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) {
+                return single ? !e.header.empty() && includedName(e.header) == includedName(single->second)
+                              : e.text == inc;
+            });
+            if (same == entries.end()) {
+                entries.push_back(single ? Entry{inc, single->second, {}} : Entry{inc, "", {}});
+                if (single && !single->first.empty()) entries.back().conditions.push_back(single->first);
+            } else if (single && !same->conditions.empty()) {
+                if (single->first.empty()) same->conditions.clear();
+                else if (std::find(same->conditions.begin(), same->conditions.end(), single->first) ==
+                         same->conditions.end())
+                    same->conditions.push_back(single->first);
             }
+        }
+    std::string out;
+    for (const auto& e : entries) {
+        if (e.header.empty() || e.conditions.empty()) {
+            out += (e.header.empty() ? e.text : e.header) + "\n";
+            continue;
+        }
+        std::string condition = e.conditions.size() == 1 ? e.conditions[0] : "";
+        for (size_t i = 0; e.conditions.size() > 1 && i < e.conditions.size(); ++i)
+            condition += (i ? " || " : "") + parenthesised(e.conditions[i]);
+        out += "#if " + condition + "\n" + e.header + "\n#endif\n";
+    }
     return out;
 }
 

@@ -42,7 +42,8 @@ struct InstructionHelper {
 };
 const InstructionHelper* findInstructionHelper(std::string_view name);
 
-// A file's include lines: its own, then the runtime sections' that are not among them, each once.
+// A file's include lines: its own, then the runtime sections', one line per header (an `#if` group
+// of one include joins the conditions of the others of its header; an unconditional one drops them).
 std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime);
 
 // The set of sections one output file uses.

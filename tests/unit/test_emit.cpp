@@ -95,6 +95,30 @@ TEST_CASE("emit: runtime sections' includes are listed apart, each once, for the
           "#include <cstdio>\n#include <vector>\n#include <cstring>\n#include <cstdlib>\n");
 }
 
+TEST_CASE("emit: include lines name each header once") {
+    using tlc::codegen::includeLines;
+    const std::string sse = "#if defined(__SSE2__)\n#include <immintrin.h>\n#endif";
+    const std::string avx = "#if defined(__AVX512F__)\n#include <immintrin.h>\n#endif";
+    const std::string unistd = "#if defined(__unix__)\n#include <unistd.h>\n#endif";
+    // Conditions of one header join, at its first place.
+    CHECK(includeLines({"#include <cstdint>"}, {sse, unistd, avx, sse}) ==
+          "#include <cstdint>\n#if defined(__SSE2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n"
+          "#if defined(__unix__)\n#include <unistd.h>\n#endif\n");
+    // An unconditional include covers the conditional ones, before or after it.
+    CHECK(includeLines({"#include <immintrin.h>"}, {sse}) == "#include <immintrin.h>\n");
+    CHECK(includeLines({sse}, {"#include <immintrin.h>", avx}) == "#include <immintrin.h>\n");
+    // A comment after the header does not make it another.
+    CHECK(includeLines({sse}, {"#if B\n#include <immintrin.h>  // why\n#endif"}) ==
+          "#if defined(__SSE2__) || B\n#include <immintrin.h>\n#endif\n");
+    // Compound conditions keep their meaning.
+    CHECK(includeLines({}, {"#if A && B\n#include <x.h>\n#endif", "#if C\n#include <x.h>\n#endif",
+                            "#if N>1\n#include <x.h>\n#endif"}) ==
+          "#if (A && B) || C || (N>1)\n#include <x.h>\n#endif\n");
+    // A group of several includes is kept whole.
+    const std::string group = "#if X\n#include <a.h>\n#include <b.h>\n#endif";
+    CHECK(includeLines({group}, {group, "#include <a.h>"}) == group + "\n#include <a.h>\n");
+}
+
 TEST_CASE("emit: vector add for CUDA") {
     EmitResult r = emitOne(vectorAdd(target("sm90")), "sm90");
     const std::string& s = r.source;
