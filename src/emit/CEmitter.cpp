@@ -663,7 +663,7 @@ void CEmitter::emitEvaluate(const Evaluate* e) {
         const Expr& arg = c->args[0];
         std::string loc = escapeCString(where(e->loc));
         if (c->name == "assert") {
-            need(runtimeFile(), "debug");
+            needSection("debug");
             line(fmt::format("if (!{}) tl::assert_fail(\"{}\", \"{}\");", print(arg, kUnary + 1), loc,
                              escapeCString(printExpr(arg))));
             return;
@@ -694,7 +694,7 @@ void CEmitter::emitStore(const Store* s) {
         int bytes = lanes * dtypeBits(b->dtype) / 8;
         bool supported = bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || (bytes % 16 == 0 && bytes > 0);
         if (!supported) throw EmitError(fmt::format("emit: a vector move of {} bytes into '{}'", bytes, b->name));
-        need(runtimeFile(), "vector_moves");
+        needSection("vector_moves");
         if (const Load* src = s->value.as<Load>(); src && src->dtype == b->dtype && src->lanes == lanes) {
             line(fmt::format("tl::copy_vec<{}>(&{}, &{});", bytes, target, elementText(src->buffer, src->indices)));
             return;
@@ -806,7 +806,7 @@ std::optional<std::string> CEmitter::instructionHelperCall(const Call* c, const 
     const std::string& n = c->name;
     const InstructionHelper* h = findInstructionHelper(n);
     if (!h) return std::nullopt;
-    need(runtimeFile(), h->section);
+    needSection(h->section);
     std::string templ, list;
     for (size_t i = 0; i < args.size(); ++i) {
         if (int(i) < h->templateArgs) {

@@ -128,6 +128,8 @@ protected:
     virtual bool emitOtherForm(const ir::For*) { return false; }
     virtual std::string printfName() const = 0;
     virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h
+    // The runtime file that holds `section` for this backend: its own, or one it shares.
+    virtual std::string runtimeFileOf(std::string_view) const { return runtimeFile(); }
     virtual std::string restrictQualifier() const { return "__restrict__"; }
     // In a part's launcher, when it is only checking: what launching would check besides
     // emitLaunchChecks (the GPU backends build the tensor maps, which check TMA's rules).
@@ -146,6 +148,7 @@ protected:
     std::string roleName(ir::VarRole role) const;
     static const void* roleOwner(ir::VarRole role);
     void need(std::string_view file, std::string_view section) const { needs_.add(file, section); }
+    void needSection(std::string_view section) const { need(runtimeFileOf(section), section); }
     void include(std::string header) const { includes_.insert(std::move(header)); }
 
     void emitStmt(const ir::Stmt& s);

@@ -51,7 +51,7 @@ protected:
         return fmt::format("__dp4a({}, {}, {})", a[0], a[1], a[2]);
     }
     std::string fastTanh(const std::string& x) override {
-        need(runtimeFile(), "math");
+        needSection("math");
         return "tl::fast_tanh(" + x + ")";
     }
     bool nativeAtomicAdd(DType t) const override {

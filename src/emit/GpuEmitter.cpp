@@ -68,7 +68,7 @@ void GpuEmitter::emitTensorMaps(const Kernel& k) {
         const Buffer& b = m.source && m.source->viewOf ? m.source : tensor ? tensor->buffer : m.source;
         if (!tensor || !b || b->shape.size() != rank || rank > 5)
             throw EmitError("emit: a tensor map of an unknown tensor or of another rank, '" + m.tensor + "'");
-        need(runtimeFile(), "tma_host");
+        needSection("tma_host");
         const std::string base = bufferName(tensor->buffer.get());
         std::string name = names_.declare(m.map.get(), m.map->name);
         std::string swizzle = m.swizzleBytes ? fmt::format("CU_TENSOR_MAP_SWIZZLE_{}B", m.swizzleBytes)
@@ -172,6 +172,10 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     line(fmt::format("return {}GetLastError();", apiPrefix()));
 }
 
+std::string GpuEmitter::runtimeFileOf(std::string_view section) const {
+    return findRuntimeSection(runtimeFile(), section) ? runtimeFile() : "tl_gpu.h";
+}
+
 std::string GpuEmitter::roleValue(VarRole role) const {
     switch (role) {
     case VarRole::ThreadIndex: return "threadIdx.x";
@@ -213,7 +217,7 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     if (n.rfind("warp_reduce_", 0) == 0) {
         arity(2);
         if (!asConstInt(c->args[1])) throw EmitError("emit: " + n + " takes a constant width");
-        need(runtimeFile(), "warp");
+        needSection("warp");
         return fmt::format("tl::{}<{}>({})", n, args[1], args[0]);
     }
     if (auto helper = instructionHelperCall(c, args)) return *helper;
@@ -245,7 +249,7 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     for (const auto& m : table)
         if (n == m.name) return fmt::format("{}({})", f32 ? m.f32 : m.f64, args[0]);
     if (n == "sigmoid") {
-        need(runtimeFile(), "math");
+        needSection("math");
         return "tl::sigmoid(" + args[0] + ")";
     }
     if (n == "fast_tanh") return f32 ? fastTanh(args[0]) : "tanh(" + args[0] + ")";
@@ -296,7 +300,7 @@ void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const 
         line(fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>(&{}), static_cast<unsigned long long>({}));",
                          target, value));
     } else if (dtypeBits(t) == 8 || dtypeBits(t) == 16) {
-        need(runtimeFile(), "narrow_atomic_add");
+        needSection("narrow_atomic_add");
         line(fmt::format("tl::atomic_add_narrow(&{}, {});", target, value));
     } else {
         throw EmitError(fmt::format("emit: atomic add on {}", dtypeName(t)));
@@ -314,7 +318,7 @@ void GpuEmitter::emitAtomicMinMax(const Store* s, const std::string& target, con
         line(fmt::format("atomic{}(reinterpret_cast<unsigned long long*>(&{}), static_cast<unsigned long long>({}));", op,
                          target, value));
     } else if (t == DType::I64 || t == DType::F32 || t == DType::F64) {
-        need(runtimeFile(), "atomic_minmax");
+        needSection("atomic_minmax");
         line(fmt::format("tl::atomic_{}(&{}, {});", max ? "max" : "min", target, value));
     } else {
         throw EmitError(fmt::format("emit: atomic {} on {}", max ? "max" : "min", dtypeName(t)));

@@ -28,6 +28,8 @@ protected:
 
     // ---- CEmitter hooks, shared by both ---------------------------------------------------------
     std::string kernelSuffix() const override { return "_kernel"; }
+    // A section of the backend's runtime file, or else of tl_gpu.h (what CUDA and HIP share).
+    std::string runtimeFileOf(std::string_view section) const override;
     void emitKernelFunction(const ir::Kernel& k, const LauncherSignature& sig) override;
     void emitLaunch(const ir::Kernel& k, const LauncherSignature& sig) override;
     std::string errorType() const override { return apiPrefix() + "Error_t"; }

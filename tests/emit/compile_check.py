@@ -17,7 +17,8 @@ With --unit-tests PATH it first asks the unit-test binary to write the emitter's
 sample kernels (tests/unit/test_emit_kernels.h) for every target, checks those, and then
   * builds tests/emit/cpu_run.cpp against the cpu samples and runs it (results compared with
     plain C++ references), once plain and once with -fsanitize=address,undefined;
-  * compiles the runtime headers on their own (tl_cuda.h with nvcc, tl_hip.h with hipcc,
+  * compiles the runtime headers on their own (tl_cuda.h and the tl_gpu.h it includes with
+    nvcc, tl_hip.h and tl_gpu.h with hipcc,
     tl_cpu.h with g++), and runs tests/emit/check_types.cpp, which compares tl_types.h's
     f16/bf16/fp8 conversions with the CUDA toolkit's host conversions.
 

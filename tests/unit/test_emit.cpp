@@ -49,8 +49,8 @@ TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
     using namespace tlc::codegen;
     std::vector<std::string> files;
     for (const auto& f : runtimeFiles()) files.push_back(f.first);
-    CHECK(files == std::vector<std::string>{"tl_common.h", "tl_cpu.h", "tl_cuda.h", "tl_hip.h", "tl_python.h", "tl_types.h"});
-    CHECK(findRuntimeSection("tl_cuda.h", "vector_moves") != nullptr);
+    CHECK(files == std::vector<std::string>{"tl_common.h", "tl_cpu.h", "tl_cuda.h", "tl_gpu.h", "tl_hip.h", "tl_python.h", "tl_types.h"});
+    CHECK(findRuntimeSection("tl_gpu.h", "vector_moves") != nullptr);
     CHECK(findRuntimeSection("tl_types.h", "half") != nullptr);
     for (const auto& s : runtimeSections()) {
         CHECK_MESSAGE(!s.text.empty(), s.id());

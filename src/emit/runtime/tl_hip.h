@@ -4,44 +4,7 @@
 #include <hip/hip_runtime.h>
 
 #include "tl_common.h"
-
-// tlc:section vector_moves
-namespace tl {
-// The unsigned type of a vector move of Bytes bytes (uint4 is one 128-bit access).
-template <int Bytes> struct vector_word;
-template <> struct vector_word<1> { using type = unsigned char; };
-template <> struct vector_word<2> { using type = unsigned short; };
-template <> struct vector_word<4> { using type = unsigned int; };
-template <> struct vector_word<8> { using type = uint2; };
-template <> struct vector_word<16> { using type = uint4; };
-
-// Copies Bytes bytes with one access (16-byte accesses past 16 bytes); both addresses must be
-// aligned to min(Bytes, 16).
-template <int Bytes>
-__device__ __forceinline__ void copy_vec(void* dst, const void* src) {
-    if constexpr (Bytes <= 16) {
-        using word = typename vector_word<Bytes>::type;
-        *static_cast<word*>(dst) = *static_cast<const word*>(src);
-    } else {
-        static_assert(Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
-#pragma unroll
-        for (int i = 0; i < Bytes / 16; ++i) static_cast<uint4*>(dst)[i] = static_cast<const uint4*>(src)[i];
-    }
-}
-// Sets Bytes bytes to zero the same way; dst must be aligned to min(Bytes, 16).
-template <int Bytes>
-__device__ __forceinline__ void fill_zero(void* dst) {
-    if constexpr (Bytes <= 16) {
-        using word = typename vector_word<Bytes>::type;
-        *static_cast<word*>(dst) = word{};
-    } else {
-        static_assert(Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
-#pragma unroll
-        for (int i = 0; i < Bytes / 16; ++i) static_cast<uint4*>(dst)[i] = uint4{};
-    }
-}
-} // namespace tl
-// tlc:end
+#include "tl_gpu.h"
 
 // tlc:section warp
 namespace tl {
@@ -73,66 +36,6 @@ template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T 
 namespace tl {
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }
 __device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-} // namespace tl
-// tlc:end
-
-// tlc:section atomic_minmax
-namespace tl {
-// atomic_max/atomic_min of a float, double or i64: a compare-and-swap loop on its bits that
-// stops once the stored value is already at least as good.
-template <typename T, typename Better> __device__ __forceinline__ void atomic_update(T* address, T value, Better better) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic min/max take 32- or 64-bit elements");
-    using Bits = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
-    Bits* bits = reinterpret_cast<Bits*>(address);
-    Bits seen = *reinterpret_cast<volatile Bits*>(bits);
-    for (;;) {
-        T current;
-        memcpy(&current, &seen, sizeof current);
-        if (!better(value, current)) return;
-        Bits wanted;
-        memcpy(&wanted, &value, sizeof value);
-        Bits before = atomicCAS(bits, seen, wanted);
-        if (before == seen) return;
-        seen = before;
-    }
-}
-template <typename T, typename V> __device__ __forceinline__ void atomic_max(T* address, V value) {
-    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a > b; });
-}
-template <typename T, typename V> __device__ __forceinline__ void atomic_min(T* address, V value) {
-    atomic_update(address, static_cast<T>(value), [](T a, T b) { return a < b; });
-}
-} // namespace tl
-// tlc:end
-
-// tlc:section narrow_atomic_add
-#include <type_traits>
-namespace tl {
-// atomicAdd for 8- and 16-bit element types (__half, hip_bfloat16, fp8, small integers): a
-// compare-and-swap loop on the aligned 32-bit word around the element.
-template <typename T, typename V>
-__device__ __forceinline__ void atomic_add_narrow(T* address, V value) {
-    static_assert(sizeof(T) == 1 || sizeof(T) == 2, "for 8- and 16-bit types");
-    const unsigned long long where = reinterpret_cast<unsigned long long>(address);
-    unsigned int* word = reinterpret_cast<unsigned int*>(where & ~3ull);
-    const unsigned int shift = unsigned((where & 3ull) * 8ull);
-    const unsigned int mask = ((1u << (8u * sizeof(T))) - 1u) << shift;
-    unsigned int old = *word;
-    unsigned int assumed;
-    do {
-        assumed = old;
-        T current;
-        const unsigned int currentBits = (assumed & mask) >> shift;
-        // Little-endian: the low bytes. void*: T may have constructors (__half).
-        __builtin_memcpy(static_cast<void*>(&current), &currentBits, sizeof(T));
-        T sum;
-        if constexpr (std::is_integral<T>::value) sum = T(current + value);
-        else sum = T(float(current) + float(value));
-        unsigned int sumBits = 0;
-        __builtin_memcpy(&sumBits, &sum, sizeof(T));
-        old = atomicCAS(word, assumed, (assumed & ~mask) | (sumBits << shift));
-    } while (assumed != old);
-}
 } // namespace tl
 // tlc:end
 
