@@ -78,8 +78,7 @@ FoldResult foldBinary(BinaryOp op, const ConstValue& a, DType aType, const Const
     }
     case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
     case BinaryOp::Eq: case BinaryOp::Ne: {
-        if (floatOperands) {
-            auto x = asDouble(a), y = asDouble(b);
+        auto compare = [&](auto x, auto y) {
             if (!x || !y) return noFold();
             switch (op) {
             case BinaryOp::Lt: return value(*x < *y);
@@ -89,17 +88,8 @@ FoldResult foldBinary(BinaryOp op, const ConstValue& a, DType aType, const Const
             case BinaryOp::Eq: return value(*x == *y);
             default: return value(*x != *y);
             }
-        }
-        auto x = asInt(a), y = asInt(b);
-        if (!x || !y) return noFold();
-        switch (op) {
-        case BinaryOp::Lt: return value(*x < *y);
-        case BinaryOp::Le: return value(*x <= *y);
-        case BinaryOp::Gt: return value(*x > *y);
-        case BinaryOp::Ge: return value(*x >= *y);
-        case BinaryOp::Eq: return value(*x == *y);
-        default: return value(*x != *y);
-        }
+        };
+        return floatOperands ? compare(asDouble(a), asDouble(b)) : compare(asInt(a), asInt(b));
     }
     default: break;
     }
