@@ -18,7 +18,8 @@
 // an earlier one in the block wrote, through other threads: difftest finding 14), by region: two
 // tiles whose starts differ by a constant at least their extent do not conflict, and a tile
 // whose start moves with the loop's own variable by at least its extent a step
-// (`Y[.., jt * bn : +bn]`) does not conflict with itself in other iterations.
+// (`Y[.., jt * bn : +bn]`) does not conflict with itself in other iterations. A parallel
+// loop's element accesses are the region their loop variables sweep.
 #include "passes/Passes.h"
 #include "passes/ThreadDependence.h"
 
@@ -123,14 +124,24 @@ std::optional<int64_t> coefficientOf(const Expr& e, const Var* v) {
     return k;
 }
 
+// Whether in dimension d one tile ends before the other starts.
+bool apartIn(const Access& a, const Access& b, size_t d) {
+    auto diff = constantDifference(a.starts[d], b.starts[d]);
+    return diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]);
+}
+
 // Whether two tiles of one tensor certainly share no element: some dimension where one ends
-// before the other starts, or (one of them from another iteration of the loop of `moved`) the
-// same tile moving by at least its extent a step.
+// before the other starts, or (one of them from another iteration of the loop of `moved`) such
+// a dimension whose starts do not use the loop's variable (only it differs between the
+// iterations), or the same tile moving by at least its extent a step.
 bool disjointTiles(const Access& a, const Access& b) {
     if (a.starts.empty() || b.starts.empty() || a.starts.size() != b.starts.size()) return false;
     if (a.moved || b.moved) {
         const Var* v = a.moved ? a.moved : b.moved;
-        if ((a.moved && b.moved) || a.extents != b.extents) return false;
+        if (a.moved && b.moved) return false;
+        for (size_t d = 0; d < a.starts.size(); ++d)
+            if (!uses(a.starts[d], v) && !uses(b.starts[d], v) && apartIn(a, b, d)) return true;
+        if (a.extents != b.extents) return false;
         for (size_t d = 0; d < a.starts.size(); ++d)
             if (constantDifference(a.starts[d], b.starts[d]) != std::optional<int64_t>(0)) return false;
         for (size_t d = 0; d < a.starts.size(); ++d)
@@ -138,9 +149,7 @@ bool disjointTiles(const Access& a, const Access& b) {
         return false;
     }
     for (size_t d = 0; d < a.starts.size(); ++d)
-        if (auto diff = constantDifference(a.starts[d], b.starts[d]);
-            diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]))
-            return true;
+        if (apartIn(a, b, d)) return true;
     return false;
 }
 
@@ -175,10 +184,12 @@ struct State {
 class BoundVars : public IRVisitor {
 public:
     std::set<const Var*> bound;
+    std::map<const Var*, const For*> loops;
 
 protected:
     void visitFor(const For* n) override {
         bound.insert(n->var.get());
+        loops[n->var.get()] = n;
         IRVisitor::visitFor(n);
     }
     void visitLetStmt(const LetStmt* n) override {
@@ -235,25 +246,49 @@ private:
         return {b.get(), printExpr(slot) + vars.ids, slot};
     }
 
-    // A global tile the whole block agrees on; indices over the statement's own loops or the
-    // thread's position are the whole tensor.
+    // A global tile the whole block agrees on: an index over the statement's own loops is the
+    // span it sweeps (sweep); one over a let of the statement or the thread's position makes
+    // the access the whole tensor.
     Access tile(const Buffer& b, const std::vector<Expr>& starts, const std::vector<int64_t>& extents) {
         Access a{b.get(), "", {}};
         if (starts.size() != extents.size() || starts.empty()) return a;
         std::string key;
         VarIds vars;
         for (size_t d = 0; d < starts.size(); ++d) {
-            Expr e = simplify(starts[d]);
-            for (const Var* v : bound)
-                if (uses(e, v)) return a;
-            vars.visit(e);
-            key += fmt::format("{}{} +{}", d ? ", " : "", printExpr(e), extents[d]);
-            a.starts.push_back(e);
+            auto span = sweep(simplify(starts[d]), extents[d]);
+            if (!span) return Access{b.get(), "", {}};
+            vars.visit(span->first);
+            key += fmt::format("{}{} +{}", d ? ", " : "", printExpr(span->first), span->second);
+            a.starts.push_back(span->first);
+            a.extents.push_back(span->second);
         }
         if (vars.thread) return Access{b.get(), "", {}};
-        a.extents = extents;
         a.key = key + vars.ids;
         return a;
+    }
+
+    // The start and extent of what `start +extent` covers over all iterations of the
+    // statement's loops, where it is linear in their variables (loops of step 1 and constant
+    // extent whose bounds use no other variable of the statement): the start at the loop ends
+    // that make it least, the extent grown by each coefficient times its loop's extent - 1
+    // (`Y[bx * 64 + i, k]` over `i in parallel(64)` is `Y[bx * 64, k]` of extent 64 x 1).
+    std::optional<std::pair<Expr, int64_t>> sweep(const Expr& start, int64_t extent) const {
+        std::vector<std::pair<VarPtr, Expr>> ends;
+        for (const Var* v : bound) {
+            if (!uses(start, v)) continue;
+            auto loop = loops.find(v);
+            if (loop == loops.end()) return std::nullopt;  // a let's variable
+            const For* f = loop->second;
+            const int64_t* n = asConstInt(f->extent);
+            const int64_t* step = asConstInt(f->step);
+            std::optional<int64_t> k = coefficientOf(start, v);
+            if (!n || *n <= 0 || !step || *step != 1 || !k) return std::nullopt;
+            for (const Var* w : bound)
+                if (uses(f->min, w)) return std::nullopt;
+            ends.push_back({f->var, *k >= 0 ? f->min : simplify(f->min + (*n - 1))});
+            extent += std::abs(*k) * (*n - 1);
+        }
+        return std::pair<Expr, int64_t>{ends.empty() ? start : simplify(substitute(start, ends)), extent};
     }
 
     // An index's variables for its key, by identity (equal text is not the same index when two
