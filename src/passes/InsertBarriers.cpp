@@ -185,6 +185,7 @@ class BoundVars : public IRVisitor {
 public:
     std::set<const Var*> bound;
     std::map<const Var*, const For*> loops;
+    std::map<const Var*, const LetStmt*> lets;
 
 protected:
     void visitFor(const For* n) override {
@@ -194,6 +195,7 @@ protected:
     }
     void visitLetStmt(const LetStmt* n) override {
         bound.insert(n->var.get());
+        lets[n->var.get()] = n;
         IRVisitor::visitLetStmt(n);
     }
 };
@@ -272,12 +274,20 @@ private:
     // extent whose bounds use no other variable of the statement): the start at the loop ends
     // that make it least, the extent grown by each coefficient times its loop's extent - 1
     // (`Y[bx * 64 + i, k]` over `i in parallel(64)` is `Y[bx * 64, k]` of extent 64 x 1).
-    std::optional<std::pair<Expr, int64_t>> sweep(const Expr& start, int64_t extent) const {
+    std::optional<std::pair<Expr, int64_t>> sweep(Expr start, int64_t extent) const {
+        // The statement's lets by their values (a let's value may name an earlier let).
+        for (size_t round = 0; round <= lets.size(); ++round) {
+            std::vector<std::pair<VarPtr, Expr>> values;
+            for (const auto& [v, let] : lets)
+                if (uses(start, v)) values.push_back({let->var, let->value});
+            if (values.empty()) break;
+            start = simplify(substitute(start, values));
+        }
         std::vector<std::pair<VarPtr, Expr>> ends;
         for (const Var* v : bound) {
             if (!uses(start, v)) continue;
             auto loop = loops.find(v);
-            if (loop == loops.end()) return std::nullopt;  // a let's variable
+            if (loop == loops.end()) return std::nullopt;
             const For* f = loop->second;
             const int64_t* n = asConstInt(f->extent);
             const int64_t* step = asConstInt(f->step);
