@@ -213,12 +213,11 @@ std::string_view includedName(std::string_view line) {
                                                                              : line.substr(open, close - open + 1);
 }
 
-// A condition as an operand of `||`: `defined(X)`, `!defined(X)` or a name stay bare.
+// A condition as an operand of `||`: bare unless it has an operator that binds as loosely
+// (`?:`, `,`) or an `&&`, which reads better in parentheses.
 std::string parenthesised(const std::string& condition) {
-    bool simple = std::all_of(condition.begin(), condition.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '(' || c == ')' || c == '!';
-    });
-    return simple ? condition : "(" + condition + ")";
+    bool bare = condition.find_first_of("?,") == std::string::npos && condition.find("&&") == std::string::npos;
+    return bare ? condition : "(" + condition + ")";
 }
 
 } // namespace

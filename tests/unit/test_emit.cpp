@@ -112,8 +112,8 @@ TEST_CASE("emit: include lines name each header once") {
           "#if defined(__SSE2__) || B\n#include <immintrin.h>\n#endif\n");
     // Compound conditions keep their meaning.
     CHECK(includeLines({}, {"#if A && B\n#include <x.h>\n#endif", "#if C\n#include <x.h>\n#endif",
-                            "#if N>1\n#include <x.h>\n#endif"}) ==
-          "#if (A && B) || C || (N>1)\n#include <x.h>\n#endif\n");
+                            "#if N>1\n#include <x.h>\n#endif", "#if P ? Q : R\n#include <x.h>\n#endif"}) ==
+          "#if (A && B) || C || N>1 || (P ? Q : R)\n#include <x.h>\n#endif\n");
     // A group of several includes is kept whole.
     const std::string group = "#if X\n#include <a.h>\n#include <b.h>\n#endif";
     CHECK(includeLines({group}, {group, "#include <a.h>"}) == group + "\n#include <a.h>\n");
