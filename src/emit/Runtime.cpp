@@ -253,9 +253,9 @@ std::string includeLines(const std::vector<std::string>& own, const std::vector<
             out += (e.header.empty() ? e.text : e.header) + "\n";
             continue;
         }
-        std::string condition = e.conditions.size() == 1 ? e.conditions[0] : "";
-        for (size_t i = 0; e.conditions.size() > 1 && i < e.conditions.size(); ++i)
-            condition += (i ? " || " : "") + parenthesised(e.conditions[i]);
+        std::string condition;
+        for (const auto& c : e.conditions)
+            condition += (condition.empty() ? "" : " || ") + (e.conditions.size() > 1 ? parenthesised(c) : c);
         out += "#if " + condition + "\n" + e.header + "\n#endif\n";
     }
     return out;

@@ -248,9 +248,9 @@ private:
         return {b.get(), printExpr(slot) + vars.ids, slot};
     }
 
-    // A global tile the whole block agrees on: an index over the statement's own loops is the
-    // span it sweeps (sweep); one over a let of the statement or the thread's position makes
-    // the access the whole tensor.
+    // A global tile the whole block agrees on: an index over the statement's own loops and lets
+    // is the span it sweeps (sweep); one that sweep cannot bound, or over the thread's
+    // position, makes the access the whole tensor.
     Access tile(const Buffer& b, const std::vector<Expr>& starts, const std::vector<int64_t>& extents) {
         Access a{b.get(), "", {}};
         if (starts.size() != extents.size() || starts.empty()) return a;
