@@ -220,6 +220,19 @@ std::string parenthesised(const std::string& condition) {
     return bare ? condition : "(" + condition + ")";
 }
 
+// The operands of a condition that is an `||` of bare terms (`defined(A) || defined(B)`), or the
+// condition itself: so that joined conditions name each term once.
+std::vector<std::string> orTerms(const std::string& condition) {
+    std::vector<std::string> terms;
+    if (parenthesised(condition) != condition) return {condition};
+    for (size_t pos = 0;;) {
+        size_t bar = condition.find("||", pos);
+        terms.emplace_back(trim(std::string_view(condition).substr(pos, bar - pos)));
+        if (bar == std::string::npos) return terms;
+        pos = bar + 2;
+    }
+}
+
 } // namespace
 
 std::string includeLines(const std::vector<std::string>& own, const std::vector<std::string>& runtime) {
@@ -239,12 +252,13 @@ std::string includeLines(const std::vector<std::string>& own, const std::vector<
             });
             if (same == entries.end()) {
                 entries.push_back(single ? Entry{inc, single->second, {}} : Entry{inc, "", {}});
-                if (single && !single->first.empty()) entries.back().conditions.push_back(single->first);
+                if (single && !single->first.empty()) entries.back().conditions = orTerms(single->first);
             } else if (single && !same->conditions.empty()) {
                 if (single->first.empty()) same->conditions.clear();
-                else if (std::find(same->conditions.begin(), same->conditions.end(), single->first) ==
-                         same->conditions.end())
-                    same->conditions.push_back(single->first);
+                else
+                    for (auto& term : orTerms(single->first))
+                        if (std::find(same->conditions.begin(), same->conditions.end(), term) == same->conditions.end())
+                            same->conditions.push_back(term);
             }
         }
     std::string out;

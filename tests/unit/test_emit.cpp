@@ -107,6 +107,9 @@ TEST_CASE("emit: include lines name each header once") {
     // An unconditional include covers the conditional ones, before or after it.
     CHECK(includeLines({"#include <immintrin.h>"}, {sse}) == "#include <immintrin.h>\n");
     CHECK(includeLines({sse}, {"#include <immintrin.h>", avx}) == "#include <immintrin.h>\n");
+    // A term already there is not named again.
+    CHECK(includeLines({avx}, {"#if defined(__AVX2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif"}) ==
+          "#if defined(__AVX512F__) || defined(__AVX2__)\n#include <immintrin.h>\n#endif\n");
     // A comment after the header does not make it another.
     CHECK(includeLines({sse}, {"#if B\n#include <immintrin.h>  // why\n#endif"}) ==
           "#if defined(__SSE2__) || B\n#include <immintrin.h>\n#endif\n");
