@@ -23,7 +23,10 @@ fi
 # silently dropped from later builds there.
 tests_option=()
 [ -f "$build_dir/CMakeCache.txt" ] || tests_option=(-DTLC_BUILD_TESTS=OFF)
-cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests_option[@]}" >/dev/null
+# The same configuration as scripts/test.sh (a unity build of tlc_core, RelWithDebInfo), so that
+# the test command after this one reuses every object built here instead of rebuilding tlc_core.
+cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests_option[@]}" \
+  -DTLC_UNITY_BUILD="${TLC_UNITY_BUILD:-ON}" >/dev/null
 cmake --build "$build_dir" --target tlc -j 2
 
 cd "$here"
