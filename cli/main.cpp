@@ -100,11 +100,16 @@ int recommendMain(int argc, char** argv) {
     app.add_option("--shape", rec.shape, "Sizes for the model: NAME=N,... (others: 4096)");
     app.add_option("--top", rec.top, "How many candidates to print")->capture_default_str();
     app.add_option("--kernel", options.kernel, "The kernel (default: the first with 'auto' parameters)");
-    app.add_option("-D,--define", options.defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
+    std::vector<std::string> defines;
+    app.add_option("-D,--define", defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);
     if (std::optional<int> exit = parseSubcommand(app, argc, argv, "recommend")) return *exit;
     if (options.input.empty()) {
         std::cerr << "tlc: error: recommend: no input file (see 'tlc recommend --help')\n";
+        return tlc::kExitUsage;
+    }
+    if (std::string error; !tlc::parseDefines(defines, options.defines, error)) {
+        std::cerr << "tlc: error: " << error << '\n';
         return tlc::kExitUsage;
     }
     return tlc::runRecommend(options, rec, std::cout, std::cerr);
@@ -139,11 +144,12 @@ int main(int argc, char** argv) {
         ->check(cPrefixValidator());
     app.add_flag("--line-directives", options.lineDirectives, "Write #line directives instead of // file.tl:N comments");
     app.add_flag("--debug", options.debug, "Keep print(...) and assert(...) in the emitted code");
-    app.add_option("-D,--define", options.defines, "Set a compile-time parameter or size: -D NAME=VALUE")
+    std::vector<std::string> defines;
+    app.add_option("-D,--define", defines, "Set a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);
     app.add_option("--kernel", options.kernel, "Compile only this kernel");
-    app.add_option("--emit", options.emit, "What to produce: " + joined(tlc::emitKinds()))
-        ->capture_default_str();
+    std::string emit = "source";
+    app.add_option("--emit", emit, "What to produce: " + joined(tlc::emitKindNames()))->capture_default_str();
     app.add_option("--print-after", options.printAfter, "Print the IR after this pass (repeatable)");
     app.add_flag("--print-after-all", options.printAfterAll, "Print the IR after every pass");
     app.add_flag("--time-passes", options.timePasses, "Report the time each pass takes");
@@ -207,21 +213,26 @@ int main(int argc, char** argv) {
         for (int i = 0; i < int(tlc::DiagId::Count); ++i) std::cout << tlc::diagInfo(tlc::DiagId(i)).name << '\n';
         return tlc::kExitOk;
     }
-    for (const auto& d : options.defines) {
-        if (std::string problem = tlc::checkDefine(d); !problem.empty()) {
-            std::cerr << "tlc: error: " << problem << '\n';
-            return tlc::kExitUsage;
-        }
+    // A -D that swallowed the input's name is reported before the missing input.
+    if (std::string error; !tlc::parseDefines(defines, options.defines, error)) {
+        std::cerr << "tlc: error: " << error << '\n';
+        return tlc::kExitUsage;
     }
     if (options.input.empty()) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
+        return tlc::kExitUsage;
+    }
+    if (std::optional<tlc::EmitKind> kind = tlc::parseEmitKind(emit)) {
+        options.emit = *kind;
+    } else {
+        std::cerr << "tlc: error: unknown --emit kind '" << emit << "'\n";
         return tlc::kExitUsage;
     }
     // `-o -` is standard output, as for clang and gcc (a file named "-" is `-o ./-`).
     if (options.output == "-") options.output.clear();
     // --emit-manifest and the depfile options describe the files that -o writes.
     const bool writesFiles =
-        !options.output.empty() && (options.emit == "source" || options.emit == "python") && !options.syntaxOnly;
+        !options.output.empty() && tlc::emitsSource(options.emit) && !options.syntaxOnly;
     if (options.emitManifest && !writesFiles) {
         std::cerr << "tlc: error: --emit-manifest describes the files -o writes: give -o FILE (with the default "
                      "--emit=source)\n";

@@ -2,6 +2,9 @@
 // diagnostics, writes outputs atomically. cli/main.cpp turns the command line into Options.
 #pragma once
 
+#include "compile/Defines.h"
+#include "compile/EmitKind.h"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,9 +23,9 @@ struct DriverOptions {
     std::string cPrefix = "tl_";
     bool lineDirectives = false;
     bool debug = false;           // keep print/assert in the emitted code
-    std::vector<std::string> defines;  // NAME=VALUE
+    Defines defines;              // -D NAME=VALUE, checked (compile/Defines.h)
     std::string kernel;           // only this kernel
-    std::string emit = "source";  // see emitKinds()
+    EmitKind emit = EmitKind::Source;
     std::vector<std::string> printAfter;  // pass names: print the IR after them (stderr)
     bool printAfterAll = false;
     bool timePasses = false;
@@ -40,14 +43,6 @@ struct DriverOptions {
     bool depPhony = false;        // -MP: an empty rule per dependency
     bool emitManifest = false;    // --emit-manifest: the launchers as JSON, beside the output (.json)
 };
-
-// The stages --emit accepts, for --help and validation.
-const std::vector<std::string>& emitKinds();
-
-// Checks one -D argument: NAME=VALUE with NAME an identifier and VALUE not empty. Returns what
-// is wrong with it, or "" when it is well-formed (whether NAME and VALUE make sense for the
-// input is sema's business).
-std::string checkDefine(const std::string& define);
 
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err);
 

@@ -9,11 +9,6 @@
 
 namespace tlc {
 
-struct ExplainedKernel {
-    std::string kernel;
-    DecisionLog decisions;
-};
-
 std::string explainText(const std::vector<ExplainedKernel>& kernels, const std::string& file, const std::string& target);
 std::string explainJson(const std::vector<ExplainedKernel>& kernels, const std::string& file, const std::string& target);
 

@@ -33,4 +33,10 @@ private:
     std::vector<Decision> entries_;
 };
 
+// A compiled kernel's log, by the kernel's name (--explain lists them in compile order).
+struct ExplainedKernel {
+    std::string kernel;
+    DecisionLog decisions;
+};
+
 } // namespace tlc

@@ -1,6 +1,6 @@
 // Tile inference's pieces that need no kernel: variant names, the decision log's merging of
 // repeated decisions, the stage count from a shared-memory budget and its contradiction.
-#include "driver/Variants.h"
+#include "driver/AutoParams.h"
 #include "ops/LowerContext.h"
 #include "passes/PipelineStages.h"
 #include "support/DecisionLog.h"

@@ -1,0 +1,40 @@
+#include "compile/Program.h"
+
+#include "parser/Parser.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tlc {
+
+std::unique_ptr<Program> Program::parse(const SourceFile& source, DiagnosticEngine& diags) {
+    std::unique_ptr<ast::File> file = parseFile(source, diags);
+    if (!file) return nullptr;
+    return std::unique_ptr<Program>(new Program(source, std::move(file)));
+}
+
+const ast::Kernel* Program::kernel(std::string_view name) const {
+    for (const auto& k : syntax_->kernels)
+        if (k->name == name) return k.get();
+    return nullptr;
+}
+
+bool hasOpenAutoParams(const ast::Kernel& kernel, const std::map<std::string, std::string>& defines) {
+    return std::any_of(kernel.templateParams.begin(), kernel.templateParams.end(),
+                       [&](const ast::TemplateParam& tp) { return tp.isAuto && !defines.count(tp.name); });
+}
+
+std::string severalGridsOrScratch(const ast::Kernel& k) {
+    int grids = 0;
+    bool scratch = false;
+    for (const auto& s : k.body->stmts) {
+        grids += s->kind == ast::StmtKind::Grid ? 1 : 0;
+        if (const auto* let = s->as<ast::LetStmt>())
+            if (const auto* c = let->value->as<ast::Call>(); c && c->callee == "alloc_global") scratch = true;
+    }
+    if (grids > 1) return fmt::format("{} grids", grids);
+    return scratch ? "global scratch (alloc_global)" : "";
+}
+
+} // namespace tlc

@@ -1,0 +1,128 @@
+#include "driver/AutoParams.h"
+
+#include "ast/AST.h"
+#include "recommend/Recommend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace tlc {
+
+namespace {
+
+std::string abbreviation(const std::string& name) {
+    std::string out;
+    bool start = true;
+    for (char c : name) {
+        if (c == '_') {
+            start = true;
+            continue;
+        }
+        if (start) out += char(std::tolower(static_cast<unsigned char>(c)));
+        start = false;
+    }
+    return out.empty() ? name : out;
+}
+
+// "M=4096,N=4096": the shape the model assumed.
+std::string shapeText(const std::map<std::string, int64_t>& shape) {
+    std::string out;
+    for (const auto& [n, v] : shape) out += fmt::format("{}{}={}", out.empty() ? "" : ",", n, v);
+    return out;
+}
+
+std::optional<Recommendation> recommendFor(const Program& program, const ast::Kernel& kernel, int top,
+                                           const Target& target, const Defines& defines) {
+    RecommendOptions ro;
+    ro.target = &target;
+    ro.defines = defines;
+    ro.top = top;
+    ro.kernel = kernel.name;
+    std::string error;
+    return recommend(program, ro, error);  // on error, the checker reports what is wrong with the kernel
+}
+
+} // namespace
+
+KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
+                        const Defines& defines, DiagnosticEngine& diags) {
+    KernelConfig config{&kernel};
+    if (!hasOpenAutoParams(kernel, defines)) return config;
+    if (std::string what = severalGridsOrScratch(kernel); !what.empty()) {
+        diags.report(DiagId::err_auto_multi_grid, kernel.nameRange, kernel.name, what);
+        return config;
+    }
+    std::optional<Recommendation> r = recommendFor(program, kernel, 1, target, defines);
+    if (!r) return config;
+    if (r->ranked.empty()) {
+        diags.report(DiagId::note_auto_no_candidate, kernel.nameRange, kernel.name, r->enumerated, target.name,
+                     r->firstRejection);
+        return config;
+    }
+    std::string shape = shapeText(r->shape);
+    const CandidateEstimate& best = r->ranked.front();
+    config.autoValues = best.values;
+    config.reason = fmt::format(
+        "the recommender's best of {} configurations ({} lowered) for target '{}'{}: estimate {:.1f} us "
+        "(compute {:.1f} us, memory {:.1f} us), {} bytes of shared memory, {} thread{}, {} block{} per SM, "
+        "{} wave{} (see 'tlc recommend')",
+        r->enumerated, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
+        best.computeUs, best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
+        best.blocksPerSM, best.blocksPerSM == 1 ? "" : "s", best.waves, best.waves == 1 ? "" : "s");
+    return config;
+}
+
+std::string variantName(const std::string& kernel, const std::vector<std::pair<std::string, int64_t>>& values) {
+    std::set<std::string> seen;
+    bool unique = true;
+    for (const auto& [name, value] : values) unique = seen.insert(abbreviation(name)).second && unique;
+    std::string out = kernel + "_";
+    for (const auto& [name, value] : values) {
+        std::string word = unique ? abbreviation(name) : name;
+        std::transform(word.begin(), word.end(), word.begin(), [](char c) { return char(std::tolower(c)); });
+        out += fmt::format("_{}{}", word, value);
+    }
+    return out;
+}
+
+bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
+                     DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     std::vector<ExplainedKernel>& explained, VariantSet& set) {
+    std::optional<Recommendation> r = recommendFor(program, kernel, top, *options.target, options.defines);
+    if (!r || r->ranked.empty()) return false;
+    set.name = kernel.name;
+    set.shape = shapeText(r->shape);
+    CompileOptions variantOptions = options;
+    variantOptions.defines = definesFor(kernel, options.defines);  // the file's other kernels are not compiled here
+    variantOptions.oneLaunch = true;
+    for (size_t rank = 0; rank < r->ranked.size(); ++rank) {
+        const CandidateEstimate& c = r->ranked[rank];
+        KernelConfig config{&kernel, c.values};
+        config.rename = variantName(kernel.name, c.values);
+        config.reason = fmt::format("variant {} of {} (--emit-variants): the recommender's rank {} for target "
+                                    "'{}'{}: estimate {:.1f} us",
+                                    rank, r->ranked.size(), rank + 1, options.target->name,
+                                    set.shape.empty() ? "" : " at " + set.shape, c.timeUs);
+        // The first variant reports to the file's diagnostics (its warnings once); the others
+        // compiled already in the recommender, and anything they report is a bug to surface.
+        DiagnosticEngine scratch(program.source());
+        DiagnosticEngine& d = rank == 0 ? diags : scratch;
+        Compiled compiled = compile(program, {config}, variantOptions, d);
+        explained.insert(explained.end(), compiled.explained.begin(), compiled.explained.end());
+        if (&d == &scratch)
+            for (const auto& x : scratch.diagnostics())
+                if (x.severity == Severity::Error)
+                    diags.report(DiagId::err_not_lowerable, x.range, "variant '" + config.rename + "'", x.message);
+        if (compiled.kernels.empty()) continue;
+        set.kernels.push_back(kernels.size());
+        set.usPerWave.push_back(c.timeUs / double(std::max<int64_t>(c.waves, 1)));
+        set.slots.push_back(int64_t(options.target->smCount) * std::max(c.blocksPerSM, 1));
+        kernels.push_back(std::move(compiled.kernels.front()));
+    }
+    return !set.kernels.empty();
+}
+
+} // namespace tlc

@@ -1,0 +1,34 @@
+// The values the driver compiles a kernel's `auto` parameters with: the recommender's best
+// configuration, or with --emit-variants=N its top N, each compiled as its own kernel named
+// after its values (gemm__bm128_bn128_bk32) plus the variant set the emitter's dispatcher picks
+// from at run time (emit/Emit.h). Both compile through compile() (compile/Compile.h).
+#pragma once
+
+#include "compile/Compile.h"
+#include "emit/Emit.h"
+
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+// The configuration of a kernel whose `auto` parameters `defines` leaves open: the recommender's
+// best candidate, each value logged with the model's estimate (--explain; the emitted code's
+// comments list the values too). Where no candidate compiles (or the kernel has several
+// launches), the kernel as written after a note or error saying why: IR building then reports
+// what is left `auto`.
+KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
+                        const Defines& defines, DiagnosticEngine& diags);
+
+// "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
+// by the first letters of its words (all of its name where two would read the same).
+std::string variantName(const std::string& kernel, const std::vector<std::pair<std::string, int64_t>>& values);
+
+// Compiles the variants of `kernel` (with `options`: target, -D values, passes), appending the
+// lowered kernels to `kernels`, their decision logs to `explained`, and returns the set; false
+// when the recommender finds no configuration.
+bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
+                     DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     std::vector<ExplainedKernel>& explained, VariantSet& set);
+
+} // namespace tlc

@@ -1,0 +1,193 @@
+#include "recommend/CostModel.h"
+
+#include "ir/Simplify.h"
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "passes/SharedLiveness.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace tlc {
+
+namespace {
+
+std::optional<int64_t> constantOf(const ir::Expr& e) {
+    ir::Expr s = ir::simplify(e);
+    if (const auto* imm = s.as<ir::IntImm>()) return imm->value;
+    return std::nullopt;
+}
+
+// Collects TileWork over a kernel's body, the loops' trip counts multiplying what is inside them.
+struct TileWorkVisitor : ir::IRVisitor {
+    TileWork& w;
+    explicit TileWorkVisitor(TileWork& work) : w(work) {}
+
+    std::map<const ir::BufferNode*, int> sharedStages;     // buffers written in a pipelined loop
+    double multiplier = 1;   // product of the trip counts of the enclosing loops
+    int pipelineStages = 0;  // of the innermost enclosing pipelined loop; 0 outside
+
+    static int64_t elementsOf(const ir::Buffer& b) {
+        std::vector<int64_t> shape;
+        if (!ir::constantShape(b, shape)) return 0;
+        int64_t n = 1;
+        for (int64_t e : shape) n *= e;
+        return n;
+    }
+
+    void visitFor(const ir::For* f) override {
+        double saved = multiplier;
+        int savedStages = pipelineStages;
+        double trips = 1;
+        if (auto ext = constantOf(f->extent)) {
+            int64_t step = 1;
+            if (f->step) step = constantOf(f->step).value_or(1);
+            trips = double(*ext) / double(std::max<int64_t>(step, 1));
+        }
+        multiplier *= std::max(trips, 1.0);
+        if (f->forKind == ir::ForKind::Pipelined) {
+            pipelineStages = std::max(f->pipeline.stages, 1);
+            w.maxStages = std::max(w.maxStages, pipelineStages);
+        }
+        ir::IRVisitor::visitFor(f);
+        multiplier = saved;
+        pipelineStages = savedStages;
+    }
+    void visitAllocate(const ir::Allocate* a) override {
+        int64_t bytes = elementsOf(a->buffer) * dtypeBytes(a->buffer->dtype);
+        if (a->buffer->scope == MemScope::Fragment) w.fragmentBytes += bytes;
+        ir::IRVisitor::visitAllocate(a);
+    }
+    void visitTileOpStmt(const ir::TileOpStmt* s) override {
+        const ir::TileOp& op = *s->op;
+        auto reads = op.reads();
+        auto writes = op.writes();
+        w.tileLoopTrips = std::max(w.tileLoopTrips, multiplier);
+        for (const auto* list : {&reads, &writes})
+            for (const ir::Region* r : *list)
+                if (r->buffer->scope == MemScope::Global)
+                    w.globalBytes += double(r->elements()) * double(dtypeBytes(r->buffer->dtype)) * multiplier;
+        if (pipelineStages > 0)
+            for (const ir::Region* r : writes)
+                if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
+        if (op.name() == "gemm" && reads.size() >= 2 && !writes.empty()) {
+            // A[m, k], B[k, n], C[m, n] in any orientation: m*n*k = sqrt(|A| |B| |C|).
+            double mnk = std::sqrt(double(reads[0]->elements()) * double(reads[1]->elements()) *
+                                   double(writes[0]->elements()));
+            w.flops += 2.0 * mnk * multiplier;
+            if (!w.gemmType) {
+                w.gemmType = reads[0]->buffer->dtype;
+                std::vector<int64_t> c = writes[0]->squeezedExtents();
+                if (c.size() == 2 && c[0] > 0) {
+                    w.gemmM = c[0];
+                    w.gemmN = c[1];
+                    w.gemmK = reads[0]->elements() / c[0];
+                }
+            }
+        }
+    }
+    void visitLoad(const ir::Load* l) override {
+        if (l->buffer->scope == MemScope::Global) w.globalBytes += double(dtypeBytes(l->buffer->dtype)) * multiplier;
+        ir::IRVisitor::visitLoad(l);
+    }
+    void visitStore(const ir::Store* s) override {
+        if (s->buffer->scope == MemScope::Global) w.globalBytes += double(dtypeBytes(s->buffer->dtype)) * multiplier;
+        ir::IRVisitor::visitStore(s);
+    }
+};
+
+double peakFor(const Target& t, std::optional<DType> type) {
+    double rate = t.peak.f32;
+    if (type) {
+        switch (*type) {
+        case DType::F16: rate = t.peak.f16; break;
+        case DType::BF16: rate = t.peak.bf16; break;
+        case DType::F8E4M3:
+        case DType::F8E5M2: rate = t.peak.fp8; break;
+        case DType::I8:
+        case DType::U8: rate = t.peak.i8; break;
+        default: break;
+        }
+    }
+    if (rate <= 0) rate = t.peak.f32 > 0 ? t.peak.f32 : 1.0;
+    return rate;
+}
+
+// The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds.
+constexpr double kBarrierUs = 0.1;
+
+// The cpu's gemm: the fraction of the micro-kernel's peak a block's gemm tile keeps (docs/
+// recommend.md, "The cpu"). Register blocks cover the tile (AVX-512: 6 x 64 where the tile has
+// 64 columns, 12 x 32 or 12 x 16 where it is narrower, so columns in steps of 16; 6 x 16
+// otherwise), so a tile that is not a multiple computes padding; every call packs B's k x n tile
+// (about 4/m of the work) and loads and stores C's accumulators (about 2/k); a block whose
+// tiles do not fit the cache the profile names (`shared_mem_per_block`: a core's L2) streams
+// them from further out, modelled as half speed.
+double cpuGemmEfficiency(const TileWork& a, int64_t shared, const Target& t) {
+    if (a.gemmM <= 0 || a.gemmN <= 0 || a.gemmK <= 0) return 1.0;
+    const bool avx512 = t.has(Feature::Avx512);
+    const int64_t rows = avx512 && a.gemmN < 64 ? 12 : 6, columns = 16;
+    auto covered = [](int64_t n, int64_t block) { return double(n) / double((n + block - 1) / block * block); };
+    double efficiency = covered(a.gemmM, rows) * covered(a.gemmN, columns);
+    efficiency /= 1.0 + 4.0 / double(a.gemmM) + 2.0 / double(a.gemmK);
+    if (shared + a.fragmentBytes > t.sharedMemPerBlock) efficiency *= 0.5;
+    return efficiency;
+}
+
+} // namespace
+
+TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
+    TileWork work;
+    TileWorkVisitor visitor(work);
+    visitor.visit(kernel.body);
+    std::map<const ir::BufferNode*, int> versions(visitor.sharedStages.begin(), visitor.sharedStages.end());
+    work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
+    for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
+    return work;
+}
+
+std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t shared, const Target& t,
+                     CandidateEstimate& e) {
+    e.blocks = blocks;
+    e.threads = threads;
+    e.sharedBytes = shared;
+    e.stages = a.maxStages;
+    e.flops = a.flops * double(blocks);
+    e.globalBytes = a.globalBytes * double(blocks);
+    e.intensity = e.globalBytes > 0 ? e.flops / e.globalBytes : 0;
+    if (shared > t.sharedMemPerBlock)
+        return fmt::format("needs {} bytes of shared memory; target '{}' allows {}", shared, t.name, t.sharedMemPerBlock);
+    int64_t perSM = std::min<int64_t>(t.maxBlocksPerSM, t.maxThreadsPerSM / std::max(threads, 1));
+    if (shared > 0) perSM = std::min<int64_t>(perSM, t.sharedMemPerSM / shared);
+    if (t.registersPerSM > 0) {
+        int64_t regs = (a.fragmentBytes / 4 + threads - 1) / std::max(threads, 1) + 32;
+        e.registersPerThread = int(std::min<int64_t>(regs, 1 << 20));
+        if (t.maxRegistersPerThread > 0 && regs > t.maxRegistersPerThread)
+            return fmt::format("needs about {} registers per thread for its fragments; target '{}' allows {}", regs,
+                               t.name, t.maxRegistersPerThread);
+        perSM = std::min<int64_t>(perSM, t.registersPerSM / (int64_t(threads) * regs));
+    }
+    if (perSM < 1) return fmt::format("no block of {} threads fits on one SM of target '{}'", threads, t.name);
+    e.blocksPerSM = int(perSM);
+    int64_t slots = int64_t(t.smCount) * perSM;
+    e.waves = (blocks + slots - 1) / slots;
+    e.waveEfficiency = double(blocks) / double(e.waves * slots);
+    double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));
+    const bool cpu = t.backend == Backend::Cpu;
+    double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
+    e.computeUs = e.flops / (peakFor(t, a.gemmType) * 1e12 * issue) * 1e6;
+    e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
+    // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
+    // then go to the fewest).
+    double depth = cpu ? 1.0 : double(e.stages) * double(perSM);
+    // A barrier round per iteration of the loop around the tile ops, in every wave.
+    e.syncUs = double(e.waves) * a.tileLoopTrips * kBarrierUs;
+    e.timeUs = (std::max(e.computeUs, e.memoryUs) + std::min(e.computeUs, e.memoryUs) / depth) / e.waveEfficiency +
+               e.syncUs;
+    return "";
+}
+
+} // namespace tlc

@@ -1,0 +1,59 @@
+// The recommender's performance model (docs/recommend.md, "The model"): what a kernel's Tile IR
+// does per block (work, global traffic, on-chip storage), and an estimate of the whole grid's
+// time on a target from its hardware profile. The search (Recommend.cpp) ranks candidates by it.
+#pragma once
+
+#include "ir/Kernel.h"
+#include "ast/DType.h"
+#include "target/Target.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tlc {
+
+// What the model needs from a kernel's Tile IR.
+struct TileWork {
+    double flops = 0;         // per block
+    double globalBytes = 0;   // per block: global regions of tile ops, global loads and stores
+    int64_t fragmentBytes = 0;
+    int maxStages = 1;        // of the deepest pipelined loop
+    std::optional<DType> gemmType;
+    int64_t gemmM = 0, gemmN = 0, gemmK = 0;  // the first gemm's tile (the cpu model's micro-kernel)
+    double tileLoopTrips = 1;  // per block: most trips around a tile op (a barrier round each)
+    // The shared-memory pool as plan-shared-memory would plan it before lowering
+    // (passes/SharedLiveness.h): buffers never live at once share bytes (not on the cpu), each
+    // buffer a pipelined loop writes counted once per stage. The lowered kernel's exact pool
+    // adds the compiler's scratch buffers.
+    int64_t plannedSharedBytes = 0;
+    int64_t blocks = 1;        // the grid, its symbolic sizes at the model's shape
+};
+
+TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
+
+// The model's view of one configuration. Times in microseconds.
+struct CandidateEstimate {
+    std::vector<std::pair<std::string, int64_t>> values;  // the auto parameters, in declaration order
+    double timeUs = 0, computeUs = 0, memoryUs = 0, syncUs = 0;
+    double flops = 0, globalBytes = 0, intensity = 0;     // whole grid; intensity in flop/byte
+    int64_t blocks = 0;
+    int blocksPerSM = 0;
+    int64_t waves = 0;
+    double waveEfficiency = 0;
+    int64_t sharedBytes = 0;         // what the model counts (see docs/recommend.md)
+    int64_t loweredSharedBytes = 0;  // the lowered kernel's static shared memory
+    int threads = 0;
+    int registersPerThread = 0;  // estimate: fragments / threads + a fixed overhead
+    int stages = 1;
+};
+
+// Fills `e` for `work` run as `blocks` blocks of `threads` threads with `shared` bytes of shared
+// memory each. Returns why the configuration cannot run on the target (too much shared memory,
+// too many registers, no block fits on an SM), or "".
+std::string estimate(const TileWork& work, int64_t blocks, int threads, int64_t shared, const Target& target,
+                     CandidateEstimate& e);
+
+} // namespace tlc
