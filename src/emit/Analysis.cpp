@@ -2,6 +2,7 @@
 
 #include "emit/Emit.h"
 #include "emit/Runtime.h"
+#include "ir/Accesses.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
@@ -115,8 +116,8 @@ private:
     bool debug_;
 };
 
-// Every allocation, and every buffer that loads and stores name.
-class BufferFinder : public IRVisitor {
+// Every allocation, and every buffer that loads, stores and addresses name.
+class BufferFinder : public AccessVisitor {
 public:
     std::vector<const BufferNode*> allocated;
     std::vector<const BufferNode*> used;
@@ -124,16 +125,9 @@ public:
 protected:
     void visitAllocate(const Allocate* a) override {
         allocated.push_back(a->buffer.get());
-        IRVisitor::visitAllocate(a);
+        AccessVisitor::visitAllocate(a);
     }
-    void visitLoad(const Load* l) override {
-        used.push_back(l->buffer.get());
-        IRVisitor::visitLoad(l);
-    }
-    void visitStore(const Store* s) override {
-        used.push_back(s->buffer.get());
-        IRVisitor::visitStore(s);
-    }
+    void onAccess(const Access& a) override { used.push_back(a.buffer.get()); }
 };
 
 // The lets of a body.

@@ -1,7 +1,7 @@
 #include "passes/BufferUses.h"
 
+#include "ir/Accesses.h"
 #include "ir/TileOp.h"
-#include "ir/Visitor.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 
 #include <set>
@@ -11,18 +11,15 @@ namespace tlc {
 using namespace ir;
 
 namespace {
-class CountUses : public IRVisitor {
+
+// Every load, store and address once; a tile op once per buffer it names.
+class CountUses : public AccessVisitor {
 public:
     std::map<const BufferNode*, int> uses;
 
 protected:
-    void visitLoad(const Load* n) override {
-        ++uses[n->buffer.get()];
-        IRVisitor::visitLoad(n);
-    }
-    void visitStore(const Store* n) override {
-        ++uses[n->buffer.get()];
-        IRVisitor::visitStore(n);
+    void onAccess(const Access& a) override {
+        if (a.via != Access::Via::Region) ++uses[a.buffer.get()];
     }
     void visitTileOpStmt(const TileOpStmt* n) override {
         std::set<const BufferNode*> named;
@@ -30,29 +27,18 @@ protected:
         for (const Region* r : n->op->writes()) named.insert(r->buffer.get());
         if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get())) named.insert(a->buffer().get());
         for (const BufferNode* b : named) ++uses[b];
-        IRVisitor::visitTileOpStmt(n);
+        AccessVisitor::visitTileOpStmt(n);
     }
 };
+
 } // namespace
 
 std::set<const BufferNode*> writtenTensors(const Stmt& body) {
-    class Writes : public IRVisitor {
-    public:
-        std::set<const BufferNode*> written;
-
-    protected:
-        void visitStore(const Store* n) override {
-            if (n->buffer->scope == MemScope::Global) written.insert(n->buffer.get());
-            IRVisitor::visitStore(n);
-        }
-        void visitTileOpStmt(const TileOpStmt* n) override {
-            for (const Region* r : n->op->writes())
-                if (r->buffer->scope == MemScope::Global) written.insert(r->buffer.get());
-            IRVisitor::visitTileOpStmt(n);
-        }
-    } writes;
-    writes.visit(body);
-    return writes.written;
+    Footprint f = Footprint::of(body);
+    std::set<const BufferNode*> written;
+    for (const BufferNode* b : f.writes)
+        if (b->scope == MemScope::Global) written.insert(b);
+    return written;
 }
 
 std::map<const BufferNode*, int> countBufferUses(const Stmt& s) {

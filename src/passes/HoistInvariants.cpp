@@ -10,6 +10,7 @@
 // loop writes, at indices known to lie inside them.
 #include "passes/Passes.h"
 
+#include "ir/Accesses.h"
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
 
@@ -29,31 +30,26 @@ bool pureMath(const std::string& name) {
 }
 
 // What a loop's body binds and writes.
-struct LoopFacts : IRVisitor {
+struct LoopFacts : AccessVisitor {
     std::set<const Var*> bound;
     std::set<const BufferNode*> written;
     bool opaque = false;  // something this pass does not know how to move code across
 
+    void onAccess(const Access& a) override {
+        // Helpers may write through any address they take.
+        if (a.write || a.via == Access::Via::Address) written.insert(a.buffer.get());
+    }
     void visitFor(const For* n) override {
         bound.insert(n->var.get());
-        IRVisitor::visitFor(n);
+        AccessVisitor::visitFor(n);
     }
     void visitLetStmt(const LetStmt* n) override {
         bound.insert(n->var.get());
-        IRVisitor::visitLetStmt(n);
-    }
-    void visitStore(const Store* n) override {
-        written.insert(n->buffer.get());
-        IRVisitor::visitStore(n);
+        AccessVisitor::visitLetStmt(n);
     }
     void visitAllocate(const Allocate* n) override {
         written.insert(n->buffer.get());  // fresh each iteration
-        IRVisitor::visitAllocate(n);
-    }
-    void visitCall(const Call* n) override {  // helpers write through addresses
-        if (n->name == "address_of")
-            if (const Load* l = n->args.empty() ? nullptr : n->args[0].as<Load>()) written.insert(l->buffer.get());
-        IRVisitor::visitCall(n);
+        AccessVisitor::visitAllocate(n);
     }
     void visitTileOpStmt(const TileOpStmt*) override { opaque = true; }
 };

@@ -23,6 +23,7 @@
 #include "passes/Passes.h"
 #include "passes/ThreadDependence.h"
 
+#include "ir/Accesses.h"
 #include "ir/Printer.h"
 #include "ir/Simplify.h"
 #include "ir/TileOp.h"
@@ -181,7 +182,7 @@ struct State {
 };
 
 // Collects the variables that loops and lets inside the visited code bind.
-class BoundVars : public IRVisitor {
+class BoundVars : public AccessVisitor {
 public:
     std::set<const Var*> bound;
     std::map<const Var*, const For*> loops;
@@ -191,12 +192,12 @@ protected:
     void visitFor(const For* n) override {
         bound.insert(n->var.get());
         loops[n->var.get()] = n;
-        IRVisitor::visitFor(n);
+        AccessVisitor::visitFor(n);
     }
     void visitLetStmt(const LetStmt* n) override {
         bound.insert(n->var.get());
         lets[n->var.get()] = n;
-        IRVisitor::visitLetStmt(n);
+        AccessVisitor::visitLetStmt(n);
     }
 };
 
@@ -208,24 +209,17 @@ public:
     State s;
 
 protected:
-    void visitLoad(const Load* n) override {
-        if (tracked(n->buffer)) s.reads.insert(access(n->buffer, n->indices, std::vector<int64_t>(n->indices.size(), 1)));
-        IRVisitor::visitLoad(n);
-    }
-    void visitStore(const Store* n) override {
-        if (tracked(n->buffer))
-            (n->storeKind == StoreKind::Plain ? s.writes : s.atomics[n->storeKind])
-                .insert(access(n->buffer, n->indices, std::vector<int64_t>(n->indices.size(), 1)));
-        IRVisitor::visitStore(n);
-    }
-    void visitTileOpStmt(const TileOpStmt* n) override {
-        auto of = [&](const Region* r) { return access(r->buffer, r->starts, r->extents); };
-        for (const Region* r : n->op->reads())
-            if (tracked(r->buffer)) s.reads.insert(of(r));
-        AccessSet& writes = n->op->name() == "atomic_add" ? s.atomics[StoreKind::AtomicAdd] : s.writes;
-        for (const Region* r : n->op->writes())
-            if (tracked(r->buffer)) writes.insert(of(r));
-        IRVisitor::visitTileOpStmt(n);
+    void onAccess(const ir::Access& a) override {
+        if (!tracked(a.buffer)) return;
+        using Via = ir::Access::Via;
+        const std::vector<int64_t> element(a.indices.size(), 1);
+        if (a.via == Via::Region && !a.write) s.reads.insert(access(a.buffer, a.indices, *a.extents));
+        if (a.via == Via::Region && a.write)
+            (a.op->name() == "atomic_add" ? s.atomics[StoreKind::AtomicAdd] : s.writes)
+                .insert(access(a.buffer, a.indices, *a.extents));
+        if (a.via == Via::Load || a.via == Via::Address) s.reads.insert(access(a.buffer, a.indices, element));
+        if (a.via == Via::Store)
+            (a.storeKind == StoreKind::Plain ? s.writes : s.atomics[a.storeKind]).insert(access(a.buffer, a.indices, element));
     }
 
 private:

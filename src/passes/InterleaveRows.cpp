@@ -16,6 +16,7 @@
 // and store measured slower) are interleaved.
 #include "passes/Passes.h"
 
+#include "ir/Accesses.h"
 #include "ir/Addends.h"
 #include "ir/Simplify.h"
 #include "ir/Visitor.h"
@@ -165,7 +166,7 @@ struct RowAccess {
 // is to the pass's own row where it is buf[row + c] or T[row + c, ...] (the other indices free
 // of row), or, for a flat tile of the block (a local buffer), x[row * S + col]: the lowering of
 // tile ops keeps col, the element's column, within the row.
-struct Accesses : IRVisitor {
+struct Accesses : AccessVisitor {
     const Var* row;
     std::vector<RowAccess> list;
     std::set<const BufferNode*> own;
@@ -190,34 +191,22 @@ struct Accesses : IRVisitor {
         }
         list.push_back(a);
     }
-    void visitLoad(const Load* n) override {
-        note(n->buffer, n->indices, false);
-        IRVisitor::visitLoad(n);
-    }
-    void visitStore(const Store* n) override {
-        note(n->buffer, n->indices, true);
-        IRVisitor::visitStore(n);
+    void onAccess(const Access& a) override {
+        if (a.via == Access::Via::Region) return;  // tile ops are opaque
+        // Helpers that take addresses: prefetch and line_head touch nothing; store_line writes
+        // its first argument's line and reads its second. Any other call with an address is opaque.
+        if (a.via == Access::Via::Address && a.call) {
+            const std::string& helper = a.call->name;
+            if (helper == "prefetch" || helper == "line_head") return;
+            if (helper != "store_line") opaque = true;
+            else note(a.buffer, a.indices, a.argument == 0);
+            return;
+        }
+        note(a.buffer, a.indices, a.write);
     }
     void visitAllocate(const Allocate* n) override {
         own.insert(n->buffer.get());
-        IRVisitor::visitAllocate(n);
-    }
-    void visitCall(const Call* n) override {
-        // Helpers that take addresses: prefetch and line_head touch nothing; store_line writes
-        // its first argument's line and reads its second. Any other call with an address is opaque.
-        const bool addressOnly = n->name == "prefetch" || n->name == "line_head";
-        for (size_t k = 0; k < n->args.size(); ++k) {
-            const Call* addr = n->args[k].as<Call>();
-            const Load* at = addr && addr->name == "address_of" && !addr->args.empty() ? addr->args[0].as<Load>() : nullptr;
-            if (!at) {
-                visit(n->args[k]);
-                continue;
-            }
-            if (addressOnly) continue;
-            if (n->name == "store_line") note(at->buffer, at->indices, k == 0);
-            else opaque = true;
-            for (const Expr& i : at->indices) visit(i);
-        }
+        AccessVisitor::visitAllocate(n);
     }
     void visitBarrier(const Barrier*) override { opaque = true; }
     void visitTileOpStmt(const TileOpStmt*) override { opaque = true; }

@@ -1,5 +1,6 @@
 #include "passes/SharedLiveness.h"
 
+#include "ir/Accesses.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
 
@@ -12,16 +13,15 @@ using namespace ir;
 
 namespace {
 
-// The shared buffers an expression reads (through loads, vector loads and the addresses that
+// The shared buffers an expression uses (through loads, vector loads and the addresses that
 // cp.async, ldmatrix and the like take).
-class LoadFinder : public IRVisitor {
+class SharedUseFinder : public AccessVisitor {
 public:
     std::vector<const BufferNode*> found;
 
 protected:
-    void visitLoad(const Load* l) override {
-        if (l->buffer->scope == MemScope::Shared) found.push_back(l->buffer.get());
-        IRVisitor::visitLoad(l);
+    void onAccess(const Access& a) override {
+        if (a.buffer->scope == MemScope::Shared) found.push_back(a.buffer.get());
     }
 };
 
@@ -187,7 +187,7 @@ private:
 
     void reads(const Expr& e, int pos) {
         if (!e) return;
-        LoadFinder f;
+        SharedUseFinder f;
         f.visit(e);
         for (const BufferNode* b : f.found) use(b, pos);
     }
