@@ -406,7 +406,6 @@ private:
 } // namespace
 
 Stmt forwardCopies(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     Forward forward(countBufferUses(body), writtenTensors(body), body, ctx);
     return forward.mutate(body);
 }

@@ -86,7 +86,6 @@ private:
 } // namespace
 
 Stmt fuseReductions(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return Fuse(countBufferUses(body), writtenTensors(body), ctx).mutate(body);
 }
 

@@ -76,7 +76,6 @@ private:
 } // namespace
 
 Stmt fuseTileLoads(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return FuseLoads(ctx).mutate(body);
 }
 

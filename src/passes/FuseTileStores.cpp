@@ -116,7 +116,6 @@ private:
 } // namespace
 
 Stmt fuseTileStores(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return FuseStores(writtenTensors(body), ctx).mutate(body);
 }
 

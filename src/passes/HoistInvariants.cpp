@@ -269,7 +269,6 @@ private:
 } // namespace
 
 Stmt hoistInvariants(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return Hoist(ctx).mutate(body);
 }
 

@@ -542,7 +542,6 @@ private:
 } // namespace
 
 Stmt interleaveRows(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return Interleaver(ctx).block(body);
 }
 

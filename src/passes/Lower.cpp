@@ -20,33 +20,42 @@ using namespace ir;
 
 namespace {
 
+// Where a pass runs: the cpu passes turn block-level code into what a core runs fast (one
+// thread per block); the others run on every target and ask the target for what they need.
+enum class Runs { Everywhere, Cpu };
+
 struct Pass {
     const char* name;
+    Runs on;
     std::function<bool(Kernel&, LowerContext&)> run;
 };
 
-const std::vector<Pass>& pipeline() {
+bool runsOn(Runs on, const Target& t) { return on == Runs::Everywhere || t.backend == Backend::Cpu; }
+
+// The pass list, in order.
+const std::vector<Pass>& passList() {
+    using R = Runs;
     static const std::vector<Pass> passes = {
-        {"forward-copies", [](Kernel& k, LowerContext& ctx) { k.body = forwardCopies(k.body, ctx); return true; }},
-        {"reuse-packed-b", [](Kernel& k, LowerContext& ctx) { k.body = reusePackedB(k, k.body, ctx); return true; }},
-        {"fuse-reductions", [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
-        {"prefetch-next-block", [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
-        {"fuse-tile-loads", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},
-        {"fuse-tile-stores", [](Kernel& k, LowerContext& ctx) { k.body = fuseTileStores(k.body, ctx); return true; }},
-        {"read-tiles-in-place", [](Kernel& k, LowerContext& ctx) { k.body = readTilesInPlace(k.body, ctx); return true; }},
-        {"lower-thread-level", [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
-        {"serialize-threads", [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
-        {"pipeline-loops", [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
-        {"infer-layouts", [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
-        {"insert-barriers", [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
-        {"lower-tile-ops", [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
-        {"drop-unused-buffers", [](Kernel& k, LowerContext&) { k.body = dropUnusedBuffers(k.body); return true; }},
-        {"apply-shared-layouts", [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
-        {"plan-shared-memory", [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
-        {"batch-async-waits", [](Kernel& k, LowerContext&) { k.body = batchAsyncWaits(k.body); return true; }},
-        {"simplify", [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
-        {"hoist-invariants", [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
-        {"interleave-rows", [](Kernel& k, LowerContext& ctx) { k.body = interleaveRows(k.body, ctx); return true; }},
+        {"forward-copies", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = forwardCopies(k.body, ctx); return true; }},
+        {"reuse-packed-b", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = reusePackedB(k, k.body, ctx); return true; }},
+        {"fuse-reductions", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
+        {"prefetch-next-block", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
+        {"fuse-tile-loads", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},
+        {"fuse-tile-stores", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseTileStores(k.body, ctx); return true; }},
+        {"read-tiles-in-place", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = readTilesInPlace(k.body, ctx); return true; }},
+        {"lower-thread-level", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
+        {"serialize-threads", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
+        {"pipeline-loops", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
+        {"infer-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
+        {"insert-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
+        {"lower-tile-ops", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
+        {"drop-unused-buffers", R::Everywhere, [](Kernel& k, LowerContext&) { k.body = dropUnusedBuffers(k.body); return true; }},
+        {"apply-shared-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
+        {"plan-shared-memory", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
+        {"batch-async-waits", R::Everywhere, [](Kernel& k, LowerContext&) { k.body = batchAsyncWaits(k.body); return true; }},
+        {"simplify", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
+        {"hoist-invariants", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
+        {"interleave-rows", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = interleaveRows(k.body, ctx); return true; }},
     };
     return passes;
 }
@@ -123,7 +132,7 @@ int64_t loweredThreads(const Kernel& k, const Target& target) { return target.ba
 const std::vector<std::string>& passNames() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> n;
-        for (const auto& p : pipeline()) n.push_back(p.name);
+        for (const auto& p : passList()) n.push_back(p.name);
         return n;
     }();
     return names;
@@ -131,7 +140,6 @@ const std::vector<std::string>& passNames() {
 
 bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
                  std::ostream& dumps) {
-    inferThreads(kernel, target);
     // The emitters have no packed 4-bit global tensors yet: refused at the kernel, with a way out,
     // on every target (sema takes them: the language has the types).
     bool packed = false;
@@ -166,9 +174,11 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         for (const auto& p : kernel.params) ctx.reserveName(p.name);
         NameCollector(ctx).visit(kernel.body);
         bool ok = true;
-        for (const auto& pass : pipeline()) {
+        for (const auto& pass : passList()) {
             auto start = std::chrono::steady_clock::now();
-            ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
+            // A pass that does not run on the target leaves the kernel as it is (--print-after
+            // still shows it there).
+            if (runsOn(pass.on, target)) ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
             if (options.timePasses) dumps << fmt::format("// {:<20} {:8.3f} ms  ({})\n", pass.name, ms, kernel.name);
             bool print = options.printAfterAll ||
@@ -198,7 +208,6 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
 }
 
 std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
-    inferThreads(kernel, target);
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
     if (!inferLayouts(kernel, ctx)) return {};
@@ -224,11 +233,11 @@ std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngi
     for (const auto& plan : ctx.gemmPlans) out += "  " + plan + "\n";
     // How pipelined copies from global to shared memory move (targets with TMA): the software
     // pipeline decides, so it runs here on a scratch context.
-    LowerContext pipeline(target, loweredThreads(kernel, target), diags);
-    if (kernel.threadIndex) pipeline.threadIndex = kernel.threadIndex;
-    NameCollector(pipeline).visit(kernel.body);
-    pipelineLoops(kernel.body, pipeline);
-    for (const auto& d : pipeline.copyDecisions)
+    LowerContext pipelining(target, loweredThreads(kernel, target), diags);
+    if (kernel.threadIndex) pipelining.threadIndex = kernel.threadIndex;
+    NameCollector(pipelining).visit(kernel.body);
+    pipelineLoops(kernel.body, pipelining);
+    for (const auto& d : pipelining.copyDecisions)
         out += fmt::format("  {}: {}{}\n", d.copy, d.form == "tma" ? "TMA load" : "cp.async",
                            d.reason.empty() ? "" : ", not TMA: " + d.reason);
     return out;

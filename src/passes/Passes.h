@@ -1,4 +1,6 @@
-// The passes from Tile IR to thread IR, each one function in its own file, and the pass list.
+// The passes from Tile IR to thread IR, each one function in its own file, and the pass list
+// (Lower.cpp), which says where each runs: the passes documented as "the cpu target" run on the
+// cpu targets only.
 #pragma once
 
 #include "ir/Kernel.h"
@@ -22,45 +24,45 @@ struct AtLoc {
 };
 
 // The cpu target: a global tile staged through a buffer used for nothing else is copied to
-// its destination directly (`copy(G, S); copy(S, F)` becomes `copy(G, F)`). Others: unchanged.
+// its destination directly (`copy(G, S); copy(S, F)` becomes `copy(G, F)`).
 ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a parallel loop that only fills the tile a row reduction reads next is
-// computed inside the reduction (ops::ElementProducer). Others: unchanged.
+// computed inside the reduction (ops::ElementProducer).
 ir::Stmt fuseReductions(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a gemm whose B tile is read in place from a tensor the kernel never writes,
 // and does not move with one of the block indices, keeps its packed tile for the launch; the
-// launcher runs that index innermost (Kernel::cpuInnerBlockDim). Others: unchanged.
+// launcher runs that index innermost (Kernel::cpuInnerBlockDim).
 ir::Stmt reusePackedB(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: the row reduction that reads a block's tile copied from a tensor also
-// prefetches the tile the thread's next block copies (the innermost grid index + 1). Others: unchanged.
+// prefetches the tile the thread's next block copies (the innermost grid index + 1).
 ir::Stmt prefetchNextBlock(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a row reduction that reads the tile the copy just before it fills loads the
 // tile itself, element by element, where the tile lies inside its tensor (one pass instead of
-// two). Others: unchanged.
+// two).
 ir::Stmt fuseTileLoads(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a parallel loop that only fills the tile the copy after it stores into a
-// tensor is computed by the copy, a cache line at a time (ops::CopyOp::producer). Others: unchanged.
+// tensor is computed by the copy, a cache line at a time (ops::CopyOp::producer).
 ir::Stmt fuseTileStores(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: the statements after a row reduction's fill (fuse-tile-loads) that only read
 // the tile, element by element, read the tensor in place of it where the tile lies inside it,
-// and the fill no longer stores the tile. Others: unchanged.
+// and the fill no longer stores the tile.
 ir::Stmt readTilesInPlace(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target: a run of loops over the same rows (one per row tile op) whose passes touch,
 // where two share a buffer that one writes, only their own row, becomes one loop whose step r runs
 // the k-th heavy pass on row r - k, the passes' chunk loops merged (compute beside memory).
-// Others: unchanged.
+//
 ir::Stmt interleaveRows(const ir::Stmt& body, LowerContext& ctx);
 
 // The cpu target, last: calls of math functions and float divisions that a loop computes the same
 // in every iteration become lets before it (or at the top of its body when they use only its
-// variable), where they cannot fault. Others: unchanged.
+// variable), where they cannot fault.
 ir::Stmt hoistInvariants(const ir::Stmt& body, LowerContext& ctx);
 
 // After lowering: thread-level buffers that nothing reads or writes are not declared.
@@ -75,9 +77,9 @@ void inferThreads(ir::Kernel& kernel, const Target& target);
 // reductions over a shared buffer of partials.
 ir::Stmt lowerThreadLevel(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
-// The CPU target: thread-level code as loops over the block's threads, split at barriers,
+// The cpu target: thread-level code as loops over the block's threads, split at barriers,
 // collectives and tile ops; what lives across a split and differs between threads gets one
-// entry per thread. Other targets: unchanged.
+// entry per thread.
 ir::Stmt serializeThreads(const ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
 
 // Chooses a layout for every fragment (ctx.layouts): gemm accumulators first, then along the
@@ -123,14 +125,16 @@ struct PassOptions {
     bool timePasses = false;
 };
 
-// The pass list. Lowers the kernel in place; false if a pass reported errors.
+// The pass list. Lowers the kernel in place; false if a pass reported errors. The kernel is Tile
+// IR with its thread count known (inferThreads ran: compile/Compile.cpp does both).
 bool lowerKernel(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags, const PassOptions& options,
                  std::ostream& dumps);
 
 // Names of the passes, for --print-after validation and --help.
 const std::vector<std::string>& passNames();
 
-// For --emit=layouts: the layouts inference chose, one line per fragment.
+// For --emit=layouts: the layouts inference chose, one line per fragment (of Tile IR whose
+// thread count is known, as lowerKernel takes it).
 std::string describeLayouts(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags);
 
 } // namespace tlc

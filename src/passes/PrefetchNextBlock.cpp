@@ -99,7 +99,7 @@ private:
 Stmt prefetchNextBlock(const Kernel& kernel, const Stmt& body, LowerContext& ctx) {
     // The launcher's innermost grid loop moves the index whose next value is the next block's.
     const size_t inner = size_t(kernel.cpuInnerBlockDim);
-    if (ctx.target.backend != Backend::Cpu || inner >= kernel.blockVars.size()) return body;
+    if (inner >= kernel.blockVars.size()) return body;
     const VarPtr& bx = kernel.blockVars[inner];
     return Prefetch(bx.get(), bx, ctx).mutate(body);
 }

@@ -194,7 +194,6 @@ private:
 } // namespace
 
 Stmt readTilesInPlace(const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     return ReadInPlace(body, ctx).mutate(body);
 }
 

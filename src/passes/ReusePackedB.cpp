@@ -66,7 +66,6 @@ private:
 } // namespace
 
 Stmt reusePackedB(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu) return body;
     // Stores and tile ops are the only writes: call_extern takes scalars, not pointers.
     Candidates found(writtenTensors(body));
     found.visit(body);

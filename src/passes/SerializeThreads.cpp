@@ -218,7 +218,7 @@ private:
 } // namespace
 
 Stmt serializeThreads(const Kernel& kernel, const Stmt& body, LowerContext& ctx) {
-    if (ctx.target.backend != Backend::Cpu || kernel.threads <= 1 || !uses(body, ctx.threadIndex.get())) return body;
+    if (kernel.threads <= 1 || !uses(body, ctx.threadIndex.get())) return body;
     return Serializer(ctx, kernel.threads).run(body);
 }
 
