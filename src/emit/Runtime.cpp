@@ -184,23 +184,32 @@ std::vector<std::string> callArguments(std::string_view text, size_t open, size_
     throw std::logic_error(fmt::format("spelling: unbalanced call `{}`", text.substr(open)));
 }
 
-// `text` with every identifier that is one of `params` replaced by the matching argument.
-std::string substitute(std::string_view text, const std::vector<std::string>& params,
-                       const std::vector<std::string>& args) {
+// `text` with each identifier (a run of letters, digits and '_') replaced by what `replace`
+// returns for it; `replace(word, next)` may also take the text after the word, moving `next`
+// (where the rest of the text resumes, first just past the word).
+template <typename Replace>
+std::string mapWords(std::string_view text, Replace replace) {
     std::string out;
     for (size_t i = 0; i < text.size();) {
         if (!identifierChar(text[i])) {
             out += text[i++];
             continue;
         }
-        size_t j = i;
-        while (j < text.size() && identifierChar(text[j])) ++j;
-        std::string_view word = text.substr(i, j - i);
-        auto p = std::find(params.begin(), params.end(), word);
-        out += p == params.end() ? std::string(word) : args[size_t(p - params.begin())];
-        i = j;
+        size_t next = i;
+        while (next < text.size() && identifierChar(text[next])) ++next;
+        out += replace(text.substr(i, next - i), next);
+        i = next;
     }
     return out;
+}
+
+// `text` with every identifier that is one of `params` replaced by the matching argument.
+std::string substitute(std::string_view text, const std::vector<std::string>& params,
+                       const std::vector<std::string>& args) {
+    return mapWords(text, [&](std::string_view word, size_t&) {
+        auto p = std::find(params.begin(), params.end(), word);
+        return p == params.end() ? std::string(word) : args[size_t(p - params.begin())];
+    });
 }
 
 struct SpellingRow {
@@ -279,27 +288,13 @@ std::string spell(std::string_view column, std::string_view row, const std::vect
 }
 
 std::string spellCalls(const std::string& text, std::string_view column) {
-    std::string out;
-    for (size_t i = 0; i < text.size();) {
-        if (!identifierChar(text[i])) {
-            out += text[i++];
-            continue;
-        }
-        size_t j = i;
-        while (j < text.size() && identifierChar(text[j])) ++j;
-        std::string_view word = std::string_view(text).substr(i, j - i);
-        if (!findSpellingRow(word) || j >= text.size() || text[j] != '(') {
-            out.append(word);
-            i = j;
-            continue;
-        }
+    return mapWords(text, [&](std::string_view word, size_t& next) {
+        if (!findSpellingRow(word) || next >= text.size() || text[next] != '(') return std::string(word);
         if (column.empty()) throw std::logic_error(fmt::format("spelling: {} outside the GPU backends", word));
-        size_t end = 0;
-        std::vector<std::string> args = callArguments(text, j, end);
-        out += spell(column, word, args);
-        i = end;
-    }
-    return out;
+        const size_t open = next;
+        std::vector<std::string> args = callArguments(text, open, next);  // next: past the ')'
+        return spell(column, word, args);
+    });
 }
 
 void RuntimeNeeds::add(std::string_view file, std::string_view section) {
