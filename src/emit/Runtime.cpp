@@ -232,7 +232,7 @@ const SpellingTable& spellingTable() {
         for (const auto& [name, content] : runtimeFiles())
             if (name == kFile) text = &content;
         if (!text) throw std::logic_error("no runtime header tl_gpu_spelling.h");
-        std::string logical;  // a line with its continuations, whitespace runs as one space
+        std::string logical;  // a line with its continuation lines, joined by one space
         auto row = [&](std::string_view line) {
             if (!startsWith(line, "#define ")) return;
             line.remove_prefix(8);
