@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 
 namespace tlc::codegen {
 
@@ -800,6 +801,12 @@ void CEmitter::emitAllocate(const Allocate* a) {
         emitSharedOrLocal(a);
     }
     emitStmt(a->body);
+}
+
+void CEmitter::needSection(std::string_view section) const {
+    const RuntimeSection* s = findBackendSection(runtimePrefixes(), section);
+    if (!s) throw std::logic_error(fmt::format("no runtime section {} for {}", section, target_.name));
+    need(s->file, s->name);
 }
 
 std::optional<std::string> CEmitter::instructionHelperCall(const Call* c, const std::vector<std::string>& args) const {

@@ -127,9 +127,9 @@ protected:
     // Writes the loop in another form (the cpu's explicit vectors) and returns true, or false.
     virtual bool emitOtherForm(const ir::For*) { return false; }
     virtual std::string printfName() const = 0;
-    virtual std::string runtimeFile() const = 0;  // tl_cuda.h / tl_hip.h / tl_cpu.h
-    // The runtime file that holds `section` for this backend: its own, or one it shares.
-    virtual std::string runtimeFileOf(std::string_view) const { return runtimeFile(); }
+    // The backend's runtime files, by name prefix (Runtime.h, findBackendSection): {"tl_cpu"}, or
+    // {"tl_cuda", "tl_gpu"}: tl_cuda.h, tl_cuda_mma.h, ..., tl_gpu.h.
+    virtual std::vector<std::string> runtimePrefixes() const = 0;
     virtual std::string restrictQualifier() const { return "__restrict__"; }
     // In a part's launcher, when it is only checking: what launching would check besides
     // emitLaunchChecks (the GPU backends build the tensor maps, which check TMA's rules).
@@ -148,7 +148,7 @@ protected:
     std::string roleName(ir::VarRole role) const;
     static const void* roleOwner(ir::VarRole role);
     void need(std::string_view file, std::string_view section) const { needs_.add(file, section); }
-    void needSection(std::string_view section) const { need(runtimeFileOf(section), section); }
+    void needSection(std::string_view section) const;  // the backend's section of that name
     void include(std::string header) const { includes_.insert(std::move(header)); }
 
     void emitStmt(const ir::Stmt& s);

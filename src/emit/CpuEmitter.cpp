@@ -80,7 +80,7 @@ protected:
         return std::string("tl::") + section;
     }
     std::string kernelSuffix() const override { return "_block"; }
-    std::string runtimeFile() const override { return "tl_cpu.h"; }
+    std::vector<std::string> runtimePrefixes() const override { return {"tl_cpu"}; }
     std::string errorType() const override { return "int"; }
     std::string successValue() const override { return "tl::cpu_success"; }
     std::string invalidValue() const override { return "tl::cpu_error_invalid_value"; }
@@ -96,7 +96,7 @@ protected:
         if (k.threads != 1)
             throw EmitError(fmt::format("emit: kernel {} has {} threads per block; the cpu target runs one", k.name,
                                         k.threads));
-        need("tl_cpu.h", "status");
+        needSection("status");
         if (k.gridExtents.empty() || k.gridExtents.size() > 3)
             throw EmitError(fmt::format("emit: kernel {} has {} grid extents (1 to 3)", k.name, k.gridExtents.size()));
         // The large buffers, allocated by the launcher.
@@ -141,7 +141,7 @@ protected:
     }
 
     void emitLaunch(const Kernel& k, const LauncherSignature& sig) override {
-        need("tl_cpu.h", "status");
+        needSection("status");
         if (!target_.cpuIsa.cpuid.empty()) {
             // Before any kernel code runs: an illegal instruction would end the caller's process.
             const auto& features = target_.cpuIsa.cpuid;
@@ -156,7 +156,7 @@ protected:
             line("}");
         }
         for (const auto& state : target_.cpuIsa.osPermissions) {  // "xtiledata": the only one known
-            need("tl_cpu.h", state);
+            needSection(state);
             line(fmt::format("// {}: the OS hands out this state only on request.", state));
             line(fmt::format("if (!tl::request_{}()) return tl::cpu_error_unsupported_cpu;", state));
         }
@@ -233,22 +233,22 @@ protected:
             {"store_row", 4}, {"store_line", 3}, {"streams", 1}, {"store_fence", 1}, {"line_head", 2}};
         if (auto helper = streaming.find(n); helper != streaming.end()) {
             arity(helper->second);
-            need("tl_cpu.h", "streaming_stores");
+            needSection("streaming_stores");
             return fmt::format("tl::{}({})", n, fmt::join(args, ", "));
         }
         if (n == "load_f32x16") {  // (&fragment[..]): 16 floats as a tl::f32x16 (VectorLoop.h)
             arity(1);
-            need("tl_cpu.h", "f32x16");
+            needSection("f32x16");
             return fmt::format("tl::load_f32x16({})", args[0]);
         }
         if (n == "prefetch") {  // (&tensor[..]): a hint, no value changes
             arity(1);
-            need("tl_cpu.h", "prefetch");
+            needSection("prefetch");
             return fmt::format("tl::prefetch({})", args[0]);
         }
         if (n == "dp4a") {
             arity(3);
-            need("tl_cpu.h", "dp4a");
+            needSection("dp4a");
             return fmt::format("tl::dp4a({}, {}, {})", args[0], args[1], args[2]);
         }
         DType t = c->dtype;
@@ -268,14 +268,14 @@ protected:
         // The fast variants are the plain functions on the CPU.
         std::string base = n.rfind("fast_", 0) == 0 ? n.substr(5) : n;
         if ((base == "exp" || base == "exp2") && t == DType::F32) {  // vectorisable forms
-            need("tl_cpu.h", "math");
+            needSection("math");
             return fmt::format("tl::{}({})", base, args[0]);
         }
         static const char* plain[] = {"exp", "exp2", "log", "log2", "sqrt", "abs", "tanh", "erf"};
         for (const char* p : plain)
             if (base == p) return fmt::format("std::{}({})", p, args[0]);
         if (base == "rsqrt" || base == "sigmoid") {
-            need("tl_cpu.h", "math");
+            needSection("math");
             return fmt::format("tl::{}({})", base, args[0]);
         }
         throw EmitError("emit: unknown function '" + n + "'");
@@ -284,7 +284,7 @@ protected:
     std::string minMaxText(const Binary* b, const std::string& x, const std::string& y) override {
         bool isMin = b->op == BinaryOp::Min;
         if (isFloat(b->dtype)) {  // tl::fmax/fmin: selects, which vectorise
-            need("tl_cpu.h", "math");
+            needSection("math");
             return fmt::format("tl::{}({}, {})", isMin ? "fmin" : "fmax", x, y);
         }
         include("<algorithm>");
@@ -318,7 +318,7 @@ protected:
     void emitAtomicAdd(const Store* s, const std::string& target, const std::string& value) override {
         DType t = s->buffer->dtype;
         if (isFloat(t) && dtypeBits(t) < 32) {
-            need("tl_cpu.h", "narrow_atomic_add");
+            needSection("narrow_atomic_add");
             line(fmt::format("tl::atomic_add_narrow(&{}, {});", target, value));
             return;
         }
@@ -327,7 +327,7 @@ protected:
     }
 
     void emitAtomicMinMax(const Store*, const std::string& target, const std::string& value, bool max) override {
-        need("tl_cpu.h", "atomic_minmax");
+        needSection("atomic_minmax");
         line(fmt::format("tl::atomic_{}(&{}, {});", max ? "max" : "min", target, value));
     }
 
@@ -336,7 +336,7 @@ protected:
     bool emitOtherForm(const For* f) override {
         std::optional<std::vector<VectorStmt>> form = vectorLoopForm(f);
         if (!form) return false;
-        need("tl_cpu.h", "f32x16");
+        needSection("f32x16");
         line(fmt::format("#if defined(TL_CPU_F32X16)  // the {} lanes as one vector", kVectorLanes));
         line("{");
         out_->indent();

@@ -141,7 +141,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
     std::set<DType> paramTypes;
     for (const auto& k : kernels)
         for (const auto& p : k.params) paramTypes.insert(p.dtype);
-    RuntimeNeeds headerNeeds;
+    RuntimeNeeds headerNeeds(emitter->runtimeNeeds().spelling());
     emitter->headerRuntime(paramTypes, headerNeeds);
 
     EmitResult result;

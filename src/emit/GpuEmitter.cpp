@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace tlc::codegen {
 
 using namespace ir;
@@ -54,6 +57,51 @@ const char* tensorMapType(DType t) {
 }
 
 } // namespace
+
+GpuEmitter::GpuEmitter(const Target& target, const EmitOptions& options, const GpuToolkit& kit)
+    : CEmitter(target, options), kit_(kit) {
+    needs_ = RuntimeNeeds(kit.api);
+}
+
+std::string GpuEmitter::spelled(std::string_view row, const std::vector<std::string>& args) const {
+    return spell(kit_.api, row, args);
+}
+
+const GpuToolkit::SmallType* GpuEmitter::smallType(DType t) const {
+    for (const auto& s : kit_.smallTypes)
+        if (s.type == t) return &s;
+    return nullptr;
+}
+
+std::vector<std::string> GpuEmitter::headerIncludes(const std::set<DType>& types) const {
+    std::vector<std::string> out = {"<cstdint>", kit_.headerApi};
+    for (const auto& s : kit_.smallTypes)
+        if (s.header && types.count(s.type) && std::find(out.begin(), out.end(), s.header) == out.end())
+            out.push_back(s.header);
+    return out;
+}
+
+void GpuEmitter::headerRuntime(const std::set<DType>& types, RuntimeNeeds& needs) const {
+    for (const auto& s : kit_.smallTypes)
+        if (s.section && types.count(s.type)) needs.add("tl_types.h", s.section);
+}
+
+std::vector<std::string> GpuEmitter::sourceIncludes() const {
+    // The source's API header (HIP: the device API) first, in place of the header's.
+    std::vector<std::string> out;
+    if (kit_.sourceApi != kit_.headerApi) out.push_back(kit_.sourceApi);
+    for (const auto& h : headerIncludes(usedTypes_))
+        if (h != kit_.headerApi || kit_.sourceApi == kit_.headerApi) out.push_back(h);
+    out.insert(out.end(), includes_.begin(), includes_.end());
+    return out;
+}
+
+std::string GpuEmitter::lowPrecisionType(DType t) const {
+    const GpuToolkit::SmallType* s = smallType(t);
+    if (!s) return "float";
+    if (s->section) need("tl_types.h", s->section);
+    return s->name;
+}
 
 // Builds each tensor map the kernel takes (tl::make_tensor_map_2d and tl::make_tensor_map<R>
 // check TMA's alignment and stride rules and return an error code instead of a map when they
@@ -155,7 +203,8 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     std::vector<std::string> blocks = gridExtentNames(k);
     if (sharedBytes_ > kStaticSharedLimit) {
         std::string status = names_.declare(nullptr, "attribute");
-        line(fmt::format("const {} {} = {};", errorType(), status, setDynamicSharedCall(sig.kernelName, sharedBytes_)));
+        line(fmt::format("const {} {} = {};", errorType(), status,
+                         spelled("TL_SET_MAX_DYNAMIC_SHARED", {sig.kernelName, std::to_string(sharedBytes_)})));
         line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
     }
     std::string grid = blocks[0];
@@ -169,11 +218,7 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     for (const auto& m : k.tensorMaps) args.push_back(*names_.lookup(m.map.get()));
     std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, sharedBytes_);
     for (const auto& l : wrapCall(head, args, ");", 4)) line(l);
-    line(fmt::format("return {}GetLastError();", apiPrefix()));
-}
-
-std::string GpuEmitter::runtimeFileOf(std::string_view section) const {
-    return findRuntimeSection(runtimeFile(), section) ? runtimeFile() : "tl_gpu.h";
+    line(fmt::format("return {}GetLastError();", kit_.api));
 }
 
 std::string GpuEmitter::roleValue(VarRole role) const {
@@ -193,25 +238,24 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         if (args.size() != count)
             throw EmitError(fmt::format("emit: {} takes {} argument(s), got {}", n, count, args.size()));
     };
-    if (n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx") {
-        arity(3);
-        return shuffle(n, args);
-    }
-    if (n == "sync_warp") {
-        arity(0);
-        return syncWarp();
-    }
+    // The calls of the spelling table: shfl_xor -> TL_SHFL_XOR(...).
+    auto row = [&](size_t count) {
+        arity(count);
+        std::string name = "TL_";
+        for (char ch : n) name += char(std::toupper(static_cast<unsigned char>(ch)));
+        return spelled(name, args);
+    };
+    if (n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx") return row(3);
+    if (n == "sync_warp") return row(0);
     if (n == "memory_fence") {
         arity(0);
         return "__threadfence()";
     }
-    if (n == "ballot" || n == "any" || n == "all") {
-        arity(1);
-        return vote(n, args[0]);
-    }
+    if (n == "ballot") return "uint64_t(" + row(1) + ")";  // u64 in the language: HIP's wavefronts have 64 lanes
+    if (n == "any" || n == "all") return "bool(" + row(1) + ")";
     if (n == "dp4a") {
         arity(3);
-        return dp4a(c->dtype, args);
+        return spelled(c->dtype == DType::U32 ? "TL_DP4A_U32" : "TL_DP4A_I32", args);
     }
     // warp_reduce_sum/max/min(value, width): the runtime's butterfly over `width` lanes.
     if (n.rfind("warp_reduce_", 0) == 0) {
@@ -252,7 +296,11 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         needSection("math");
         return "tl::sigmoid(" + args[0] + ")";
     }
-    if (n == "fast_tanh") return f32 ? fastTanh(args[0]) : "tanh(" + args[0] + ")";
+    if (n == "fast_tanh") {
+        if (!f32) return "tanh(" + args[0] + ")";
+        if (kit_.fastTanhSection) needSection(kit_.fastTanhSection);
+        return fmt::format("{}({})", kit_.fastTanh, args[0]);
+    }
     throw EmitError("emit: unknown function '" + n + "'");
 }
 
@@ -294,7 +342,7 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
 
 void GpuEmitter::emitAtomicAdd(const Store* s, const std::string& target, const std::string& value) {
     DType t = s->buffer->dtype;
-    if (nativeAtomicAdd(t)) {
+    if (std::find(kit_.atomicAdd.begin(), kit_.atomicAdd.end(), t) != kit_.atomicAdd.end()) {
         line(fmt::format("atomicAdd(&{}, {});", target, value));
     } else if (t == DType::I64) {
         line(fmt::format("atomicAdd(reinterpret_cast<unsigned long long*>(&{}), static_cast<unsigned long long>({}));",

@@ -89,7 +89,7 @@ std::string CEmitter::pythonBinding(const std::vector<Kernel>& kernels, const st
 
     // The runtime sections the binding's own code uses (expressions may need some), apart from
     // the source's.
-    RuntimeNeeds sourceNeeds;
+    RuntimeNeeds sourceNeeds(needs_.spelling());
     std::swap(sourceNeeds, needs_);
     need("tl_python.h", "arrays");
     CodeWriter functions;

@@ -134,6 +134,169 @@ const RuntimeSection* findRuntimeSection(std::string_view file, std::string_view
     return nullptr;
 }
 
+const RuntimeSection* findBackendSection(const std::vector<std::string>& prefixes, std::string_view name) {
+    const RuntimeSection* found = nullptr;
+    for (const auto& s : runtimeSections()) {
+        if (s.name != name) continue;
+        std::string_view file = s.file;
+        bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+            return file == p + ".h" || (startsWith(file, p + "_") && file.substr(file.size() - 2) == ".h");
+        });
+        if (!ours) continue;
+        if (found)
+            throw std::logic_error(fmt::format("runtime section {} is in {} and {}", name, found->file, s.file));
+        found = &s;
+    }
+    return found;
+}
+
+// ---- the spelling table (tl_gpu_spelling.h) ------------------------------------------------------
+
+namespace {
+
+bool identifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The arguments of the call whose '(' is at text[open], split at the commas outside brackets and
+// trimmed; `end` is set past its ')'. Quoted text is skipped whole.
+std::vector<std::string> callArguments(std::string_view text, size_t open, size_t& end) {
+    std::vector<std::string> args;
+    int depth = 0;
+    size_t start = open + 1;
+    for (size_t i = open; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '"' || c == '\'') {
+            for (++i; i < text.size() && text[i] != c; ++i)
+                if (text[i] == '\\') ++i;
+        } else if (c == '(' || c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (--depth == 0) {
+                std::string_view last = trim(text.substr(start, i - start));
+                if (!last.empty() || !args.empty()) args.emplace_back(last);
+                end = i + 1;
+                return args;
+            }
+        } else if (c == ',' && depth == 1) {
+            args.emplace_back(trim(text.substr(start, i - start)));
+            start = i + 1;
+        }
+    }
+    throw std::logic_error(fmt::format("spelling: unbalanced call `{}`", text.substr(open)));
+}
+
+// `text` with each identifier (a run of letters, digits and '_') replaced by what `replace`
+// returns for it; `replace(word, next)` may also take the text after the word, moving `next`
+// (where the rest of the text resumes, first just past the word).
+template <typename Replace>
+std::string mapWords(std::string_view text, Replace replace) {
+    std::string out;
+    for (size_t i = 0; i < text.size();) {
+        if (!identifierChar(text[i])) {
+            out += text[i++];
+            continue;
+        }
+        size_t next = i;
+        while (next < text.size() && identifierChar(text[next])) ++next;
+        out += replace(text.substr(i, next - i), next);
+        i = next;
+    }
+    return out;
+}
+
+// `text` with every identifier that is one of `params` replaced by the matching argument.
+std::string substitute(std::string_view text, const std::vector<std::string>& params,
+                       const std::vector<std::string>& args) {
+    return mapWords(text, [&](std::string_view word, size_t&) {
+        auto p = std::find(params.begin(), params.end(), word);
+        return p == params.end() ? std::string(word) : args[size_t(p - params.begin())];
+    });
+}
+
+struct SpellingRow {
+    std::string name;                    // TL_SHFL_XOR
+    std::vector<std::string> params;     // value, lane, width
+    std::vector<std::string> spellings;  // one per column
+};
+
+struct SpellingTable {
+    std::vector<std::string> columns;  // TL_SPELL's parameters: cuda, hip
+    std::vector<SpellingRow> rows;
+};
+
+// The `#define`s of tl_gpu_spelling.h: TL_SPELL's names the columns, every other is a row.
+const SpellingTable& spellingTable() {
+    static const SpellingTable table = [] {
+        constexpr std::string_view kFile = "tl_gpu_spelling.h";
+        SpellingTable t;
+        const std::string* text = nullptr;
+        for (const auto& [name, content] : runtimeFiles())
+            if (name == kFile) text = &content;
+        if (!text) throw std::logic_error("no runtime header tl_gpu_spelling.h");
+        std::string logical;  // a line with its continuation lines, joined by one space
+        auto row = [&](std::string_view line) {
+            if (!startsWith(line, "#define ")) return;
+            line.remove_prefix(8);
+            size_t open = line.find('(');
+            if (open == std::string_view::npos) throw std::logic_error(fmt::format("{}: `{}` takes no arguments", kFile, line));
+            SpellingRow r{std::string(line.substr(0, open)), {}, {}};
+            size_t end = 0;
+            r.params = callArguments(line, open, end);
+            std::string_view rest = trim(line.substr(end));
+            if (r.name == "TL_SPELL") {
+                t.columns = r.params;
+                return;
+            }
+            if (!startsWith(rest, "TL_SPELL(") || t.columns.empty())
+                throw std::logic_error(fmt::format("{}: {} is not TL_SPELL(...) after TL_SPELL's definition", kFile, r.name));
+            r.spellings = callArguments(rest, 8, end);
+            if (r.spellings.size() != t.columns.size() || end != rest.size())
+                throw std::logic_error(fmt::format("{}: {} has not one spelling a column", kFile, r.name));
+            t.rows.push_back(std::move(r));
+        };
+        for (size_t pos = 0; pos < text->size();) {
+            size_t eol = text->find('\n', pos);
+            if (eol == std::string::npos) eol = text->size();
+            std::string_view line = trim(std::string_view(*text).substr(pos, eol - pos));
+            pos = eol + 1;
+            bool continued = !line.empty() && line.back() == '\\';
+            if (continued) line = trim(line.substr(0, line.size() - 1));
+            logical += (logical.empty() || line.empty() ? "" : " ") + std::string(line);
+            if (continued) continue;
+            row(logical);
+            logical.clear();
+        }
+        return t;
+    }();
+    return table;
+}
+
+const SpellingRow* findSpellingRow(std::string_view name) {
+    for (const auto& r : spellingTable().rows)
+        if (r.name == name) return &r;
+    return nullptr;
+}
+
+} // namespace
+
+std::string spell(std::string_view column, std::string_view row, const std::vector<std::string>& args) {
+    const SpellingTable& t = spellingTable();
+    const SpellingRow* r = findSpellingRow(row);
+    auto c = std::find(t.columns.begin(), t.columns.end(), column);
+    if (!r || c == t.columns.end() || args.size() != r->params.size())
+        throw std::logic_error(fmt::format("spelling: no row {} of {} argument(s) in column '{}'", row, args.size(), column));
+    return substitute(r->spellings[size_t(c - t.columns.begin())], r->params, args);
+}
+
+std::string spellCalls(const std::string& text, std::string_view column) {
+    return mapWords(text, [&](std::string_view word, size_t& next) {
+        if (!findSpellingRow(word) || next >= text.size() || text[next] != '(') return std::string(word);
+        if (column.empty()) throw std::logic_error(fmt::format("spelling: {} outside the GPU backends", word));
+        const size_t open = next;
+        std::vector<std::string> args = callArguments(text, open, next);  // next: past the ')'
+        return spell(column, word, args);
+    });
+}
+
 void RuntimeNeeds::add(std::string_view file, std::string_view section) {
     if (!findRuntimeSection(file, section))
         throw std::logic_error(fmt::format("no runtime section {}:{}", file, section));
@@ -180,7 +343,7 @@ std::string RuntimeNeeds::render(const RuntimeNeeds* already) const {
     for (const RuntimeSection* s : rendered(already)) {
         std::string guard = guardName(*s);
         out += fmt::format("// ---- tlc runtime: {}, {} ----\n#ifndef {}\n#define {}\n{}#endif\n", s->file, s->name,
-                           guard, guard, s->text);
+                           guard, guard, spellCalls(s->text, spelling_));
     }
     return out;
 }

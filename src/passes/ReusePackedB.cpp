@@ -1,5 +1,5 @@
 // B's packed tiles reused across blocks (cpu targets). The cpu gemm packs B's tile into panels
-// on every call (tl_cpu.h, cpu_gemm), and a block packs every k-step's tile: the blocks of one
+// on every call (tl_cpu_gemm*.h, cpu_gemm), and a block packs every k-step's tile: the blocks of one
 // column of C pack the same tiles again, each from memory, which cost a fifth of a bf16 gemm's
 // time (bench/RESULTS.md). Where a gemm reads its B tile in place from a tensor (forward-copies
 // made it so) that the kernel never writes, and the tile does not move with one of the block

@@ -17,9 +17,10 @@ With --unit-tests PATH it first asks the unit-test binary to write the emitter's
 sample kernels (tests/unit/test_emit_kernels.h) for every target, checks those, and then
   * builds tests/emit/cpu_run.cpp against the cpu samples and runs it (results compared with
     plain C++ references), once plain and once with -fsanitize=address,undefined;
-  * compiles the runtime headers on their own (tl_cuda.h and the tl_gpu.h it includes with
-    nvcc, tl_hip.h and tl_gpu.h with hipcc,
-    tl_cpu.h with g++), and runs tests/emit/check_types.cpp, which compares tl_types.h's
+  * compiles every runtime header on its own, one translation unit each (tl_cuda*.h with nvcc,
+    tl_hip*.h with hipcc, tl_gpu*.h with both, tl_cpu*.h with g++, tl_common.h and tl_types.h
+    with all three, the host-only tl_cuda_tma_host.h with g++ too: runtime_compilers), and runs
+    tests/emit/check_types.cpp, which compares tl_types.h's
     f16/bf16/fp8 conversions with the CUDA toolkit's host conversions.
 
 With --tlc PATH and --tl FILE_OR_DIR (repeatable), it first runs tlc on those .tl files for
@@ -448,30 +449,51 @@ def check_cpu_samples(ck: Checker, directory: Path, work: Path):
             ck.run("cpu run test: run with sanitizers", [str(san)], env=env)
 
 
+def runtime_compilers(header: str):
+    """Which compilers a runtime header is checked with on its own: those of the outputs that carry
+    its sections (tl_cuda*.h: nvcc; tl_hip*.h: hipcc; tl_gpu*.h: both; tl_cpu*.h: g++; tl_common.h
+    and tl_types.h: all three), and g++ for the host-only tl_cuda_tma_host.h. tl_python.h, which
+    needs pybind11, is compiled by the bindings' tests (tests/python/)."""
+    if header == "tl_python.h":
+        return []
+    if header in ("tl_common.h", "tl_types.h"):
+        return ["nvcc", "hipcc", "g++"]
+    if header == "tl_cuda_tma_host.h":
+        return ["nvcc", "g++"]
+    for prefix, compilers in (("tl_cuda", ["nvcc"]), ("tl_hip", ["hipcc"]), ("tl_gpu", ["nvcc", "hipcc"]),
+                              ("tl_cpu", ["g++"])):
+        if header == f"{prefix}.h" or header.startswith(f"{prefix}_"):
+            return compilers
+    sys.exit(f"compile_check.py: no compiler known for runtime header {header} (runtime_compilers)")
+
+
 def check_runtime_headers(ck: Checker, work: Path):
+    """Every runtime header compiles on its own (one translation unit each, nothing before it)
+    with each compiler of runtime_compilers, warning-free; then tests/emit/check_types.cpp."""
     jobs = []
     rt = work / "runtime"
     rt.mkdir(parents=True, exist_ok=True)
-    (rt / "cuda.cu").write_text('#include "tl_cuda.h"\n#include "tl_types.h"\n')
-    (rt / "hip.hip").write_text('#include "tl_hip.h"\n#include "tl_types.h"\n')
-    (rt / "cpu.cpp").write_text('#include "tl_cpu.h"\n#include "tl_types.h"\n')
-    if have(NVCC):
-        jobs.append(("runtime: tl_cuda.h with nvcc", [NVCC, "-std=c++17", "-arch=sm_80", "-Xcompiler", "-Wall,-Werror",
-                                                      "-Werror", "all-warnings", "-I", str(RUNTIME), "-c",
-                                                      str(rt / "cuda.cu"), "-o", str(rt / "cuda.o")], None))
+    suffix = {"nvcc": ".cu", "hipcc": ".hip", "g++": ".cpp"}
+    flags = {"nvcc": [NVCC, "-std=c++17", "-arch=sm_80", "-Xcompiler", "-Wall,-Werror", "-Werror", "all-warnings"],
+             "hipcc": [HIPCC, "-std=c++17", "--offload-arch=gfx90a", "-Wall", "-Werror"],
+             "g++": [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-I", str(CUDA_HOME / "include")]}
+    available = {"nvcc": have(NVCC), "hipcc": have(HIPCC), "g++": True}
+    if not available["nvcc"]:
+        ck.skip(f"CUDA checks ({NVCC} not found)")
+    if not available["hipcc"]:
+        ck.skip("HIP checks (hipcc not found)")
+    for header in sorted(h.name for h in RUNTIME.glob("*.h")):
+        for compiler in runtime_compilers(header):
+            if not available[compiler]:
+                continue
+            unit = rt / (Path(header).stem + suffix[compiler])
+            unit.write_text(f'#include "{header}"\n')
+            jobs.append((f"runtime: {header} with {compiler}",
+                         flags[compiler] + ["-I", str(RUNTIME), "-c", str(unit), "-o", str(unit) + ".o"], None))
+    if available["nvcc"]:
         jobs.append(("runtime: check_types build", [CXX, "-std=c++17", "-O2", "-Wall", "-Werror", "-I",
                                                     str(CUDA_HOME / "include"), "-I", str(RUNTIME),
                                                     str(HERE / "check_types.cpp"), "-o", str(rt / "check_types")], None))
-    else:
-        ck.skip(f"CUDA checks ({NVCC} not found)")
-    if have(HIPCC):
-        jobs.append(("runtime: tl_hip.h with hipcc", [HIPCC, "-std=c++17", "--offload-arch=gfx90a", "-Wall", "-Werror",
-                                                      "-I", str(RUNTIME), "-c", str(rt / "hip.hip"), "-o",
-                                                      str(rt / "hip.o")], None))
-    else:
-        ck.skip("HIP checks (hipcc not found)")
-    jobs.append(("runtime: tl_cpu.h with g++", [CXX, "-std=c++17", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-I",
-                                                str(RUNTIME), "-c", str(rt / "cpu.cpp"), "-o", str(rt / "cpu.o")], None))
     ok = ck.parallel(jobs)
     if ok.get("runtime: check_types build"):
         ck.run("runtime: tl_types.h conversions match CUDA's", [str(rt / "check_types")])

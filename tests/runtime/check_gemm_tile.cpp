@@ -1,4 +1,4 @@
-// tl::gemm_tile (tl_cpu.h, section gemm) against a double-precision reference on random
+// tl::gemm_tile (tl_cpu_gemm.h, section gemm) against a double-precision reference on random
 // inputs: every transpose form, f32/bf16/f16 inputs (and i8 -> i32, exactly), tile shapes that do and do not divide the
 // register blocks (rows 12/6, columns 32/16 on AVX-512/AVX2), row strides wider than the tile,
 // and accumulation into a C that is not zero; partial tiles (`rows`: C's rows past it untouched). Built four times (tests/CMakeLists.txt): plain
@@ -7,7 +7,8 @@
 // (bf16 through tdpbf16ps): -march=sapphirerapids, and over emulated tiles (TLC_AMX_EMULATE) on
 // any AVX-512 CPU; a build whose instructions the machine lacks exits 77, which CTest reports as
 // skipped.
-#include "tl_cpu.h"
+#include "tl_cpu.h"  // request_xtiledata
+#include "tl_cpu_gemm.h"
 
 #include <cmath>
 #include <cstdio>
@@ -43,7 +44,7 @@ struct ViaGemmTile {
 #if defined(TLC_AMX_EMULATE)
 // AMX's tile instructions as the ISA reference describes them (ldtilecfg, tileloadd,
 // tilestored, tdpbf16ps: each pair's products added in f32 one after the other, bf16 inputs
-// that are subnormal read as zero), so that tl_cpu.h's AMX form (cpu_gemm::gemm_amx) runs on
+// that are subnormal read as zero), so that tl_cpu_gemm_amx.h's AMX form (cpu_gemm::gemm_amx) runs on
 // CPUs without AMX. What this cannot check is the hardware itself: the cpu-amx form of this test
 // (-march=sapphirerapids) does, where such a CPU runs it.
 struct EmulatedTiles {

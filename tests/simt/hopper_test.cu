@@ -1,4 +1,4 @@
-// Checks the Hopper helpers of tl_cuda.h (sections mbarrier, tma, tma_host, wgmma, setmaxnreg)
+// Checks the Hopper helpers (tl_cuda_mbarrier.h, tl_cuda_tma.h, tl_cuda_tma_host.h, tl_cuda_wgmma.h)
 // that the sm_90 lowering combines: TMA loads tiles of a global matrix into swizzled shared
 // memory and completes an mbarrier; wgmma reads the same tiles through shared-memory
 // descriptors. So the swizzle TMA applies and the one the descriptors describe must agree, for
@@ -9,9 +9,9 @@
 // Built two ways, like instructions_test.cu:
 //  * as C++ against the SIMT simulator's stand-in headers (tests/simt/include): CTest simt-hopper
 //    runs it and so checks the simulator's emulation of the helpers (the host helper
-//    tl::make_tensor_map_2d is the real section, extracted from tl_cuda.h, against the stand-in
+//    tl::make_tensor_map_2d is the real header, tl_cuda_tma_host.h, against the stand-in
 //    cuTensorMapEncodeTiled);
-//  * by nvcc for sm_90a against the real tl_cuda.h (CTest ptx-instructions-sm90): every helper
+//  * by nvcc for sm_90a against the real headers (CTest ptx-instructions-sm90): every helper
 //    compiles warning-free and its instruction appears in the PTX; on a machine with an sm_90
 //    GPU the same binary runs the same checks on the hardware.
 #include <cuda_runtime.h>
@@ -19,10 +19,10 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #ifdef __CUDACC__
-#include "tl_cuda.h"
-#else
-#include "tl_cuda_tma_host.h"  // the real host section (tests/run/CMakeLists.txt extracts it)
+#include "tl_cuda_tma.h"
+#include "tl_cuda_wgmma.h"
 #endif
+#include "tl_cuda_tma_host.h"  // host code: also against the simulator's stand-in driver
 
 #include <cmath>
 #include <cstdint>

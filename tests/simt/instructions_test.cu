@@ -1,4 +1,4 @@
-// Checks the warp-wide instruction helpers of tl_cuda.h (sections ldmatrix and mma) that the
+// Checks the warp-wide instruction helpers of tl_cuda_mma.h (sections ldmatrix and mma) that the
 // tensor-core gemm lowering combines: ldmatrix loads 8x8 tiles from shared memory into the
 // registers of the mma fragments, so the register layout of ldmatrix and the fragment layouts
 // of mma.sync must agree for every way the operands are stored. One warp, random inputs,
@@ -8,7 +8,7 @@
 //  * as C++ against the SIMT simulator's stand-in headers (tests/simt/include): CTest
 //    simt-instructions runs it and so checks the simulator's emulation of the helpers, which the
 //    run layer (run-*-sm80) relies on;
-//  * by nvcc against the real tl_cuda.h (CTest ptx-instructions-sm80 / -sm89): every helper
+//  * by nvcc against the real tl_cuda_mma.h (CTest ptx-instructions-sm80 / -sm89): every helper
 //    compiles warning-free and its instruction appears in the PTX; on a machine with a GPU the
 //    same binary runs the same checks on the hardware (fp8 needs sm_89).
 #include <cuda_runtime.h>
@@ -16,7 +16,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #ifdef __CUDACC__
-#include "tl_cuda.h"
+#include "tl_cuda_mma.h"
 #endif
 
 #include <cmath>

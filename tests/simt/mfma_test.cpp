@@ -1,4 +1,4 @@
-// Checks the MFMA helpers of tl_hip.h (sections mfma, mfma_i8_cdna2/3, mfma_fp8) that the
+// Checks the MFMA helpers of tl_hip_mfma.h (sections mfma, mfma_i8_cdna2/3, mfma_fp8) that the
 // gfx90a / gfx942 gemm lowering calls: one 64-lane wave loads random 16 x K and K x 16 tiles in
 // the instructions' register layout (written out here from the AMD matrix instruction
 // calculator, independently of the lowering), runs each helper once and compares D = A B + C
@@ -16,14 +16,13 @@
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 
+#include "tl_hip_mfma.h"
 #ifdef __HIP__
-#include "tl_hip.h"
 #include "tl_types.h"
 #else
-// The sections emitted code would carry (the whole headers clash with the stand-ins' types).
+// The sections emitted code would carry (the whole header clashes with the stand-ins' types).
 #include "tl_common.h"
 #include "tl_types_fp8.h"  // tl_types.h: small_float, fp8_e4m3, fp8_e5m2
-#include "tl_hip_mfma.h"   // tl_hip.h: mfma, mfma_i8_cdna2, mfma_i8_cdna3, mfma_fp8
 #endif
 
 #include <cmath>
@@ -190,7 +189,7 @@ template <typename Form> void randomCase(const std::string& what, uint32_t seed,
 #if TLC_CDNA3_FORMS
 // fp8 codes the conversion must map: -0 (0x80) everywhere in row 0 of A (FNUZ's NaN if passed
 // through), a NaN in A[3][5] (row 3 of D is NaN), and for e5m2 an infinity in B[2][7] (column 7
-// of D is NaN: FNUZ has no infinity; documented in tl_hip.h).
+// of D is NaN: FNUZ has no infinity; documented in tl_hip_mfma.h).
 template <typename TA, typename TB> void specialCodes(const std::string& what, uint32_t seed) {
     using Form = Fp8<TA, TB>;
     std::mt19937 gen(seed);

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 
 using namespace tlc;
@@ -49,7 +50,12 @@ TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
     using namespace tlc::codegen;
     std::vector<std::string> files;
     for (const auto& f : runtimeFiles()) files.push_back(f.first);
-    CHECK(files == std::vector<std::string>{"tl_common.h", "tl_cpu.h", "tl_cuda.h", "tl_gpu.h", "tl_hip.h", "tl_python.h", "tl_types.h"});
+    CHECK(files == std::vector<std::string>{"tl_common.h", "tl_cpu.h", "tl_cpu_gemm.h", "tl_cpu_gemm_amx.h",
+                                            "tl_cpu_gemm_common.h", "tl_cpu_gemm_dot.h", "tl_cpu_gemm_fma.h",
+                                            "tl_cuda.h", "tl_cuda_async.h", "tl_cuda_mbarrier.h", "tl_cuda_mma.h",
+                                            "tl_cuda_tma.h", "tl_cuda_tma_host.h", "tl_cuda_wgmma.h", "tl_gpu.h",
+                                            "tl_gpu_spelling.h", "tl_hip.h", "tl_hip_mfma.h", "tl_python.h",
+                                            "tl_types.h"});
     CHECK(findRuntimeSection("tl_gpu.h", "vector_moves") != nullptr);
     CHECK(findRuntimeSection("tl_types.h", "half") != nullptr);
     for (const auto& s : runtimeSections()) {
@@ -70,6 +76,48 @@ TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
     std::string rest = more.render(&needs);
     CHECK_HAS(rest, "struct bfloat16");
     CHECK_HAS_NOT(rest, "encode_float");  // already rendered by `needs`
+}
+
+TEST_CASE("emit: a backend finds its sections by name among its runtime files") {
+    using namespace tlc::codegen;
+    // Section names are unique among each backend's files (findBackendSection throws otherwise).
+    const std::vector<std::vector<std::string>> backends = {{"tl_cuda", "tl_gpu"}, {"tl_hip", "tl_gpu"}, {"tl_cpu"}};
+    for (const auto& prefixes : backends)
+        for (const auto& s : runtimeSections()) CHECK_NOTHROW((void)findBackendSection(prefixes, s.name));
+    const RuntimeSection* mma = findBackendSection({"tl_cuda", "tl_gpu"}, "mma");
+    REQUIRE(mma != nullptr);
+    CHECK(mma->file == "tl_cuda_mma.h");
+    CHECK(findBackendSection({"tl_cuda", "tl_gpu"}, "warp")->file == "tl_gpu.h");
+    CHECK(findBackendSection({"tl_hip", "tl_gpu"}, "mfma_fp8")->file == "tl_hip_mfma.h");
+    CHECK(findBackendSection({"tl_cpu"}, "gemm")->file == "tl_cpu_gemm.h");
+    CHECK(findBackendSection({"tl_cpu"}, "math")->file == "tl_cpu.h");
+    CHECK(findBackendSection({"tl_hip", "tl_gpu"}, "mma") == nullptr);
+    CHECK(findBackendSection({"tl_cpu"}, "warp") == nullptr);
+}
+
+TEST_CASE("emit: the spelling table spells CUDA's and HIP's calls, in emitted code and in sections") {
+    using namespace tlc::codegen;
+    CHECK(spell("cuda", "TL_SHFL_XOR", {"v", "offset", "Width"}) == "__shfl_xor_sync(0xffffffffu, v, offset, Width)");
+    CHECK(spell("hip", "TL_SHFL_XOR", {"v", "offset", "Width"}) == "__shfl_xor(v, offset, Width)");
+    CHECK(spell("hip", "TL_SYNC_WARP", {}) == "__builtin_amdgcn_wave_barrier()");
+    // Arguments replace whole parameters only; a row's continuation lines read as one.
+    CHECK(spell("hip", "TL_SET_MAX_DYNAMIC_SHARED", {"k_kernel", "65536"}) ==
+          "hipFuncSetAttribute(reinterpret_cast<const void*>(&k_kernel), hipFuncAttributeMaxDynamicSharedMemorySize, "
+          "65536)");
+    CHECK_THROWS_AS((void)spell("cuda", "TL_SHFL_XOR", {"v"}), std::logic_error);
+    CHECK_THROWS_AS((void)spell("opencl", "TL_TRAP", {}), std::logic_error);
+    // A call in a section, nested parentheses and commas in its arguments.
+    CHECK(spellCalls("x = TL_SHFL_IDX(f(a, b), (i + 1), 32); TL_TRAP();", "cuda") ==
+          "x = __shfl_sync(0xffffffffu, f(a, b), (i + 1), 32); __trap();");
+    CHECK(spellCalls("TL_SHFL_XORS(v); TL_TRAP;", "hip") == "TL_SHFL_XORS(v); TL_TRAP;");  // not calls of rows
+    CHECK_THROWS_AS((void)spellCalls("TL_TRAP();", ""), std::logic_error);
+    // tl_gpu.h's warp section, one source for both.
+    RuntimeNeeds cuda("cuda"), hip("hip");
+    cuda.add("tl_gpu.h", "warp");
+    hip.add("tl_gpu.h", "warp");
+    CHECK_HAS(cuda.render(), "v += __shfl_xor_sync(0xffffffffu, v, offset, Width);");
+    CHECK_HAS(hip.render(), "v += __shfl_xor(v, offset, Width);");
+    CHECK_HAS_NOT(hip.render(), "TL_SHFL");
 }
 
 TEST_CASE("emit: runtime sections' includes are listed apart, each once, for the file's top") {
@@ -538,9 +586,9 @@ TEST_CASE("emit: instruction helpers are tl:: calls that paste their runtime sec
                                                           {addressOf(frag, {intImm(0)}), addressOf(A_s, {intImm(3), intImm(8)})}))));
     std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
     CHECK_HAS(s, "tl::ldmatrix_x4_trans(&frag[0], &A_s[56]);");
-    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_LDMATRIX");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_MMA_H_LDMATRIX");
     CHECK_HAS(s, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
-    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_MMA");  // only the section that is used
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_MMA_H_MMA");  // only the section that is used
 }
 
 TEST_CASE("emit: sm90 helpers paste their runtime section and what it needs") {
@@ -554,13 +602,13 @@ TEST_CASE("emit: sm90 helpers paste their runtime section and what it needs") {
     std::string s = emit({tiny(t, X, N, body)}, t, {}).source;
     CHECK_HAS(s, "tl::mbarrier_wait_parity(&bar[0], 1);");
     CHECK_HAS(s, "tl::fence_proxy_async_shared();");
-    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_MBARRIER");
-    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_TMA\n");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_MBARRIER_H_MBARRIER");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_TMA_H_TMA\n");
     CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_SMEM_U32");  // needed by both, pasted once
-    CHECK(s.find("TLC_RUNTIME_TL_CUDA_H_SMEM_U32") < s.find("TLC_RUNTIME_TL_CUDA_H_MBARRIER"));
+    CHECK(s.find("TLC_RUNTIME_TL_CUDA_H_SMEM_U32") < s.find("TLC_RUNTIME_TL_CUDA_MBARRIER_H_MBARRIER"));
     CHECK_HAS(s, "mbarrier.try_wait.parity.shared::cta.b64");
-    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_WGMMA");
-    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_H_TMA_HOST");
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_WGMMA_H_WGMMA");
+    CHECK_HAS_NOT(s, "TLC_RUNTIME_TL_CUDA_TMA_HOST_H_TMA_HOST");
 }
 
 TEST_CASE("emit: wgmma helpers take their immediates as template arguments") {
@@ -585,5 +633,5 @@ TEST_CASE("emit: wgmma helpers take their immediates as template arguments") {
     CHECK_HAS(s, "tl::wgmma_m64nNk16_f32_f16_ss<64, false, true>(&acc[0], tl::wgmma_desc_advance(desc, 32),\n");
     CHECK_HAS(s, "tl::wgmma_wait_group<0>();");
     CHECK_HAS(s, "__align__(16) float acc[32];");
-    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_H_WGMMA");
+    CHECK_HAS(s, "#ifndef TLC_RUNTIME_TL_CUDA_WGMMA_H_WGMMA");
 }

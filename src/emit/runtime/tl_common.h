@@ -7,6 +7,10 @@
 // compiles as an ordinary header, which is how the tests check it.
 #pragma once
 
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>  // __host__, __device__, __forceinline__: nvcc has them built in
+#endif
+
 // tlc:section host_device
 // TL_HOST_DEVICE marks helpers usable on the host and in kernels.
 #if defined(__CUDACC__) || defined(__HIPCC__)

@@ -1,6 +1,8 @@
 // tl_gpu.h -- device helpers that tlc's CUDA and HIP output share (the same code under nvcc and
-// hipcc). Sections: see tl_common.h. The emitters look a section up in their own file
-// (tl_cuda.h, tl_hip.h) first, then here.
+// hipcc). Sections: see tl_common.h. The emitters look a section up among their own files
+// (tl_cuda*.h, tl_hip*.h) and these. Where CUDA and HIP spell an intrinsic differently, a section
+// here names the row of tl_gpu_spelling.h (TL_SHFL_XOR, TL_TRAP, ...), and tlc pastes it with the
+// target's spelling in its place.
 #pragma once
 
 #if defined(__HIPCC__)
@@ -8,6 +10,34 @@
 #else
 #include <cuda_runtime.h>
 #endif
+
+#include "tl_gpu_spelling.h"
+
+// tlc:section warp
+namespace tl {
+// The expert level's warp reductions (docs/language.md): a butterfly over groups of Width
+// lanes (a power of two dividing the warp), every lane of a group ending with the group's
+// result. Every lane of the warp must take part.
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_sum(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) v += TL_SHFL_XOR(v, offset, Width);
+    return v;
+}
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_max(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) {
+        T o = TL_SHFL_XOR(v, offset, Width);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T v) {
+    for (int offset = Width / 2; offset > 0; offset /= 2) {
+        T o = TL_SHFL_XOR(v, offset, Width);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+} // namespace tl
+// tlc:end
 
 // tlc:section vector_moves
 namespace tl {
@@ -104,6 +134,18 @@ __device__ __forceinline__ void atomic_add_narrow(T* address, V value) {
         __builtin_memcpy(&sumBits, &sum, sizeof(T));
         old = atomicCAS(word, assumed, (assumed & ~mask) | (sumBits << shift));
     } while (assumed != old);
+}
+} // namespace tl
+// tlc:end
+
+// tlc:section debug
+#include <cstdio>
+namespace tl {
+// Reports a failed assert(...) of the .tl source and stops the kernel.
+__device__ inline void assert_fail(const char* where, const char* condition) {
+    printf("%s: assertion failed: %s (block %d %d %d, thread %d)\n", where, condition, int(blockIdx.x),
+           int(blockIdx.y), int(blockIdx.z), int(threadIdx.x));
+    TL_TRAP();
 }
 } // namespace tl
 // tlc:end

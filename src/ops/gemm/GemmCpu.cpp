@@ -1,5 +1,5 @@
 // gemm on the cpu target: one call of the runtime's register-blocked micro-kernel
-// (tl::gemm_tile in tl_cpu.h, section gemm) on the whole tiles, when they are laid out as it
+// (tl::gemm_tile in tl_cpu_gemm.h, section gemm) on the whole tiles, when they are laid out as it
 // reads them; other forms keep the plain loops of lowerSimt.
 #include "ops/gemm/Gemm.h"
 

@@ -31,7 +31,7 @@ constexpr MmaInstruction kMmaForms[] = {
 // The 16 x 16 MFMA forms of CDNA2 (gfx90a) and CDNA3 (gfx942) as data: the profile's
 // mma_shapes says which a target has (the i8 form changed from k = 16 to k = 32 in CDNA3;
 // CDNA2 names its bf16 form `_1k`). The helpers take fp8 as tlc's OCP types and convert them
-// for CDNA3's FNUZ encoding (tl_hip.h).
+// for CDNA3's FNUZ encoding (tl_hip_mfma.h).
 constexpr MfmaInstruction kMfmaForms[] = {
     {DType::F16, DType::F16, DType::F32, "mfma.16x16x16.f16", 16, "mfma_f32_16x16x16_f16", "v_mfma_f32_16x16x16f16"},
     {DType::F16, DType::F16, DType::F16, "mfma.16x16x16.f16", 16, "mfma_f16_16x16x16_f16", "v_mfma_f32_16x16x16f16"},

@@ -42,7 +42,7 @@ struct MfmaInstruction {
     DType a, b, c;
     const char* shape;        // as profiles list it: "mfma.16x16x16.f16"
     int64_t k;                // 4 (f32), 16 (16-bit types, i8 on CDNA2), 32 (i8 and fp8 on CDNA3)
-    const char* helper;       // tl::<helper>(c, a, b) in tl_hip.h's mfma section
+    const char* helper;       // tl::<helper>(c, a, b) in tl_hip_mfma.h's mfma section
     const char* instruction;  // the ISA's name, for --explain
     int64_t perLane() const { return k / 4; }  // A (and B) elements each lane holds
 };

@@ -15,7 +15,7 @@ using namespace ir;
 
 namespace {
 
-// The wgmma forms the runtime has (tl_cuda.h, section wgmma), as data. f16 accumulators have
+// The wgmma forms the runtime has (tl_cuda_wgmma.h, section wgmma), as data. f16 accumulators have
 // no helper yet: those gemms keep the mma.sync forms.
 constexpr WgmmaInstruction kWgmmaForms[] = {
     {DType::F16, DType::F16, DType::F32, 16, "wgmma_m64nNk16_f32_f16", true, true},

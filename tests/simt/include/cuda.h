@@ -1,6 +1,6 @@
 // A stand-in for the driver API's <cuda.h> used by the SIMT simulator: the tensor-map part
 // (CUtensorMap and cuTensorMapEncodeTiled), so that the runtime's host helper
-// tl::make_tensor_map_2d (tl_cuda.h, section tma_host) runs against it and the TMA emulation
+// tl::make_tensor_map_2d (tl_cuda_tma_host.h, section tma_host) runs against it and the TMA emulation
 // in cuda_runtime.h reads the maps it makes. The encoder checks the driver's documented rules
 // (cuda.h of CUDA 12/13, cuTensorMapEncodeTiled) and stores the fields in the opaque words.
 #pragma once

@@ -175,7 +175,7 @@ inline void requireAligned(const void* p, unsigned bytes, const char* what, int 
 // address of row r (16 bytes) of matrix i; lane l receives, for each matrix, the 32-bit word
 // l % 4 of row l / 4, or with .trans the 16-bit elements [2 * (l % 4)][l / 4] and
 // [2 * (l % 4) + 1][l / 4] (low half first).
-#define TLC_RUNTIME_TL_CUDA_H_LDMATRIX
+#define TLC_RUNTIME_TL_CUDA_MMA_H_LDMATRIX
 namespace tl {
 namespace simt_ldmatrix {
 struct Lane {
@@ -224,7 +224,7 @@ inline void ldmatrix_x4_trans(void* dst, const void* src) { simt_ldmatrix::run<4
 // The runtime's mma section, emulated: the emitted code's own section (guarded by this macro)
 // holds inline PTX; here the warp's fragments are gathered, multiplied (in double, or in 64-bit
 // integers for s8) and scattered back.
-#define TLC_RUNTIME_TL_CUDA_H_MMA
+#define TLC_RUNTIME_TL_CUDA_MMA_H_MMA
 namespace tl {
 namespace simt_mma {
 template <typename Acc, typename InA, typename InB> struct Lane {
@@ -316,7 +316,7 @@ inline void mma_m16n8k32_f32_e5m2_e4m3(float* c, const __nv_fp8_e5m2* a, const _
 // The runtime's async_copy section, emulated with the simulator's per-thread groups
 // (simt.h): a copy lands only when its thread waits for it, so a missing or too weak wait
 // shows up as stale shared memory.
-#define TLC_RUNTIME_TL_CUDA_H_ASYNC_COPY
+#define TLC_RUNTIME_TL_CUDA_ASYNC_H_ASYNC_COPY
 namespace tl {
 inline void cp_async_16(void* shared_dst, const void* global_src, bool valid) {
     ::simt::asyncCopy(shared_dst, valid ? global_src : nullptr, 16);  // zero-filled when !valid
@@ -329,8 +329,9 @@ inline void cp_async_wait_all() {
 }
 } // namespace tl
 
-// ---- The runtime's Hopper sections, emulated (tl_cuda.h: smem_u32, mbarrier, tma, wgmma,
-// setmaxnreg; tma_host is not replaced: it runs against the cuda.h stand-in) ----
+// ---- The runtime's Hopper sections, emulated (tl_cuda.h: smem_u32; tl_cuda_mbarrier.h,
+// tl_cuda_tma.h, tl_cuda_wgmma.h: mbarrier, tma, wgmma, setmaxnreg; tma_host, tl_cuda_tma_host.h, is
+// not replaced: it runs against the cuda.h stand-in) ----
 #include <map>
 #include <vector>
 
@@ -343,7 +344,7 @@ inline std::uint32_t smem_u32(const void* p) { return std::uint32_t(reinterpret_
 // arrival count per phase (21-41), the transaction count (42-62, signed) and the phase parity
 // (63). A phase completes when pending arrivals and transaction count are both zero: the
 // parity flips and the pending count is reset. Waiting threads spin (simt::spinYield).
-#define TLC_RUNTIME_TL_CUDA_H_MBARRIER
+#define TLC_RUNTIME_TL_CUDA_MBARRIER_H_MBARRIER
 namespace tl {
 namespace simt_mbarrier {
 struct State {
@@ -424,7 +425,7 @@ inline void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
 // thread waits for its group (tma_store_wait, tma_store_wait_read). Swizzle: the shared address of each element has its 16-byte-chunk bits
 // XORed with the bits above bit 7, as the hardware does on shared addresses (here the host
 // addresses of the simulator's shared arrays: align them as on the GPU).
-#define TLC_RUNTIME_TL_CUDA_H_TMA
+#define TLC_RUNTIME_TL_CUDA_TMA_H_TMA
 namespace tl {
 namespace simt_tma {
 inline ::simt::TensorMap mapOfRank(const CUtensorMap* map, std::uint32_t rank, const char* what) {
@@ -560,7 +561,7 @@ inline void fence_proxy_async_shared() {}
 // then are the operand tiles read (through the descriptors, swizzle included) and the
 // accumulators written, so a missing wait or a tile overwritten too early shows as a wrong
 // result. Products are summed in double and rounded to f32 once.
-#define TLC_RUNTIME_TL_CUDA_H_WGMMA
+#define TLC_RUNTIME_TL_CUDA_WGMMA_H_WGMMA
 namespace tl {
 namespace simt_wgmma {
 enum class Elem { F16, BF16, E4M3, E5M2, S8 };
@@ -603,7 +604,7 @@ inline std::uintptr_t resolve(std::uint32_t low18) {
     return best;
 }
 // The address of element (mn, k) of an operand tile (PTX ISA, "Shared Memory Matrix Layout" and
-// "Matrix Descriptor Format"; see make_smem_desc in tl_cuda.h).
+// "Matrix Descriptor Format"; see make_smem_desc in tl_cuda_wgmma.h).
 inline const unsigned char* address(std::uint64_t desc, int mn, int k, int es, bool mnMajor) {
     const std::uintptr_t start = resolve(std::uint32_t(desc & 0x3FFF) << 4);
     const std::uint64_t lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
@@ -817,7 +818,7 @@ template <int N> void wgmma_m64nNk32_s32_s8_ss(int* d, std::uint64_t descA, std:
 
 // setmaxnreg: the argument rules, and the block's register pool (simt::registersIncrease): the
 // consumers can take only what the producers gave back.
-#define TLC_RUNTIME_TL_CUDA_H_SETMAXNREG
+#define TLC_RUNTIME_TL_CUDA_WGMMA_H_SETMAXNREG
 namespace tl {
 template <int N> void setmaxnreg_inc() {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");

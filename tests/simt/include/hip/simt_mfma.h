@@ -1,7 +1,7 @@
 // The MFMA builtins of CDNA2/CDNA3 (__builtin_amdgcn_mfma_*), emulated for the SIMT simulator:
 // each lane passes its registers, and when the whole 64-lane wave has, the 16 x 16 x K product
 // is computed in double (64-bit integers for i8) from the operands' positions and written back
-// to every lane. The runtime's mfma section (tl_hip.h) runs as it is on top of these, so its
+// to every lane. The runtime's mfma section (tl_hip_mfma.h) runs as it is on top of these, so its
 // packing and its fp8 conversion are checked too.
 //
 // Layouts (AMD matrix instruction calculator; CDNA3 ISA, "Matrix Arithmetic Instructions"):
