@@ -23,7 +23,9 @@ inline void tile(const TA* a, int lda, const TB* b, int ldb, float* c, int ldc, 
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__)
     if constexpr (std::is_same_v<TA, bfloat16> && std::is_same_v<TB, bfloat16> && !TransA &&
                   amx_fits<M, N, K, TransB>) {
-        if (rows == M) {  // whole tiles of 16 rows (a partial tile takes vdpbf16ps)
+        // Whole tiles of 16 rows (a partial tile takes vdpbf16ps), once the OS granted the
+        // tile state (asked once; without it the first tile instruction is SIGILL).
+        if (rows == M && request_xtiledata()) {
             gemm_amx<AmxTiles, M, N, K, TransB>(a, lda, b, ldb, c, ldc);
             return;
         }

@@ -1,12 +1,15 @@
 // tl_cpu_gemm_amx.h -- the CPU gemm's AMX form (bf16 tiles through tdpbf16ps: Sapphire Rapids
-// and later). The launcher asks the OS for the tile state first (tl_cpu.h, xtiledata).
+// and later). Linux hands out the tile state only on request (tl_cpu.h, xtiledata): the cpu-amx
+// target's launcher asks before any kernel code runs; where another cpu target's compiler flags
+// enable AMX (-march=native on such a CPU), tl_cpu_gemm.h asks before the first tile.
 // Sections: see tl_common.h.
 #pragma once
 
+#include "tl_cpu.h"
 #include "tl_cpu_gemm_common.h"
 #include "tl_types.h"
 
-// tlc:section gemm_amx needs=tl_types.h:bfloat16,tl_cpu_gemm_common.h:gemm_common
+// tlc:section gemm_amx needs=tl_types.h:bfloat16,tl_cpu_gemm_common.h:gemm_common,tl_cpu.h:xtiledata
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>  // x86 only: the portable form must build on any CPU
 #endif
