@@ -255,4 +255,23 @@ bool uses(const Stmt& s, const Var* v) {
     return f.found;
 }
 
+bool containsLoop(const Stmt& s, ForKind kind) {
+    class Finder : public IRVisitor {
+    public:
+        explicit Finder(ForKind kind) : kind_(kind) {}
+        bool found = false;
+
+    protected:
+        void visitFor(const For* n) override {
+            found |= n->forKind == kind_;
+            IRVisitor::visitFor(n);
+        }
+
+    private:
+        ForKind kind_;
+    } f(kind);
+    f.visit(s);
+    return f.found;
+}
+
 } // namespace tlc::ir

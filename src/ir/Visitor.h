@@ -49,4 +49,7 @@ Stmt replaceLoads(const Stmt& s, const BufferNode* b, const std::function<Expr(c
 bool uses(const Expr& e, const Var* v);
 bool uses(const Stmt& s, const Var* v);
 
+// True if s holds a loop of that kind (s itself included).
+bool containsLoop(const Stmt& s, ForKind kind);
+
 } // namespace tlc::ir

@@ -88,7 +88,7 @@ private:
         // GPUs without cp.async (CDNA) prefetch through registers where they can.
         std::string noPrefetch;
         if (!cpAsync && ctx_.target.backend != Backend::Cpu && m > 0 && info.stage.empty() && info.order.empty() &&
-            !containsPipelined(n->body)) {
+            !containsLoop(n->body, ForKind::Pipelined)) {
             if (Stmt s = prefetchThroughRegisters(plan, kernel_, ctx_, noPrefetch)) return s;
         }
         if (!cpAsync && m > 0)
@@ -99,7 +99,7 @@ private:
                         n->loc);
         // Where the loop is not pipelined, an author's stage list is still checked: whether a
         // schedule is valid is the language's question, the same on every target.
-        const bool checkOnly = !cpAsync || m == 0 || containsPipelined(n->body);
+        const bool checkOnly = !cpAsync || m == 0 || containsLoop(n->body, ForKind::Pipelined);
         if (checkOnly && info.stage.empty()) return {};
         if (!countsFromZero(n)) return {};
         if (!assignStages(plan, kernel_, ctx_)) return {};

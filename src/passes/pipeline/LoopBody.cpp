@@ -79,21 +79,6 @@ AccessCounts countAccesses(const Stmt& s) {
     return c.count;
 }
 
-bool containsPipelined(const Stmt& s) {
-    class Finder : public IRVisitor {
-    public:
-        bool found = false;
-
-    protected:
-        void visitFor(const For* n) override {
-            found |= n->forKind == ForKind::Pipelined;
-            IRVisitor::visitFor(n);
-        }
-    } f;
-    f.visit(s);
-    return f.found;
-}
-
 bool flattenBody(const Stmt& body, FlatBody& out) {
     std::vector<std::pair<VarPtr, Expr>> lets;
     return flatten(body, lets, out);

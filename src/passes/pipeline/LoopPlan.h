@@ -170,7 +170,6 @@ struct PipelinedKernel {
 // The subject of a loop's entries in the decision log: "pipelined loop over k".
 std::string loopSubject(const ir::For* n);
 AccessCounts countAccesses(const ir::Stmt& s);
-bool containsPipelined(const ir::Stmt& s);
 // False when a `let` reads memory (its value could change between stages).
 bool flattenBody(const ir::Stmt& body, FlatBody& out);
 // A loop the schedules here can rewrite: it counts from 0 in steps of 1.
@@ -226,12 +225,22 @@ private:
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
 
-// The schedules.
+// The schedules. Each returns the loop's replacement, with the allocations flattening hoisted
+// out of the body declared again around it (a versioned buffer as versioned), and records what
+// later passes and loops need: the buffers it versioned in kernel.versioned (whose declarations
+// outside the loop PipelineLoops.cpp rewrites), mbarriers and what they synchronise in ctx.
+
+// ModuloSchedule.cpp
 ir::Stmt emitModuloSchedule(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
+
+// WarpSpecialize.cpp: the consumers' side replaces the loop; the producer's side waits in
+// kernel.warpSpecialized until splitWarps splits the kernel's threads between the two.
 std::map<const ir::For*, TopLevelLoop> topLevelLoops(const ir::Stmt& body);
 bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt splitWarps(const ir::Stmt& body, const WarpSpecialized& ws, LowerContext& ctx);
+
+// RegisterPrefetch.cpp: nothing, and `why` says why, where the loop does not suit it.
 ir::Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx,
                                   std::string& why);
 

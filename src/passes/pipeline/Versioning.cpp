@@ -32,17 +32,12 @@ protected:
     Expr mutateLoad(const Load* n, const Expr& self) override {
         auto it = map.find(n->buffer.get());
         if (it == map.end()) return IRMutator::mutateLoad(n, self);
-        bool changed = false;
-        std::vector<Expr> idx{it->second.slot};
-        for (const auto& i : mutateAll(n->indices, changed)) idx.push_back(i);
-        return load(it->second.buffer, idx, n->lanes);
+        return load(it->second.buffer, versionedIndices(it->second, n->indices), n->lanes);
     }
     Stmt mutateStore(const Store* n, const Stmt& self) override {
         auto it = map.find(n->buffer.get());
         if (it == map.end()) return IRMutator::mutateStore(n, self);
-        bool changed = false;
-        std::vector<Expr> idx{it->second.slot};
-        for (const auto& i : mutateAll(n->indices, changed)) idx.push_back(i);
+        std::vector<Expr> idx = versionedIndices(it->second, n->indices);
         return store(it->second.buffer, idx, mutate(n->value), n->loc, n->storeKind);
     }
     Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt& self) override {
@@ -67,6 +62,15 @@ protected:
         if (asyncCopy)
             if (const auto* c = dynamic_cast<const ops::CopyOp*>(op.get())) op = c->withAsync(true);
         return tileOp(op, n->loc);
+    }
+
+private:
+    // An access's indices into the versioned buffer: the version first.
+    std::vector<Expr> versionedIndices(const Version& v, const std::vector<Expr>& indices) {
+        bool changed = false;
+        std::vector<Expr> idx{v.slot};
+        for (const auto& i : mutateAll(indices, changed)) idx.push_back(i);
+        return idx;
     }
 };
 

@@ -183,7 +183,7 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
         for (const auto* set : {&f.reads, &f.writes})
             for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
         for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
-        clean &= s->kind != NodeKind::Barrier && !containsPipelined(s);
+        clean &= s->kind != NodeKind::Barrier && !containsLoop(s, ForKind::Pipelined);
         for (const BufferNode* b : f.writes)
             if (b->scope == MemScope::Global) written.insert(b);
     };
