@@ -255,6 +255,18 @@ bool uses(const Stmt& s, const Var* v) {
     return f.found;
 }
 
+bool readsMemory(const Expr& e) {
+    class Finder : public IRVisitor {
+    public:
+        bool found = false;
+
+    protected:
+        void visitLoad(const Load*) override { found = true; }
+    } f;
+    f.visit(e);
+    return f.found;
+}
+
 bool containsLoop(const Stmt& s, ForKind kind) {
     class Finder : public IRVisitor {
     public:

@@ -52,4 +52,7 @@ bool uses(const Stmt& s, const Var* v);
 // True if s holds a loop of that kind (s itself included).
 bool containsLoop(const Stmt& s, ForKind kind);
 
+// True if e loads from a buffer.
+bool readsMemory(const Expr& e);
+
 } // namespace tlc::ir

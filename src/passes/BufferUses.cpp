@@ -13,6 +13,7 @@ using namespace ir;
 namespace {
 class CountUses : public IRVisitor {
 public:
+    explicit CountUses(LayoutAnnotations annotations) : annotations_(annotations) {}
     std::map<const BufferNode*, int> uses;
 
 protected:
@@ -28,10 +29,14 @@ protected:
         std::set<const BufferNode*> named;
         for (const Region* r : n->op->reads()) named.insert(r->buffer.get());
         for (const Region* r : n->op->writes()) named.insert(r->buffer.get());
-        if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get())) named.insert(a->buffer().get());
+        const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get());
+        if (a && annotations_ == LayoutAnnotations::AreUses) named.insert(a->buffer().get());
         for (const BufferNode* b : named) ++uses[b];
         IRVisitor::visitTileOpStmt(n);
     }
+
+private:
+    LayoutAnnotations annotations_;
 };
 } // namespace
 
@@ -55,8 +60,8 @@ std::set<const BufferNode*> writtenTensors(const Stmt& body) {
     return writes.written;
 }
 
-std::map<const BufferNode*, int> countBufferUses(const Stmt& s) {
-    CountUses counter;
+std::map<const BufferNode*, int> countBufferUses(const Stmt& s, LayoutAnnotations annotations) {
+    CountUses counter(annotations);
     counter.visit(s);
     return counter.uses;
 }

@@ -3,6 +3,7 @@
 #include "passes/pipeline/LoopPlan.h"
 
 #include "ir/Simplify.h"
+#include "passes/BufferUses.h"
 
 #include <fmt/format.h>
 
@@ -11,35 +12,6 @@ namespace tlc::pipeline {
 using namespace ir;
 
 namespace {
-
-// How many places access each buffer (a region or a load or store each).
-class AccessCounter : public IRVisitor {
-public:
-    AccessCounts count;
-
-protected:
-    void visitLoad(const Load* n) override {
-        ++count[n->buffer.get()];
-        IRVisitor::visitLoad(n);
-    }
-    void visitStore(const Store* n) override {
-        ++count[n->buffer.get()];
-        IRVisitor::visitStore(n);
-    }
-    void visitTileOpStmt(const TileOpStmt* n) override {
-        for (const Region* r : n->op->reads()) ++count[r->buffer.get()];
-        for (const Region* r : n->op->writes()) ++count[r->buffer.get()];
-        IRVisitor::visitTileOpStmt(n);
-    }
-};
-
-class HasLoad : public IRVisitor {
-public:
-    bool found = false;
-
-protected:
-    void visitLoad(const Load*) override { found = true; }
-};
 
 bool flatten(const Stmt& s, std::vector<std::pair<VarPtr, Expr>>& lets, FlatBody& out) {
     if (!s) return true;
@@ -50,9 +22,7 @@ bool flatten(const Stmt& s, std::vector<std::pair<VarPtr, Expr>>& lets, FlatBody
         return true;
     case NodeKind::LetStmt: {
         const auto* l = s.as<LetStmt>();
-        HasLoad h;
-        h.visit(l->value);
-        if (h.found) return false;
+        if (readsMemory(l->value)) return false;
         lets.push_back({l->var, substitute(l->value, lets)});
         bool ok = flatten(l->body, lets, out);
         lets.pop_back();
@@ -73,11 +43,7 @@ bool flatten(const Stmt& s, std::vector<std::pair<VarPtr, Expr>>& lets, FlatBody
 
 std::string loopSubject(const For* n) { return fmt::format("pipelined loop over {}", n->var->name); }
 
-AccessCounts countAccesses(const Stmt& s) {
-    AccessCounter c;
-    c.visit(s);
-    return c.count;
-}
+AccessCounts countAccesses(const Stmt& s) { return countBufferUses(s, LayoutAnnotations::AreNotUses); }
 
 bool flattenBody(const Stmt& body, FlatBody& out) {
     std::vector<std::pair<VarPtr, Expr>> lets;

@@ -35,7 +35,7 @@
 namespace tlc::pipeline {
 
 using BufferSet = std::set<const ir::BufferNode*>;
-using AccessCounts = std::map<const ir::BufferNode*, int>;  // places that access each buffer
+using AccessCounts = std::map<const ir::BufferNode*, int>;  // accesses of each buffer (countAccesses)
 
 // What a statement touches: buffers read and written (tile-op regions, loads, stores) and the
 // tile ops it holds.
@@ -169,6 +169,8 @@ struct PipelinedKernel {
 // LoopBody.cpp
 // The subject of a loop's entries in the decision log: "pipelined loop over k".
 std::string loopSubject(const ir::For* n);
+// The places that access each buffer (a load, a store, a tile op), for "is it used outside the
+// loop": an annotate_layout is none (PipelineLoops.cpp points it at the versioned buffer).
 AccessCounts countAccesses(const ir::Stmt& s);
 // False when a `let` reads memory (its value could change between stages).
 bool flattenBody(const ir::Stmt& body, FlatBody& out);
