@@ -255,4 +255,35 @@ bool uses(const Stmt& s, const Var* v) {
     return f.found;
 }
 
+bool readsMemory(const Expr& e) {
+    class Finder : public IRVisitor {
+    public:
+        bool found = false;
+
+    protected:
+        void visitLoad(const Load*) override { found = true; }
+    } f;
+    f.visit(e);
+    return f.found;
+}
+
+bool containsLoop(const Stmt& s, ForKind kind) {
+    class Finder : public IRVisitor {
+    public:
+        explicit Finder(ForKind kind) : kind_(kind) {}
+        bool found = false;
+
+    protected:
+        void visitFor(const For* n) override {
+            found |= n->forKind == kind_;
+            IRVisitor::visitFor(n);
+        }
+
+    private:
+        ForKind kind_;
+    } f(kind);
+    f.visit(s);
+    return f.found;
+}
+
 } // namespace tlc::ir

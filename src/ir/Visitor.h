@@ -49,4 +49,10 @@ Stmt replaceLoads(const Stmt& s, const BufferNode* b, const std::function<Expr(c
 bool uses(const Expr& e, const Var* v);
 bool uses(const Stmt& s, const Var* v);
 
+// True if s holds a loop of that kind (s itself included).
+bool containsLoop(const Stmt& s, ForKind kind);
+
+// True if e loads from a buffer.
+bool readsMemory(const Expr& e);
+
 } // namespace tlc::ir

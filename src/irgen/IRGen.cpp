@@ -660,18 +660,6 @@ private:
         throw Unsupported{it.range, "'" + it.callee + "' loops", "unknown loop kind"};
     }
 
-    static bool readsMemory(const Expr& e) {
-        class Finder : public IRVisitor {
-        public:
-            bool found = false;
-
-        protected:
-            void visitLoad(const Load*) override { found = true; }
-        } f;
-        f.visit(e);
-        return f.found;
-    }
-
     static bool boolArg(const A::Expr* e, bool fallback) {
         if (!e || !e->constant) return fallback;
         if (auto* b = std::get_if<bool>(&*e->constant)) return *b;

@@ -103,7 +103,7 @@ public:
     // work over (a warp-specialised pipeline; 0 without).
     int64_t producerThreads = 0;
 
-    // Pipelined loops and the shared-memory plan (passes/PipelineStages.h). Shared buffers a
+    // Pipelined loops and the shared-memory plan (passes/pipeline/Stages.h). Shared buffers a
     // pipelined loop versioned, by name: versions, the loop's stages and position, and which
     // loop with inferred stages it is (-1: the author fixed `stages`). pipeline-loops numbers
     // the loops whose stages it infers in the order it meets them, chooses at most

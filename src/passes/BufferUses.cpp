@@ -15,6 +15,7 @@ namespace {
 // Every load, store and address once; a tile op once per buffer it names.
 class CountUses : public AccessVisitor {
 public:
+    explicit CountUses(LayoutAnnotations annotations) : annotations_(annotations) {}
     std::map<const BufferNode*, int> uses;
 
 protected:
@@ -25,10 +26,14 @@ protected:
         std::set<const BufferNode*> named;
         for (const Region* r : n->op->reads()) named.insert(r->buffer.get());
         for (const Region* r : n->op->writes()) named.insert(r->buffer.get());
-        if (const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get())) named.insert(a->buffer().get());
+        const auto* a = dynamic_cast<const ops::AnnotateLayoutOp*>(n->op.get());
+        if (a && annotations_ == LayoutAnnotations::AreUses) named.insert(a->buffer().get());
         for (const BufferNode* b : named) ++uses[b];
         AccessVisitor::visitTileOpStmt(n);
     }
+
+private:
+    LayoutAnnotations annotations_;
 };
 
 } // namespace
@@ -41,8 +46,8 @@ std::set<const BufferNode*> writtenTensors(const Stmt& body) {
     return written;
 }
 
-std::map<const BufferNode*, int> countBufferUses(const Stmt& s) {
-    CountUses counter;
+std::map<const BufferNode*, int> countBufferUses(const Stmt& s, LayoutAnnotations annotations) {
+    CountUses counter(annotations);
     counter.visit(s);
     return counter.uses;
 }

@@ -77,17 +77,7 @@ Stmt unflatten(const std::vector<Stmt>& items, size_t from = 0) {
     return seq(plain);
 }
 
-bool containsVectorLoop(const Stmt& s) {
-    struct Finder : IRVisitor {
-        bool found = false;
-        void visitFor(const For* n) override {
-            found |= n->forKind == ForKind::Vectorized;
-            IRVisitor::visitFor(n);
-        }
-    } f;
-    f.visit(s);
-    return f.found;
-}
+bool containsVectorLoop(const Stmt& s) { return containsLoop(s, ForKind::Vectorized); }
 
 // A pass's chunk loop: a serial loop with a vector loop inside (a vector loop of its own, such as
 // a reduction's fold of 64 lanes into 16, is a plain statement).

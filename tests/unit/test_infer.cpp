@@ -2,7 +2,7 @@
 // repeated decisions, the stage count from a shared-memory budget and its contradiction.
 #include "driver/AutoParams.h"
 #include "ops/LowerContext.h"
-#include "passes/PipelineStages.h"
+#include "passes/pipeline/Stages.h"
 #include "support/DecisionLog.h"
 #include "target/Target.h"
 

@@ -2,7 +2,7 @@
 // converting the element type when they differ. Reads past a tensor's end give zero, writes
 // past it are dropped.
 //
-// An async copy (global to shared, made by the software pipeline, passes/PipelineLoops.cpp) issues
+// An async copy (global to shared, made by the software pipeline, passes/pipeline/) issues
 // cp.async where it can and does not wait: the pipeline commits and waits for groups of copies.
 // A TMA copy (also the pipeline's, on targets with `tma`) is one cp.async.bulk.tensor of the
 // whole box, issued by thread 0, whose bytes complete on the mbarrier `tmaBarrier` (CopyTma.cpp).

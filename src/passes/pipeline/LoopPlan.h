@@ -1,0 +1,249 @@
+// What the files of the software pipeline share (passes/PipelineLoops.cpp is the entry point;
+// docs/lowering.md, "The pipeline's files", maps this folder). A pipelined loop goes through
+// named steps that fill a LoopPlan, each step in its own file:
+//
+//     LoopBody.cpp         the body as schedule items: flattened, with what each statement touches
+//     Producers.cpp        which copies can be producers (asynchronous copies a version ahead)
+//     Stages.cpp           the order/stage lists' checks; the stages, the author's or inferred
+//     Versioning.cpp       which shared buffers get versions; one instance of a statement
+//     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
+//     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
+//
+// and a schedule reads the plan and emits the loop's code, one schedule a file:
+//
+//     ModuloSchedule.cpp   cp.async (and TMA) modulo schedule: prologue, steady state, epilogue
+//     WarpSpecialize.cpp   a producer warpgroup issues the TMA loads; the kernel split in two
+//     RegisterPrefetch.cpp targets without cp.async: the next iteration's tiles through registers
+//
+// A new schedule is a new file: a function that reads a LoopPlan (declared below), chosen in
+// PipelineLoops.cpp.
+#pragma once
+
+#include "ir/Stmt.h"
+#include "ir/TileOp.h"
+#include "ir/Visitor.h"
+#include "ops/LowerContext.h"
+#include "ops/annotate_layout/AnnotateLayout.h"
+#include "ops/copy/Copy.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tlc::pipeline {
+
+using BufferSet = std::set<const ir::BufferNode*>;
+using AccessCounts = std::map<const ir::BufferNode*, int>;  // accesses of each buffer (countAccesses)
+
+// What a statement touches: buffers read and written (tile-op regions, loads, stores) and the
+// tile ops it holds.
+class Footprint : public ir::IRVisitor {
+public:
+    BufferSet reads, writes;
+    std::vector<const ir::TileOp*> ops;
+
+    static Footprint of(const ir::Stmt& s) {
+        Footprint f;
+        f.visit(s);
+        return f;
+    }
+    bool touches(const ir::BufferNode* b) const { return reads.count(b) || writes.count(b); }
+
+protected:
+    void visitLoad(const ir::Load* n) override {
+        reads.insert(n->buffer.get());
+        IRVisitor::visitLoad(n);
+    }
+    void visitStore(const ir::Store* n) override {
+        writes.insert(n->buffer.get());
+        IRVisitor::visitStore(n);
+    }
+    void visitTileOpStmt(const ir::TileOpStmt* n) override {
+        for (const ir::Region* r : n->op->reads()) reads.insert(r->buffer.get());
+        for (const ir::Region* r : n->op->writes()) writes.insert(r->buffer.get());
+        ops.push_back(n->op.get());
+        IRVisitor::visitTileOpStmt(n);
+    }
+};
+
+// The loop body as a list of top-level statements: sequences flattened, `let`s of pure values
+// substituted into what follows, allocations hoisted (a scalar's initial value becomes a store
+// where it was declared).
+struct FlatBody {
+    std::vector<ir::Stmt> stmts;
+    std::vector<const ir::Allocate*> allocs;  // outermost first
+};
+
+// A statement of the loop body in the schedule: its stage σ and its position in the order of
+// one step (step t runs, in that order, each statement for iteration t - σ).
+struct Item {
+    ir::Stmt stmt;
+    Footprint fp;
+    int stage = 0;
+    int pos = 0;
+    bool async = false;      // an async producer
+    bool tma = false;        // ... issued as a TMA load
+    bool tmaReader = false;  // reads a TMA-filled buffer
+};
+
+// A shared buffer the pipeline versions: its one writer, versions, whether it fills async.
+struct VersionPlan {
+    size_t writer;
+    int count;
+    bool async;
+};
+using Versions = std::map<const ir::BufferNode*, VersionPlan>;
+
+// The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),
+// versions, the bytes one iteration's boxes bring, and a comment per copy left to cp.async.
+struct TmaPlan {
+    ir::Buffer full, empty;
+    int64_t versions = 0;
+    int64_t bytes = 0;
+    std::vector<std::string> notes;
+};
+
+// One pipelined loop as the steps below plan it; the schedules read it. `items.size()` stands
+// for "none" where a field names a statement.
+struct LoopPlan {
+    const ir::For* loop = nullptr;
+    int depth = 0;  // loops around it
+    FlatBody flat;
+    std::vector<Item> items;
+    std::vector<size_t> byPos;  // the items in the order of one step
+    BufferSet loopWrites;       // buffers the loop writes
+    AccessCounts inLoop;        // accesses in the loop's body
+    int last = 0;               // the last stage S
+    int inferred = -1;          // this loop's number among those whose stages are inferred
+    Versions versions;
+    std::vector<const ir::BufferNode*> shared;  // in order of first use (pointers do not order output)
+    std::map<const ir::BufferNode*, ir::Buffer> versionedBuffers;  // old -> with a leading version dimension
+    TmaPlan tma;
+    bool warpSpecialize = false;
+    size_t inFlight = 0;  // the gemm whose wgmma group stays in flight past its step
+};
+
+// A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
+// producer that needs its value declares it again in its own branch, which it can only when the
+// value reads nothing the consumer threads alone hold or may still change; `issue` says why not
+// (empty: it can).
+struct OuterLet {
+    ir::VarPtr var;
+    ir::Expr value;
+    SourceLoc loc;
+    std::string issue;
+};
+
+// What a top-level pipelined loop needs to know about the code before it: whether that is free
+// of block barriers (no shared memory, only ops that never synchronise: warp specialisation
+// needs both), and the lets around it, outermost first.
+struct TopLevelLoop {
+    bool clean = true;
+    std::vector<OuterLet> lets;
+    BufferSet writtenBefore;  // global buffers the code before the loop writes
+};
+
+// A warp-specialised loop (at most one per kernel): the producer's loop, the barriers and
+// their initialisation, and the tiles the producer fills (declared before the split).
+struct WarpSpecialized {
+    ir::Stmt producer, init;
+    ir::Buffer full, empty;
+    std::vector<ir::Buffer> tiles;
+};
+
+// The kernel being pipelined: what the steps need to know about the whole of it, and what the
+// loops pipelined so far did to it.
+struct PipelinedKernel {
+    ir::Stmt body;          // the tile-level body, for the shared-memory plan
+    AccessCounts accesses;  // in the whole kernel
+    std::map<const ir::BufferNode*, ops::SharedLayoutName> annotated;  // annotate_layout's (TMA must produce them)
+    std::map<const ir::For*, TopLevelLoop> topLevel;  // pipelined loops at the kernel's top level
+    std::map<const ir::BufferNode*, ir::Buffer> versioned;  // shared buffers replaced by versioned ones
+    std::optional<WarpSpecialized> warpSpecialized;
+
+    explicit PipelinedKernel(const ir::Stmt& body);
+};
+
+// LoopBody.cpp
+// The subject of a loop's entries in the decision log: "pipelined loop over k".
+std::string loopSubject(const ir::For* n);
+// The places that access each buffer (a load, a store, a tile op), for "is it used outside the
+// loop": an annotate_layout is none (PipelineLoops.cpp points it at the versioned buffer).
+AccessCounts countAccesses(const ir::Stmt& s);
+// False when a `let` reads memory (its value could change between stages).
+bool flattenBody(const ir::Stmt& body, FlatBody& out);
+// A loop the schedules here can rewrite: it counts from 0 in steps of 1.
+bool countsFromZero(const ir::For* n);
+// The plan's first part: the body's statements as items (positions from the `order` list,
+// which checkLists has checked), the buffers the loop writes and its accesses.
+LoopPlan analyseLoop(const ir::For* n, FlatBody flat, int depth);
+
+// Producers.cpp
+std::string producerIssue(const LoopPlan& plan, size_t i, const AccessCounts& inKernel,
+                          bool* wrongSchedule = nullptr);
+std::vector<size_t> readProducers(const LoopPlan& plan, const AccessCounts& inKernel);
+const ops::CopyOp& copyOf(const Item& producer);
+int64_t tileBytes(const ir::Region& r);
+
+// Stages.cpp
+bool checkLists(const ir::For* n, size_t count, LowerContext& ctx);
+bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+
+// Versioning.cpp
+bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext& ctx);
+bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly, LowerContext& ctx);
+void versionBuffers(LoopPlan& plan, LowerContext& ctx);
+ir::Stmt instance(const LoopPlan& plan, size_t i, const ir::Expr& iter, bool elected = false);
+std::string versionList(const LoopPlan& plan);
+ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::BufferNode*, ir::Buffer>& versioned);
+
+// Tma.cpp
+std::map<const ir::BufferNode*, ops::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
+void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx);
+void markMbarrierSynced(const TmaPlan& tma, const std::vector<ir::Buffer>& tiles, LowerContext& ctx);
+
+// The mbarrier protocol around a loop's TMA producers and their readers, for iteration `iter`.
+class MbarrierProtocol {
+public:
+    MbarrierProtocol(const LoopPlan& plan, LowerContext& ctx) : plan_(plan), ctx_(ctx) {}
+    ir::Stmt claim(const ir::Expr& iter) const;    // thread 0: the version is free; the bytes to come
+    ir::Stmt produce(const ir::Expr& iter) const;  // claim, in thread 0's branch
+    ir::Stmt consume(const ir::Expr& iter) const;  // wait until the version is full
+    ir::Stmt releaseDone(const ir::Expr& iter) const;  // the version the readers are done with
+    ir::Stmt drain() const;                        // after the loop: the last gemm group and its version
+
+private:
+    ir::Expr slot(const ir::Expr& iter) const;
+    ir::Expr parity(const ir::Expr& iter) const;
+    ir::Stmt release(const ir::Expr& iter) const;
+    ir::Stmt releasePrevious(const ir::Expr& iter) const;
+    const LoopPlan& plan_;
+    LowerContext& ctx_;
+};
+
+// WgmmaInFlight.cpp
+size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+
+// The schedules. Each returns the loop's replacement, with the allocations flattening hoisted
+// out of the body declared again around it (a versioned buffer as versioned), and records what
+// later passes and loops need: the buffers it versioned in kernel.versioned (whose declarations
+// outside the loop PipelineLoops.cpp rewrites), mbarriers and what they synchronise in ctx.
+
+// ModuloSchedule.cpp
+ir::Stmt emitModuloSchedule(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
+
+// WarpSpecialize.cpp: the consumers' side replaces the loop; the producer's side waits in
+// kernel.warpSpecialized until splitWarps splits the kernel's threads between the two.
+std::map<const ir::For*, TopLevelLoop> topLevelLoops(const ir::Stmt& body);
+bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt splitWarps(const ir::Stmt& body, const WarpSpecialized& ws, LowerContext& ctx);
+
+// RegisterPrefetch.cpp: nothing, and `why` says why, where the loop does not suit it.
+ir::Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx,
+                                  std::string& why);
+
+} // namespace tlc::pipeline

@@ -1,0 +1,309 @@
+// Warp specialisation (docs/lowering.md, "Warp specialisation"): a producer warpgroup of its own
+// issues a loop's TMA loads while the kernel's threads, the consumers, run the rest of the loop.
+// Whether a loop suits it, its two loops, and the kernel split between the two warpgroups.
+#include "passes/pipeline/LoopPlan.h"
+
+#include "ops/gemm/Gemm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace tlc::pipeline {
+
+using namespace ir;
+
+namespace {
+
+// Tile ops that never wait at a block barrier when they are not given shared memory.
+bool synchronisationFree(const TileOp& op) {
+    static const std::set<std::string> ops = {"copy", "clear", "fill", "atomic_add", "annotate_layout"};
+    return ops.count(op.name()) > 0;
+}
+
+// Why a value that reads `b` cannot be computed again by the producer warpgroup, given the
+// global buffers written before the point it is read; empty when it can.
+std::string rereadIssue(const BufferNode* b, const BufferSet& writtenBefore) {
+    switch (b->scope) {
+    case MemScope::Global:
+        if (writtenBefore.count(b)) return "'" + b->name + "', which the kernel writes before the loop";
+        return "";
+    case MemScope::Shared: return "shared memory ('" + b->name + "')";
+    case MemScope::Local:
+        if (b->shape.empty()) return "'" + b->name + "', a variable only the consumer threads hold (a 'let' would do)";
+        [[fallthrough]];
+    default: return "'" + b->name + "', which only the consumer threads hold";
+    }
+}
+
+class LoadedBuffers : public IRVisitor {
+public:
+    std::vector<const BufferNode*> buffers;  // in order of appearance
+
+protected:
+    void visitLoad(const Load* n) override {
+        if (std::find(buffers.begin(), buffers.end(), n->buffer.get()) == buffers.end()) buffers.push_back(n->buffer.get());
+        IRVisitor::visitLoad(n);
+    }
+};
+
+// The variables an expression or a statement reads (tile ops' positions included).
+class VarsUsed : public IRVisitor {
+public:
+    std::set<const Var*> vars;
+
+protected:
+    void visitVar(const Var* n) override { vars.insert(n); }
+};
+
+// The lets around the loop that its warp-specialised producer reads (the trip count, the TMA
+// copies' positions, and what those lets read in turn), outermost first: the producer runs in
+// its own branch, outside the consumers' code that declares them, so it declares them again.
+// Pure values (block indices, sizes, parameters, arithmetic on them, global memory the kernel
+// does not write before the loop) can be computed twice; a value that reads what only the
+// consumers hold (a fragment, a local variable) or what may change cannot, and then `issue`
+// says so.
+std::vector<OuterLet> producerLets(const LoopPlan& plan, const PipelinedKernel& kernel, std::string* issue) {
+    const For* n = plan.loop;
+    std::vector<OuterLet> out;
+    auto top = kernel.topLevel.find(n);
+    if (top == kernel.topLevel.end()) return out;
+    VarsUsed used;
+    LoadedBuffers loads;
+    used.visit(n->extent);
+    loads.visit(n->extent);
+    for (const auto& it : plan.items)
+        if (it.tma) {
+            used.visit(it.stmt);
+            loads.visit(it.stmt);
+        }
+    // The producer's own reads of memory (a position read from a buffer).
+    for (const BufferNode* b : loads.buffers)
+        if (std::string why = rereadIssue(b, top->second.writtenBefore); !why.empty() && issue && issue->empty())
+            *issue = "the loop's trip count or its copies' positions read " + why;
+    const auto& lets = top->second.lets;
+    std::vector<bool> needed(lets.size(), false);
+    for (size_t i = lets.size(); i-- > 0;) {
+        if (!used.vars.count(lets[i].var.get())) continue;
+        needed[i] = true;
+        used.visit(lets[i].value);
+        if (!lets[i].issue.empty() && issue && issue->empty())
+            *issue = fmt::format("the producer needs '{}'{}, whose value reads {}", lets[i].var->name,
+                                 lets[i].loc.valid() ? fmt::format(" (line {})", lets[i].loc.line) : std::string(),
+                                 lets[i].issue);
+    }
+    for (size_t i = 0; i < lets.size(); ++i)
+        if (needed[i]) out.push_back(lets[i]);
+    return out;
+}
+
+// Why the loop cannot be warp-specialised (empty when it can): the producer warpgroup runs the
+// TMA copies on its own, so every producer must be a TMA load, and the consumers must never
+// wait at a block barrier while the producer still runs (it takes no part in them): nothing
+// before the loop or in its other statements may synchronise the block.
+std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx) {
+    const For* n = plan.loop;
+    if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) return "the loop has 'order'/'stage' lists";
+    if (!ctx.target.has(Feature::Setmaxnreg)) return "the target cannot move registers between warpgroups";
+    if (kernel.warpSpecialized) return "the kernel has a warp-specialised loop already";
+    auto top = kernel.topLevel.find(n);
+    if (top == kernel.topLevel.end()) return "it runs inside another loop or a condition";
+    if (!plan.tma.full) return "none of its copies is a TMA load";
+    if (ctx.threads % 128 != 0) return fmt::format("its {} threads are not whole warpgroups", ctx.threads);
+    if (ctx.threads + 128 > ctx.target.maxThreadsPerBlock)
+        return fmt::format("a producer warpgroup would pass the target's {} threads per block",
+                           ctx.target.maxThreadsPerBlock);
+    std::set<const BufferNode*> tiles;
+    for (const auto& [b, v] : plan.versions) {
+        if (plan.items[v.writer].async && !plan.items[v.writer].tma) return "a copy of the loop stays cp.async";
+        if (plan.items[v.writer].tma) tiles.insert(b);
+    }
+    for (const auto& it : plan.items) {
+        if (it.tma) continue;
+        for (const auto* set : {&it.fp.reads, &it.fp.writes})
+            for (const BufferNode* b : *set)
+                if (b->scope == MemScope::Shared && !tiles.count(b))
+                    return "a statement of the loop uses shared memory ('" + b->name + "') besides the TMA tiles";
+        for (const TileOp* op : it.fp.ops) {
+            const auto* gemm = dynamic_cast<const ops::GemmOp*>(op);
+            if (gemm && (!tiles.count(gemm->a().buffer.get()) || !tiles.count(gemm->b().buffer.get())))
+                return "a gemm of the loop has an operand outside the TMA tiles (it may stage it)";
+            if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
+        }
+    }
+    if (!top->second.clean) return "statements before the loop may synchronise the block";
+    std::string issue;
+    producerLets(plan, kernel, &issue);
+    return issue;
+}
+
+} // namespace
+
+// The pipelined loops at the top level of a kernel body (not inside another loop or a
+// condition), with what runs before them (TopLevelLoop).
+std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
+    std::map<const For*, TopLevelLoop> out;
+    bool clean = true;
+    std::vector<OuterLet> lets;
+    BufferSet written;  // global buffers written so far
+    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+        if (!s) return;
+        switch (s->kind) {
+        case NodeKind::Seq:
+            for (const auto& c : s.as<Seq>()->stmts) walk(c);
+            return;
+        case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
+        case NodeKind::LetStmt: {
+            const auto* l = s.as<LetStmt>();
+            Footprint f;
+            f.visit(l->value);
+            for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
+            LoadedBuffers loads;
+            loads.visit(l->value);
+            std::string issue;
+            for (const BufferNode* b : loads.buffers)
+                if (issue.empty()) issue = rereadIssue(b, written);
+            lets.push_back({l->var, l->value, l->loc, issue});
+            walk(l->body);
+            lets.pop_back();
+            return;
+        }
+        case NodeKind::Comment: return;
+        case NodeKind::For:
+            if (s.as<For>()->forKind == ForKind::Pipelined) {
+                out[s.as<For>()] = {clean, lets, written};
+                clean = false;
+                return;
+            }
+            break;
+        default: break;
+        }
+        Footprint f = Footprint::of(s);
+        for (const auto* set : {&f.reads, &f.writes})
+            for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
+        for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
+        clean &= s->kind != NodeKind::Barrier && !containsLoop(s, ForKind::Pipelined);
+        for (const BufferNode* b : f.writes)
+            if (b->scope == MemScope::Global) written.insert(b);
+    };
+    walk(body);
+    return out;
+}
+
+// Whether the loop gets a producer warpgroup (`warp_specialize` asked for it, or left it to the
+// compiler); warns when asked for and unsuitable, and logs the choice where it is one.
+bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
+    const For* n = plan.loop;
+    const int asked = n->pipeline.warpSpecialize;
+    if (asked == 0) return false;
+    std::string why = warpSpecializeIssue(plan, kernel, ctx);
+    const bool ws = why.empty();
+    if (!ws && asked == 1) ctx.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+    // Logged where it is a choice (targets that can move registers), or was asked for.
+    if (ctx.target.has(Feature::Setmaxnreg) || asked == 1)
+        ctx.decide(fmt::format("warp specialisation of the loop over {}", n->var->name),
+                   ws ? "a producer warpgroup (setmaxnreg) issues the TMA loads" : "none",
+                   asked == 1 ? "lowering (warp_specialize = true)" : "lowering",
+                   ws ? "every producer of the loop is a TMA load and the consumers use no other shared "
+                        "memory or block barrier while the producer runs"
+                      : why,
+                   n->loc);
+    return ws;
+}
+
+// Producer: one elected thread of the producer warpgroup runs every iteration's copies as soon
+// as their version is free. Consumers: every iteration's other statements, between the wait on
+// full and the arrival on empty. The consumers' side replaces the loop; the producer's waits in
+// kernel.warpSpecialized for splitWarps.
+Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx) {
+    const For* n = plan.loop;
+    const SourceLoc loc = n->loc;
+    const Expr& count = n->extent;
+    MbarrierProtocol mbarriers(plan, ctx);
+    VarPtr kp = makeVar(n->var->name, n->var->dtype), kc = makeVar(n->var->name, n->var->dtype);
+    std::vector<Stmt> produced{mbarriers.claim(Expr(kp))}, consumed{mbarriers.consume(Expr(kc))};
+    for (size_t i : plan.byPos) {
+        if (plan.items[i].tma) produced.push_back(instance(plan, i, Expr(kp), true));
+        else consumed.push_back(instance(plan, i, Expr(kc)));
+    }
+    consumed.push_back(mbarriers.releaseDone(Expr(kc)));
+    WarpSpecialized w;
+    w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
+                      forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
+    // The lets before the loop that the producer reads, declared again in its branch.
+    const auto lets = producerLets(plan, kernel, nullptr);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
+    w.init = initBarriers(plan, ctx);
+    w.full = plan.tma.full;
+    w.empty = plan.tma.empty;
+    std::string tiles;
+    for (const BufferNode* b : plan.shared)
+        if (plan.versions.count(b)) tiles += (tiles.empty() ? "" : ", ") + b->name;
+    Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
+                                        n->var->name, plan.tma.versions, tiles),
+                            loc),
+                    forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), mbarriers.drain()});
+    for (auto it = plan.flat.allocs.rbegin(); it != plan.flat.allocs.rend(); ++it) {
+        auto r = plan.versionedBuffers.find((*it)->buffer.get());
+        if (r != plan.versionedBuffers.end()) w.tiles.push_back(r->second);  // declared before the split
+        else out = allocate((*it)->buffer, out, (*it)->loc);
+    }
+    for (const BufferNode* b : plan.shared)
+        if (plan.versions.count(b)) {
+            const Buffer& tile = plan.versionedBuffers.at(b);
+            kernel.versioned[b] = tile;
+            if (std::find(w.tiles.begin(), w.tiles.end(), tile) == w.tiles.end()) w.tiles.push_back(tile);
+        }
+    markMbarrierSynced(plan.tma, w.tiles, ctx);
+    kernel.warpSpecialized = std::move(w);
+    return out;
+}
+
+// A warp-specialised kernel: the barriers are initialised by all threads, then the producer
+// warpgroup (threads T .. T + 127 past the T the rest of the lowering spreads work over) gives
+// its registers away and one of its threads runs the producer loop, while the consumers take
+// the registers and run the kernel's own code, the pipelined loop replaced by its consumer
+// side. The producer threads then end: later block barriers wait only for threads that have
+// not exited (PTX ISA, "bar", "exit").
+Stmt splitWarps(const Stmt& body, const WarpSpecialized& ws, LowerContext& ctx) {
+    class DropAllocations : public IRMutator {
+    public:
+        std::set<const BufferNode*> drop;
+
+    protected:
+        Stmt mutateAllocate(const Allocate* n, const Stmt& self) override {
+            if (drop.count(n->buffer.get())) return mutate(n->body);
+            return IRMutator::mutateAllocate(n, self);
+        }
+    } dropper;
+    for (const auto& t : ws.tiles) dropper.drop.insert(t.get());
+    Stmt consumers = dropper.mutate(body);
+    const int64_t producers = 128, registers = 40;
+    // setmaxnreg moves registers inside the block's allocation, which is fixed at launch: with
+    // __launch_bounds__(T + 128, 1) every thread starts with the most one block per SM allows
+    // (a multiple of 8, at most 255). The consumers may take what the producers give up and
+    // no more, within 240 a thread: a larger request waits forever (seen on an H200 at T = 512).
+    const int64_t block = ctx.threads + producers;
+    const int64_t perThread = ctx.target.maxRegistersPerThread > 0 ? ctx.target.maxRegistersPerThread : 255;
+    const int64_t atLaunch = std::min<int64_t>(perThread, ctx.target.registersPerSM / block) / 8 * 8;
+    int64_t raised = std::min<int64_t>(240, (atLaunch * block - producers * registers) / ctx.threads / 8 * 8);
+    // Another variable for the thread index: the simplifier knows ctx.tx() < T and would fold
+    // the test away.
+    VarPtr thread = makeVar(ctx.tx().as<Var>()->name, DType::I32, VarRole::ThreadIndex);
+    SourceLoc loc = body->loc;
+    Stmt producer = seq({evaluate(call("setmaxnreg_dec", DType::I32, {intImm(registers)}), loc),
+                         ifThenElse(binary(BinaryOp::Eq, Expr(thread), intImm(ctx.threads)), ws.producer, {}, loc)});
+    consumers = seq({evaluate(call("setmaxnreg_inc", DType::I32, {intImm(raised)}), loc), consumers});
+    Stmt out = seq({ws.init,
+                    comment(fmt::format("warp specialisation: threads {} .. {} are the producer warpgroup", ctx.threads,
+                                        ctx.threads + producers - 1),
+                            loc),
+                    ifThenElse(binary(BinaryOp::Ge, Expr(thread), intImm(ctx.threads)), producer, consumers, loc)});
+    out = allocate(ws.full, allocate(ws.empty, out, loc), loc);
+    for (auto it = ws.tiles.rbegin(); it != ws.tiles.rend(); ++it) out = allocate(*it, out, loc);
+    ctx.producerThreads = producers;
+    return out;
+}
+
+} // namespace tlc::pipeline
