@@ -19,6 +19,7 @@
 // PipelineLoops.cpp.
 #pragma once
 
+#include "ir/Accesses.h"
 #include "ir/Stmt.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
@@ -37,36 +38,7 @@ namespace tlc::pipeline {
 using BufferSet = std::set<const ir::BufferNode*>;
 using AccessCounts = std::map<const ir::BufferNode*, int>;  // accesses of each buffer (countAccesses)
 
-// What a statement touches: buffers read and written (tile-op regions, loads, stores) and the
-// tile ops it holds.
-class Footprint : public ir::IRVisitor {
-public:
-    BufferSet reads, writes;
-    std::vector<const ir::TileOp*> ops;
-
-    static Footprint of(const ir::Stmt& s) {
-        Footprint f;
-        f.visit(s);
-        return f;
-    }
-    bool touches(const ir::BufferNode* b) const { return reads.count(b) || writes.count(b); }
-
-protected:
-    void visitLoad(const ir::Load* n) override {
-        reads.insert(n->buffer.get());
-        IRVisitor::visitLoad(n);
-    }
-    void visitStore(const ir::Store* n) override {
-        writes.insert(n->buffer.get());
-        IRVisitor::visitStore(n);
-    }
-    void visitTileOpStmt(const ir::TileOpStmt* n) override {
-        for (const ir::Region* r : n->op->reads()) reads.insert(r->buffer.get());
-        for (const ir::Region* r : n->op->writes()) writes.insert(r->buffer.get());
-        ops.push_back(n->op.get());
-        IRVisitor::visitTileOpStmt(n);
-    }
-};
+using ir::Footprint;  // what a statement touches (ir/Accesses.h)
 
 // The loop body as a list of top-level statements: sequences flattened, `let`s of pure values
 // substituted into what follows, allocations hoisted (a scalar's initial value becomes a store

@@ -46,8 +46,7 @@ std::string producerIssue(const LoopPlan& plan, size_t i, const AccessCounts& in
     if (plan.loopWrites.count(copy->src().buffer.get()))
         return "the loop writes '" + copy->src().buffer->name + "', which the copy reads";
     for (const auto& e : copy->src().starts) {
-        Footprint f;
-        f.visit(e);
+        Footprint f = Footprint::of(e);
         for (const auto* r : f.reads)
             if (plan.loopWrites.count(r))
                 return "the copy's position depends on '" + r->name + "', which the loop writes";

@@ -37,14 +37,15 @@ std::string rereadIssue(const BufferNode* b, const BufferSet& writtenBefore) {
     }
 }
 
-class LoadedBuffers : public IRVisitor {
+class LoadedBuffers : public AccessVisitor {
 public:
     std::vector<const BufferNode*> buffers;  // in order of appearance
 
 protected:
-    void visitLoad(const Load* n) override {
-        if (std::find(buffers.begin(), buffers.end(), n->buffer.get()) == buffers.end()) buffers.push_back(n->buffer.get());
-        IRVisitor::visitLoad(n);
+    void onAccess(const Access& a) override {
+        bool load = a.via == Access::Via::Load || a.via == Access::Via::Address;
+        if (load && std::find(buffers.begin(), buffers.end(), a.buffer.get()) == buffers.end())
+            buffers.push_back(a.buffer.get());
     }
 };
 
@@ -156,8 +157,7 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
         case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
         case NodeKind::LetStmt: {
             const auto* l = s.as<LetStmt>();
-            Footprint f;
-            f.visit(l->value);
+            Footprint f = Footprint::of(l->value);
             for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
             LoadedBuffers loads;
             loads.visit(l->value);
