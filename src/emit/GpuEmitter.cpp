@@ -315,7 +315,7 @@ void GpuEmitter::emitSharedOrLocal(const Allocate* a) {
     const Buffer& b = a->buffer;
     std::string name = names_.declare(b.get(), b->name);
     // mbarrier arrays have the type the runtime's helpers take.
-    std::string type = kernel_->mbarriers.count(b.get()) ? "uint64_t" : typeName(b->dtype);
+    std::string type = b->isMbarrierArray() ? "uint64_t" : typeName(b->dtype);
     int64_t elements = std::max<int64_t>(bufferSpan(b), 1);
     if (b->scope == MemScope::Shared) {
         if (a->init) throw EmitError("emit: shared buffer '" + b->name + "' with an initial value");

@@ -5,9 +5,11 @@
 
 #include "ast/DType.h"
 #include "ast/Type.h"
+#include "support/SourceFile.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,23 @@ private:
 
 // ---- buffers -------------------------------------------------------------------------------
 
+// What the software pipeline (passes/pipeline) made a shared buffer for. The pipeline sets it
+// on the buffers it creates; the passes after it read it here (insert-barriers, plan-shared-memory,
+// the emitter), and a pass that rebuilds a buffer keeps it.
+struct PipelineBuffer {
+    enum class Kind : uint8_t { Versions, Barriers };  // a tile's versions; an mbarrier array
+    Kind kind = Kind::Versions;
+    // Ordered by the TMA protocol's mbarriers, not by block barriers: the barrier arrays and the
+    // tiles TMA fills (insert-barriers leaves them alone).
+    bool mbarrierOrdered = false;
+    int versions = 1;   // iterations in flight
+    int stages = 1;     // the loop's
+    SourceLoc loop;     // the pipelined loop
+    // The loop's number among those whose stages the pipeline inferred (StageInference); -1
+    // where the author fixed `stages`.
+    int inferredLoop = -1;
+};
+
 // A named array: a global tensor parameter, a shared/fragment/local allocation, or after
 // lowering the per-thread part of a fragment. Identity is the pointer.
 struct BufferNode {
@@ -66,6 +85,10 @@ struct BufferNode {
     // A reshaped view of a contiguous global tensor (`view(A, [...])`): the tensor parameter whose
     // storage it reads and writes, with this buffer's shape and row-major strides; null otherwise.
     std::shared_ptr<const BufferNode> viewOf;
+    std::optional<PipelineBuffer> pipeline;  // shared buffers the software pipeline made
+
+    bool isMbarrierArray() const { return pipeline && pipeline->kind == PipelineBuffer::Kind::Barriers; }
+    bool mbarrierOrdered() const { return pipeline && pipeline->mbarrierOrdered; }
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 

@@ -34,7 +34,7 @@ std::vector<Expr> rowMajorStrides(const std::vector<Expr>& shape) {
 Buffer makeBuffer(std::string name, DType dtype, MemScope scope, std::vector<Expr> shape, std::vector<Expr> strides) {
     if (strides.empty()) strides = rowMajorStrides(shape);
     require(strides.size() == shape.size(), "buffer strides and shape differ in rank");
-    return std::make_shared<BufferNode>(BufferNode{std::move(name), dtype, scope, std::move(shape), std::move(strides), 0, nullptr});
+    return std::make_shared<BufferNode>(BufferNode{std::move(name), dtype, scope, std::move(shape), std::move(strides), 0, nullptr, std::nullopt});
 }
 
 bool constantShape(const Buffer& b, std::vector<int64_t>& out) {

@@ -90,7 +90,6 @@ struct Kernel {
     std::vector<SharedSlot> sharedPlan;  // every shared buffer live code uses, in allocation order
     std::vector<LaunchCheck> launchChecks;
     std::vector<TensorMap> tensorMaps;                   // in order of first use
-    std::set<const BufferNode*> mbarriers;               // shared uint64_t barrier arrays
     int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
     // The cpu launcher's innermost grid loop (0: x, as on a GPU), and whether the block's gemms
     // keep B's packed tiles for the launch (reuse-packed-b: the launcher starts a new launch).

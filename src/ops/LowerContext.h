@@ -83,45 +83,25 @@ public:
     void reserveName(const std::string& name) { names_.insert(name); }
     ir::VarPtr freshVar(const std::string& base, DType t = DType::I32);
 
+    // What lowering adds to the kernel (lowerKernel moves it onto ir::Kernel): the launcher's
+    // checks; TMA's tensor maps (docs/lowering.md, "TMA copies and the mbarrier pipeline"), the
+    // kernel's parameters; the threads of a warp-specialised pipeline's producer warpgroup, added
+    // to the launch after the `threads` the lowering spreads work over. copyDecisions: each
+    // pipelined global-to-shared copy's form, for --emit=layouts.
     std::vector<ir::LaunchCheck> launchChecks;
-    // TMA (docs/lowering.md, "TMA copies and the mbarrier pipeline"): the tensor maps the
-    // kernel takes, the shared buffers TMA fills and the barrier arrays that order them (both
-    // synchronised by mbarriers, so insert-barriers leaves them alone), the alignment TMA boxes
-    // need, and each global-to-shared copy's form with the reason when it is not TMA.
     std::vector<ir::TensorMap> tensorMaps;
     // `box` per dimension of the tensor, outermost first (1 in those the tile squeezes); the
     // rows of a box are its innermost side.
     const ir::Buffer& tensorMap(const ir::Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes);
-    std::set<const ir::BufferNode*> mbarriers;
-    std::set<const ir::BufferNode*> mbarrierSynced;
-    std::map<const ir::BufferNode*, int> sharedAlignment;
-    std::vector<ir::CopyDecision> copyDecisions;
-    // Accumulators (fragments) of gemms lowered with their wgmma group left in flight, with
-    // the slots each thread holds: the wgmma_drain after their loop waits and fences them.
-    std::map<const ir::BufferNode*, int64_t> wgmmaInFlight;
-    // Threads of a producer warpgroup the launch adds after the `threads` the lowering spreads
-    // work over (a warp-specialised pipeline; 0 without).
     int64_t producerThreads = 0;
-
-    // Pipelined loops and the shared-memory plan (passes/pipeline/Stages.h). Shared buffers a
-    // pipelined loop versioned, by name: versions, the loop's stages and position, and which
-    // loop with inferred stages it is (-1: the author fixed `stages`). pipeline-loops numbers
-    // the loops whose stages it infers in the order it meets them, chooses at most
-    // stageCaps[i] for loop i (when given) and records its choice in inferredStages. When the
-    // planned pool does not fit and inferred versions are live at its peak, plan-shared-memory
-    // lists those loops in fewerStages instead of reporting, with the pool in stagesRefusedBytes,
-    // and lowerKernel lowers the kernel again with one stage less for them.
-    struct PipelinedShared {
-        int versions = 1;
-        int stages = 1;
-        SourceLoc loop;
-        int inferred = -1;
-    };
-    std::map<std::string, PipelinedShared> pipelinedShared;
-    std::vector<int> stageCaps;
-    std::vector<int> inferredStages;
-    std::vector<int> fewerStages;
-    std::map<int, int64_t> stagesRefusedBytes;  // inferred loop -> the pool with one stage more
+    std::vector<ir::CopyDecision> copyDecisions;
+    // What ops tell each other while lower-tile-ops runs: the alignment TMA boxes need of a
+    // shared tile (plan-shared-memory reads it back); the accumulators of gemms lowered with
+    // their wgmma group left in flight, with the slots each thread holds (the wgmma_drain after
+    // their loop waits and fences them). What the software pipeline decides for later passes is
+    // in the IR (BufferNode::pipeline) or in StageInference (passes/Passes.h).
+    std::map<const ir::BufferNode*, int> sharedAlignment;
+    std::map<const ir::BufferNode*, int64_t> wgmmaInFlight;
 
     // The author left `threads` out (inferThreads chose it): nothing to contradict.
     bool threadsInferred = false;

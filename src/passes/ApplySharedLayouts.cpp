@@ -70,6 +70,7 @@ public:
         }
         auto node = std::make_shared<BufferNode>(*makeBuffer(b->name, b->dtype, b->scope, shape));
         node->alignBytes = l->alignBytes;
+        node->pipeline = b->pipeline;
         padded_[b.get()] = node;
         return node;
     }

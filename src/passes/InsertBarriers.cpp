@@ -12,7 +12,7 @@
 // accesses of the same iteration: around a loop's back edge (where the loop's variables have
 // moved on) they count as the whole buffer. Barriers already in the code (the pipeline's)
 // count as barriers. Buffers the pipeline orders with mbarriers (TMA-filled tiles and the
-// barrier arrays themselves, ctx.mbarrierSynced) need no block barrier and are not tracked.
+// barrier arrays themselves: BufferNode::mbarrierOrdered) need no block barrier and are not tracked.
 //
 // Global tensors are tracked the same way on the GPUs (a tile op that overwrites or reads what
 // an earlier one in the block wrote, through other threads: difftest finding 14), by region: two
@@ -205,7 +205,7 @@ protected:
 // one slot.
 class SharedAccesses : public BoundVars {
 public:
-    SharedAccesses(const std::set<const BufferNode*>& skip, bool globals) : skip_(skip), globals_(globals) {}
+    explicit SharedAccesses(bool globals) : globals_(globals) {}
     State s;
 
 protected:
@@ -223,11 +223,10 @@ protected:
     }
 
 private:
-    const std::set<const BufferNode*>& skip_;
     bool globals_;
 
     bool tracked(const Buffer& b) const {
-        return (b->scope == MemScope::Shared || (globals_ && b->scope == MemScope::Global)) && !skip_.count(b.get());
+        return (b->scope == MemScope::Shared || (globals_ && b->scope == MemScope::Global)) && !b->mbarrierOrdered();
     }
 
     Access access(const Buffer& b, const std::vector<Expr>& indices, const std::vector<int64_t>& extents) {
@@ -354,8 +353,7 @@ State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var
 
 class Inserter {
 public:
-    Inserter(const std::set<const BufferNode*>& skip, const ThreadDependence& threads, bool globals)
-        : skip_(skip), threads_(threads), globals_(globals) {}
+    Inserter(const ThreadDependence& threads, bool globals) : threads_(threads), globals_(globals) {}
 
     Stmt process(const Stmt& s, State& st) {
         if (!s) return s;
@@ -437,7 +435,6 @@ public:
     }
 
 private:
-    const std::set<const BufferNode*>& skip_;
     const ThreadDependence& threads_;
     bool globals_;
 
@@ -452,7 +449,7 @@ private:
 
     template <typename Node>
     State accessesOf(const Node& n) const {
-        SharedAccesses a(skip_, globals_);
+        SharedAccesses a(globals_);
         a.visit(n);
         return a.s;
     }
@@ -482,7 +479,7 @@ Stmt insertBarriers(const Stmt& body, const LowerContext& ctx) {
     State st;
     ThreadDependence threads(body, ctx.threadIndex.get());
     // On the cpu a block is one thread: tile ops follow each other in it.
-    return Inserter(ctx.mbarrierSynced, threads, ctx.target.backend != Backend::Cpu).process(body, st);
+    return Inserter(threads, ctx.target.backend != Backend::Cpu).process(body, st);
 }
 
 } // namespace tlc

@@ -27,7 +27,9 @@ enum class Runs { Everywhere, Cpu };
 struct Pass {
     const char* name;
     Runs on;
-    std::function<bool(Kernel&, LowerContext&)> run;
+    // The kernel, the lowering's services, and what stage inference carries between the passes
+    // (and attempts) that take part in it: pipeline-loops and plan-shared-memory.
+    std::function<bool(Kernel&, LowerContext&, StageInference&)> run;
 };
 
 bool runsOn(Runs on, const Target& t) { return on == Runs::Everywhere || t.backend == Backend::Cpu; }
@@ -36,26 +38,26 @@ bool runsOn(Runs on, const Target& t) { return on == Runs::Everywhere || t.backe
 const std::vector<Pass>& passList() {
     using R = Runs;
     static const std::vector<Pass> passes = {
-        {"forward-copies", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = forwardCopies(k.body, ctx); return true; }},
-        {"reuse-packed-b", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = reusePackedB(k, k.body, ctx); return true; }},
-        {"fuse-reductions", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseReductions(k.body, ctx); return true; }},
-        {"prefetch-next-block", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
-        {"fuse-tile-loads", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseTileLoads(k.body, ctx); return true; }},
-        {"fuse-tile-stores", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = fuseTileStores(k.body, ctx); return true; }},
-        {"read-tiles-in-place", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = readTilesInPlace(k.body, ctx); return true; }},
-        {"lower-thread-level", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
-        {"serialize-threads", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = serializeThreads(k, k.body, ctx); return true; }},
-        {"pipeline-loops", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = pipelineLoops(k.body, ctx); return true; }},
-        {"infer-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx) { return inferLayouts(k, ctx); }},
-        {"insert-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = insertBarriers(k.body, ctx); return true; }},
-        {"lower-tile-ops", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = lowerTileOps(k.body, ctx); return true; }},
-        {"drop-unused-buffers", R::Everywhere, [](Kernel& k, LowerContext&) { k.body = dropUnusedBuffers(k.body); return true; }},
-        {"apply-shared-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = applySharedLayouts(k.body, ctx); return true; }},
-        {"plan-shared-memory", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = planSharedMemory(k, k.body, ctx); return true; }},
-        {"batch-async-waits", R::Everywhere, [](Kernel& k, LowerContext&) { k.body = batchAsyncWaits(k.body); return true; }},
-        {"simplify", R::Everywhere, [](Kernel& k, LowerContext& ctx) { k.body = simplify(k.body, ctx.bounds()); return true; }},
-        {"hoist-invariants", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = hoistInvariants(k.body, ctx); return true; }},
-        {"interleave-rows", R::Cpu, [](Kernel& k, LowerContext& ctx) { k.body = interleaveRows(k.body, ctx); return true; }},
+        {"forward-copies", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = forwardCopies(k.body, ctx); return true; }},
+        {"reuse-packed-b", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = reusePackedB(k, k.body, ctx); return true; }},
+        {"fuse-reductions", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = fuseReductions(k.body, ctx); return true; }},
+        {"prefetch-next-block", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = prefetchNextBlock(k, k.body, ctx); return true; }},
+        {"fuse-tile-loads", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = fuseTileLoads(k.body, ctx); return true; }},
+        {"fuse-tile-stores", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = fuseTileStores(k.body, ctx); return true; }},
+        {"read-tiles-in-place", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = readTilesInPlace(k.body, ctx); return true; }},
+        {"lower-thread-level", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
+        {"serialize-threads", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = serializeThreads(k, k.body, ctx); return true; }},
+        {"pipeline-loops", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference& s) { k.body = pipelineLoops(k.body, ctx, s); return true; }},
+        {"infer-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { return inferLayouts(k, ctx); }},
+        {"insert-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = insertBarriers(k.body, ctx); return true; }},
+        {"lower-tile-ops", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = lowerTileOps(k.body, ctx); return true; }},
+        {"drop-unused-buffers", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = dropUnusedBuffers(k.body); return true; }},
+        {"apply-shared-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = applySharedLayouts(k.body, ctx); return true; }},
+        {"plan-shared-memory", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference& s) { k.body = planSharedMemory(k, k.body, ctx, s); return true; }},
+        {"batch-async-waits", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = batchAsyncWaits(k.body); return true; }},
+        {"simplify", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = simplify(k.body, ctx.bounds()); return true; }},
+        {"hoist-invariants", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = hoistInvariants(k.body, ctx); return true; }},
+        {"interleave-rows", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = interleaveRows(k.body, ctx); return true; }},
     };
     return passes;
 }
@@ -160,14 +162,13 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
     // with an inferred loop's versions live at its peak, the kernel is lowered again from its
     // Tile IR with one stage less for that loop (repeated diagnostics merge).
     const Kernel tileLevel = kernel;
-    std::vector<int> stageCaps;
-    std::map<int, int64_t> refused;
+    StageInference stages;
     for (;;) {
+        stages.chosen.clear();
+        stages.fewer.clear();
         LowerContext ctx(target, loweredThreads(kernel, target), diags);
         if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
         ctx.decisionLog = &kernel.decisions;
-        ctx.stageCaps = stageCaps;
-        ctx.stagesRefusedBytes = refused;
         const auto& logged = kernel.decisions.entries();
         ctx.threadsInferred =
             std::any_of(logged.begin(), logged.end(), [](const Decision& d) { return d.subject == "threads"; });
@@ -178,18 +179,17 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
             auto start = std::chrono::steady_clock::now();
             // A pass that does not run on the target leaves the kernel as it is (--print-after
             // still shows it there).
-            if (runsOn(pass.on, target)) ok = pass.run(kernel, ctx) && diags.errorCount() == errorsBefore;
+            if (runsOn(pass.on, target)) ok = pass.run(kernel, ctx, stages) && diags.errorCount() == errorsBefore;
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
             if (options.timePasses) dumps << fmt::format("// {:<20} {:8.3f} ms  ({})\n", pass.name, ms, kernel.name);
             bool print = options.printAfterAll ||
                          std::find(options.printAfter.begin(), options.printAfter.end(), pass.name) != options.printAfter.end();
             if (print) dumps << fmt::format("// ---- {} after {} ----\n", kernel.name, pass.name) << printKernel(kernel);
-            if (!ok || !ctx.fewerStages.empty()) break;
+            if (!ok || !stages.fewer.empty()) break;
         }
-        if (!ctx.fewerStages.empty() && diags.errorCount() == errorsBefore) {
-            stageCaps = ctx.inferredStages;
-            for (int i : ctx.fewerStages) stageCaps[size_t(i)] = ctx.inferredStages[size_t(i)] - 1;
-            refused = ctx.stagesRefusedBytes;
+        if (!stages.fewer.empty() && diags.errorCount() == errorsBefore) {
+            stages.caps = stages.chosen;
+            for (int i : stages.fewer) stages.caps[size_t(i)] = stages.chosen[size_t(i)] - 1;
             kernel = tileLevel;
             continue;
         }
@@ -201,7 +201,6 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         kernel.threadIndex = ctx.threadIndex;
         kernel.launchChecks = ctx.launchChecks;
         kernel.tensorMaps = ctx.tensorMaps;
-        kernel.mbarriers = ctx.mbarriers;
         kernel.producerThreads = static_cast<int>(ctx.producerThreads);
         return true;
     }
@@ -236,7 +235,8 @@ std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngi
     LowerContext pipelining(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) pipelining.threadIndex = kernel.threadIndex;
     NameCollector(pipelining).visit(kernel.body);
-    pipelineLoops(kernel.body, pipelining);
+    StageInference stages;
+    pipelineLoops(kernel.body, pipelining, stages);
     for (const auto& d : pipelining.copyDecisions)
         out += fmt::format("  {}: {}{}\n", d.copy, d.form == "tma" ? "TMA load" : "cp.async",
                            d.reason.empty() ? "" : ", not TMA: " + d.reason);

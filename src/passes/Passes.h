@@ -7,6 +7,7 @@
 #include "ops/LowerContext.h"
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -88,15 +89,28 @@ ir::Stmt serializeThreads(const ir::Kernel& kernel, const ir::Stmt& body, LowerC
 // Reports conflicts; returns false if there were any.
 bool inferLayouts(const ir::Kernel& kernel, LowerContext& ctx);
 
+// Stage inference across lowering attempts (passes/pipeline/Stages.h). pipeline-loops numbers
+// the loops whose `stages` it infers in the order it meets them. plan-shared-memory plans the
+// pool with the compiler's scratch buffers, which the inference cannot see: when the pool does
+// not fit and an inferred loop's versions are live at its peak, it names the loop in `fewer`
+// instead of reporting, and lowerKernel lowers the kernel again from its Tile IR with `caps`
+// (each loop at most the stages it chose, one fewer for those in `fewer`).
+struct StageInference {
+    std::vector<int> caps;                // in: at most this many stages for inferred loop i
+    std::map<int, int64_t> refusedBytes;  // in and out: the pool one stage more needed for loop i
+    std::vector<int> chosen;              // out, pipeline-loops: the stages inferred for loop i
+    std::vector<int> fewer;               // out, plan-shared-memory: loops to lower again with one fewer
+};
+
 // On targets with cp.async, turns each `pipelined` loop into a software pipeline: prologue,
 // steady state and epilogue of a modulo schedule, async copies into versioned shared buffers,
 // cp.async commits and waits, and the barrier of each step. Elsewhere it only checks the
-// loops' order/stage lists.
-ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx);
+// loops' order/stage lists. Inferred stages follow `stages` (StageInference).
+ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
 
 // Places block barriers between tile-level statements that touch the same shared buffer from
 // different threads (read after write, write after read or write), loop-carried ones included.
-// Buffers the pipeline synchronises with mbarriers (ctx.mbarrierSynced) are left alone.
+// Buffers the pipeline orders with mbarriers (BufferNode::mbarrierOrdered) are left alone.
 ir::Stmt insertBarriers(const ir::Stmt& body, const LowerContext& ctx);
 
 // Replaces tile ops, parallel and pipelined loops and fragments with thread-level code.
@@ -110,7 +124,9 @@ ir::Stmt applySharedLayouts(const ir::Stmt& body, LowerContext& ctx);
 // letting buffers whose live ranges do not overlap share bytes (with a barrier between the old
 // and the new user); records the plan on the kernel (sharedBytes, sharedPlan) and checks the
 // total against the target.
-ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+// When the pool does not fit with an inferred loop's versions live at its peak, the loop goes to
+// stages.fewer instead of an error.
+ir::Stmt planSharedMemory(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
 
 // Consecutive copies into shared memory (outside pipelines) wait once, after the last of them,
 // not each for its own cp.async; copies into the same buffer still wait in between.

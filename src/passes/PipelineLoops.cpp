@@ -32,7 +32,7 @@ namespace {
 
 class Pipeliner : public IRMutator {
 public:
-    Pipeliner(LowerContext& ctx, const Stmt& body) : ctx_(ctx), kernel_(body) {}
+    Pipeliner(LowerContext& ctx, StageInference& stages, const Stmt& body) : ctx_(ctx), stages_(stages), kernel_(body) {}
     const PipelinedKernel& kernel() const { return kernel_; }
 
 protected:
@@ -65,6 +65,7 @@ protected:
 
 private:
     LowerContext& ctx_;
+    StageInference& stages_;
     PipelinedKernel kernel_;
     int depth_ = 0;  // loops around the one being pipelined
 
@@ -102,11 +103,11 @@ private:
         const bool checkOnly = !cpAsync || m == 0 || containsLoop(n->body, ForKind::Pipelined);
         if (checkOnly && info.stage.empty()) return {};
         if (!countsFromZero(n)) return {};
-        if (!assignStages(plan, kernel_, ctx_)) return {};
+        if (!assignStages(plan, kernel_, stages_, ctx_)) return {};
         if (!checkUnversionedBuffers(plan, checkOnly, ctx_) || !planVersions(plan, kernel_, checkOnly, ctx_))
             return {};
         if (checkOnly) return {};
-        versionBuffers(plan, ctx_);
+        versionBuffers(plan);
         chooseTma(plan, kernel_, ctx_);
         plan.warpSpecialize = chooseWarpSpecialization(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
@@ -117,8 +118,8 @@ private:
 
 } // namespace
 
-Stmt pipelineLoops(const Stmt& body, LowerContext& ctx) {
-    Pipeliner p(ctx, body);
+Stmt pipelineLoops(const Stmt& body, LowerContext& ctx, StageInference& stages) {
+    Pipeliner p(ctx, stages, body);
     Stmt out = p.mutate(body);
     const PipelinedKernel& kernel = p.kernel();
     if (kernel.warpSpecialized) out = splitWarps(out, *kernel.warpSpecialized, ctx);

@@ -134,27 +134,28 @@ std::string lineOf(SourceLoc l) { return l.valid() ? fmt::format("line {}", l.li
 // The pool does not fit: report it with the buffers live at the peak, or (an inferred `stages`
 // live there) ask lowerKernel for fewer stages. `out` is the planned body.
 void reportOverflow(const Kernel& kernel, const Stmt& out, const SharedLiveness& live, const std::vector<int64_t>& bytes,
-                    const std::vector<int64_t>& aligns, int64_t total, LowerContext& ctx) {
+                    const std::vector<int64_t>& aligns, int64_t total, LowerContext& ctx, StageInference& stages) {
     const int64_t limit = ctx.target.sharedMemPerBlock;
     SharedPeak peak = sharedPeak(live, bytes);
-    auto pipelined = [&](size_t i) -> const LowerContext::PipelinedShared* {
-        auto it = ctx.pipelinedShared.find(live.buffers[i].buffer->name);
-        return it != ctx.pipelinedShared.end() && it->second.versions > 1 ? &it->second : nullptr;
+    // A tile's versions that the software pipeline made (BufferNode::pipeline).
+    auto pipelined = [&](size_t i) -> const PipelineBuffer* {
+        const auto& p = live.buffers[i].buffer->pipeline;
+        return p && p->kind == PipelineBuffer::Kind::Versions && p->versions > 1 ? &*p : nullptr;
     };
 
     // Inferred stages live at the peak: one fewer, and lower again (nothing reported).
     for (size_t i : peak.buffers)
-        if (const auto* p = pipelined(i); p && p->inferred >= 0 && p->stages > 1 &&
-                                          std::find(ctx.fewerStages.begin(), ctx.fewerStages.end(), p->inferred) ==
-                                              ctx.fewerStages.end()) {
-            ctx.fewerStages.push_back(p->inferred);
-            ctx.stagesRefusedBytes[p->inferred] = total;
+        if (const auto* p = pipelined(i); p && p->inferredLoop >= 0 && p->stages > 1 &&
+                                          std::find(stages.fewer.begin(), stages.fewer.end(), p->inferredLoop) ==
+                                              stages.fewer.end()) {
+            stages.fewer.push_back(p->inferredLoop);
+            stages.refusedBytes[p->inferredLoop] = total;
         }
-    if (!ctx.fewerStages.empty()) return;
+    if (!stages.fewer.empty()) return;
 
     // The author's `stages` live at the peak: the loop is what to change, and the message says
     // how many stages the same plan fits.
-    const LowerContext::PipelinedShared* loop = nullptr;
+    const PipelineBuffer* loop = nullptr;
     for (size_t i : peak.buffers)
         if (const auto* p = pipelined(i); p && (!loop || p->loop < loop->loop)) loop = p;
     if (loop) {
@@ -222,8 +223,8 @@ void reportOverflow(const Kernel& kernel, const Stmt& out, const SharedLiveness&
         if (const auto* p = pipelined(i))
             what = fmt::format("{} bytes ({} versions of {} for the pipelined loop at {})", bytes[i], p->versions,
                                bytes[i] / p->versions, lineOf(p->loop));
-        if (ctx.mbarriers.count(l.buffer.get()) || scratch.count(name) || !declared.count(name)) {
-            std::string role = ctx.mbarriers.count(l.buffer.get()) ? "the pipeline's barriers" : "the compiler's scratch buffer";
+        if (l.buffer->isMbarrierArray() || scratch.count(name) || !declared.count(name)) {
+            std::string role = l.buffer->isMbarrierArray() ? "the pipeline's barriers" : "the compiler's scratch buffer";
             ctx.diags.note(SourceRange(l.useLoc.valid() ? l.useLoc : peak.loc),
                            fmt::format("{} '{}', live at the peak, takes {} (first used here)", role, name, what));
         } else {
@@ -234,7 +235,7 @@ void reportOverflow(const Kernel& kernel, const Stmt& out, const SharedLiveness&
 
 } // namespace
 
-Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
+Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx, StageInference& stages) {
     Stmt out = body;
     for (auto it = ctx.scratchBuffers().rbegin(); it != ctx.scratchBuffers().rend(); ++it) out = allocate(*it, out, kernel.loc);
 
@@ -266,7 +267,7 @@ Stmt planSharedMemory(Kernel& kernel, const Stmt& body, LowerContext& ctx) {
         const SharedLife& l = live.buffers[i];
         kernel.sharedPlan.push_back({l.buffer, placed.offsets[i], bytes[i], aligns[i], l.first, l.last, l.firstLoc, l.lastLoc});
     }
-    if (placed.total > ctx.target.sharedMemPerBlock) reportOverflow(kernel, out, live, bytes, aligns, placed.total, ctx);
+    if (placed.total > ctx.target.sharedMemPerBlock) reportOverflow(kernel, out, live, bytes, aligns, placed.total, ctx, stages);
     return out;
 }
 

@@ -30,7 +30,8 @@ inline Kernel planned(Kernel k, const Target& target) {
     SourceFile file(k.sourceName, "");
     DiagnosticEngine diags(file);
     LowerContext ctx(target, k.threads, diags);
-    k.body = planSharedMemory(k, k.body, ctx);
+    StageInference stages;
+    k.body = planSharedMemory(k, k.body, ctx, stages);
     return k;
 }
 

@@ -44,7 +44,8 @@ Planned plan(Stmt body, const char* target = "sm80",
     k.name = "plan";
     k.threads = 128;
     k.body = body;
-    k.body = planSharedMemory(k, k.body, ctx);
+    StageInference stages;
+    k.body = planSharedMemory(k, k.body, ctx, stages);
     return {k, countBarriers(k.body)};
 }
 
@@ -160,7 +161,9 @@ TEST_CASE("plan-shared-memory: the peak is where the buffers live together take 
 TEST_CASE("plan-shared-memory: a pool over the limit with inferred stages at the peak asks for fewer") {
     Buffer G = makeBuffer("G", DType::F32, MemScope::Global, {intImm(4)});
     // 3 versions of 80 KB on gfx942's 64 KB: even one is too much.
-    Buffer V = makeBuffer("V", DType::F32, MemScope::Shared, {intImm(3), intImm(128), intImm(160)});
+    auto versions = std::make_shared<BufferNode>(
+        *makeBuffer("V", DType::F32, MemScope::Shared, {intImm(3), intImm(128), intImm(160)}));
+    Buffer V = versions;
     Stmt body = allocate(V, seq({store(V, {intImm(0), intImm(0), intImm(1)}, floatImm(1.0)),
                                  store(G, {intImm(0)}, load(V, {intImm(0), intImm(0), intImm(1)}))}),
                          SourceLoc{3, 5});
@@ -168,15 +171,16 @@ TEST_CASE("plan-shared-memory: a pool over the limit with inferred stages at the
         SourceFile file("plan.tl", "");
         DiagnosticEngine diags(file);
         LowerContext ctx(*findTarget("gfx942"), 128, diags);
-        ctx.pipelinedShared["V"] = {3, 3, SourceLoc{7, 9}, inferred};
+        versions->pipeline = PipelineBuffer{PipelineBuffer::Kind::Versions, false, 3, 3, SourceLoc{7, 9}, inferred};
         Kernel k;
         k.name = "plan";
-        k.body = planSharedMemory(k, body, ctx);
+        StageInference stages;
+        k.body = planSharedMemory(k, body, ctx, stages);
         if (inferred == 0) {
             // Nothing reported: lowerKernel lowers again with at most 2 stages for loop 0.
             CHECK(diags.errorCount() == 0);
-            CHECK(ctx.fewerStages == std::vector<int>{0});
-            CHECK(ctx.stagesRefusedBytes.at(0) == 3 * 81920);
+            CHECK(stages.fewer == std::vector<int>{0});
+            CHECK(stages.refusedBytes.at(0) == 3 * 81920);
         } else {
             // The author's stages: the error is at the loop, and even one version does not fit.
             REQUIRE(diags.errorCount() == 1);

@@ -26,6 +26,7 @@
 #include "ops/LowerContext.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "passes/Passes.h"
 
 #include <map>
 #include <optional>
@@ -161,12 +162,12 @@ int64_t tileBytes(const ir::Region& r);
 
 // Stages.cpp
 bool checkLists(const ir::For* n, size_t count, LowerContext& ctx);
-bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx);
 
 // Versioning.cpp
 bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext& ctx);
 bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly, LowerContext& ctx);
-void versionBuffers(LoopPlan& plan, LowerContext& ctx);
+void versionBuffers(LoopPlan& plan);
 ir::Stmt instance(const LoopPlan& plan, size_t i, const ir::Expr& iter, bool elected = false);
 std::string versionList(const LoopPlan& plan);
 ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::BufferNode*, ir::Buffer>& versioned);
@@ -175,7 +176,6 @@ ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::Buff
 std::map<const ir::BufferNode*, ops::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
 void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx);
-void markMbarrierSynced(const TmaPlan& tma, const std::vector<ir::Buffer>& tiles, LowerContext& ctx);
 
 // The mbarrier protocol around a loop's TMA producers and their readers, for iteration `iter`.
 class MbarrierProtocol {

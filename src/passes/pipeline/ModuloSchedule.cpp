@@ -206,13 +206,7 @@ Stmt emitModuloSchedule(const LoopPlan& plan, PipelinedKernel& kernel, LowerCont
         out = allocate(r != plan.versionedBuffers.end() ? r->second : (*it)->buffer, out, (*it)->loc);
     }
     for (const auto& [b, nb] : plan.versionedBuffers) kernel.versioned[b] = nb;
-    if (plan.tma.full) {
-        out = allocate(plan.tma.full, allocate(plan.tma.empty, out, plan.loop->loc), plan.loop->loc);
-        std::vector<Buffer> tiles;
-        for (const auto& [b, v] : plan.versions)
-            if (plan.items[v.writer].tma) tiles.push_back(plan.versionedBuffers.at(b));
-        markMbarrierSynced(plan.tma, tiles, ctx);
-    }
+    if (plan.tma.full) out = allocate(plan.tma.full, allocate(plan.tma.empty, out, plan.loop->loc), plan.loop->loc);
     return out;
 }
 

@@ -31,11 +31,11 @@ std::string others(const StageBudget& b, int stages) {
 
 } // namespace
 
-int inferStages(const StageBudget& b, LowerContext& ctx, SourceLoc loc) {
+int inferStages(const StageBudget& b, StageInference& inference, LowerContext& ctx, SourceLoc loc) {
     int64_t limit = ctx.target.sharedMemPerBlock;
-    size_t index = ctx.inferredStages.size();
+    size_t index = inference.chosen.size();
     int most = kMaxInferredStages;
-    if (index < ctx.stageCaps.size()) most = std::min(most, std::max(ctx.stageCaps[index], 1));
+    if (index < inference.caps.size()) most = std::min(most, std::max(inference.caps[index], 1));
     int stages = 1;
     for (int s = most; s > 1; --s)
         if (b.planned(s) <= limit) {
@@ -44,8 +44,8 @@ int inferStages(const StageBudget& b, LowerContext& ctx, SourceLoc loc) {
         }
     // One stage more: refused by plan-shared-memory with the compiler's scratch buffers, or
     // by the estimate here.
-    auto refused = ctx.stagesRefusedBytes.find(int(index));
-    bool lowered = refused != ctx.stagesRefusedBytes.end() && stages + 1 > most;
+    auto refused = inference.refusedBytes.find(int(index));
+    bool lowered = refused != inference.refusedBytes.end() && stages + 1 > most;
     int64_t next = lowered ? refused->second : b.planned(stages + 1);
     std::string nextNeeds = lowered ? fmt::format("{} as planned with the compiler's scratch buffers", kb(next)) : kb(next);
     std::string reason =
@@ -57,7 +57,7 @@ int inferStages(const StageBudget& b, LowerContext& ctx, SourceLoc loc) {
             : fmt::format("no pipeline: 2 stages of {} ({}){} need {}, more than the {} per block of target '{}'",
                           kb(b.perStage), b.buffers, others(b, 2), nextNeeds, kb(limit), ctx.target.name);
     ctx.decide("stages", std::to_string(stages), "inferred", reason, loc);
-    ctx.inferredStages.push_back(stages);
+    inference.chosen.push_back(stages);
     return stages;
 }
 
@@ -99,7 +99,7 @@ bool checkLists(const For* n, size_t count, LowerContext& ctx) {
 
 // Stages: the author's, or copies that can be producers at stage 0 and the rest last. False
 // when the loop gets no pipeline (no producer, or one stage).
-bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
+bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx) {
     const For* n = plan.loop;
     const PipelineInfo& info = n->pipeline;
     std::vector<Item>& items = plan.items;
@@ -129,8 +129,8 @@ bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& c
     };
     // A fixed `stages` is checked with the whole pool by plan-shared-memory.
     if (stages == 0) {
-        stages = inferStages(budget, ctx, n->loc);
-        plan.inferred = int(ctx.inferredStages.size()) - 1;
+        stages = inferStages(budget, inference, ctx, n->loc);
+        plan.inferred = int(inference.chosen.size()) - 1;
     }
     plan.last = stages - 1;
     for (auto& it : items) it.stage = plan.last;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ops/LowerContext.h"
+#include "passes/Passes.h"
 
 #include <functional>
 #include <string>
@@ -23,9 +24,9 @@ struct StageBudget {
 constexpr int kMaxInferredStages = 3;
 
 // `stages` left out: the largest count up to kMaxInferredStages (and up to the loop's entry in
-// ctx.stageCaps, after lowering found the pool too large with the compiler's scratch buffers)
+// inference.caps, after lowering found the pool too large with the compiler's scratch buffers)
 // whose planned pool fits the target's shared memory per block (1: no pipeline); logged with
-// the arithmetic and recorded in ctx.inferredStages.
-int inferStages(const StageBudget& budget, LowerContext& ctx, SourceLoc loc);
+// the arithmetic and recorded in inference.chosen.
+int inferStages(const StageBudget& budget, StageInference& inference, LowerContext& ctx, SourceLoc loc);
 
 } // namespace tlc

@@ -91,10 +91,25 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
         for (size_t j = 0; j < items.size(); ++j)
             if (j != writer && items[j].fp.reads.count(b)) items[j].tmaReader = true;
     }
-    tma.full = makeBuffer(ctx.freshName("full_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
-    ctx.reserveName(tma.full->name);
-    tma.empty = makeBuffer(ctx.freshName("empty_bar"), DType::U64, MemScope::Shared, {intImm(tma.versions)});
-    ctx.reserveName(tma.empty->name);
+    // The barrier arrays, and the tiles TMA fills, are ordered by the mbarriers: the buffers say
+    // so (BufferNode::pipeline), and insert-barriers leaves them alone.
+    PipelineBuffer barriers = plan.versionedBuffers.at(candidates.front().second)->pipeline.value();
+    barriers.kind = PipelineBuffer::Kind::Barriers;
+    barriers.mbarrierOrdered = true;
+    auto barrierArray = [&](const char* base) {
+        auto node = std::make_shared<BufferNode>(
+            *makeBuffer(ctx.freshName(base), DType::U64, MemScope::Shared, {intImm(tma.versions)}));
+        node->pipeline = barriers;
+        ctx.reserveName(node->name);
+        return Buffer(node);
+    };
+    tma.full = barrierArray("full_bar");
+    tma.empty = barrierArray("empty_bar");
+    for (const auto& [writer, b] : candidates) {
+        auto tile = std::make_shared<BufferNode>(*plan.versionedBuffers.at(b));
+        tile->pipeline->mbarrierOrdered = true;
+        plan.versionedBuffers[b] = tile;
+    }
 }
 
 // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every
@@ -113,14 +128,6 @@ Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx) {
     out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), once, {}, loc));
     out.push_back(barrier(loc));
     return seq(out, loc);
-}
-
-// The barriers, and the tiles TMA fills, are synchronised by mbarriers: insert-barriers leaves
-// them alone.
-void markMbarrierSynced(const TmaPlan& tma, const std::vector<Buffer>& tiles, LowerContext& ctx) {
-    ctx.mbarriers.insert({tma.full.get(), tma.empty.get()});
-    ctx.mbarrierSynced.insert({tma.full.get(), tma.empty.get()});
-    for (const auto& t : tiles) ctx.mbarrierSynced.insert(t.get());
 }
 
 Expr MbarrierProtocol::slot(const Expr& iter) const { return simplify(iter % plan_.tma.versions); }

@@ -191,14 +191,16 @@ bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly,
 }
 
 // Versioned buffers: a leading dimension, one entry per iteration in flight.
-void versionBuffers(LoopPlan& plan, LowerContext& ctx) {
+void versionBuffers(LoopPlan& plan) {
     for (const auto& [b, v] : plan.versions) {
         Buffer old = copyOf(plan.items[v.writer]).dst().buffer;
         std::vector<Expr> shape{intImm(v.count)};
         shape.insert(shape.end(), old->shape.begin(), old->shape.end());
-        plan.versionedBuffers[b] = makeBuffer(old->name, old->dtype, old->scope, shape);
+        auto node = std::make_shared<BufferNode>(*makeBuffer(old->name, old->dtype, old->scope, shape));
+        node->pipeline = PipelineBuffer{PipelineBuffer::Kind::Versions, false, v.count, plan.last + 1, plan.loop->loc,
+                                        plan.inferred};
+        plan.versionedBuffers[b] = node;
         plan.items[v.writer].async = v.async;
-        ctx.pipelinedShared[old->name] = {v.count, plan.last + 1, plan.loop->loc, plan.inferred};
     }
 }
 

@@ -255,7 +255,6 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
             kernel.versioned[b] = tile;
             if (std::find(w.tiles.begin(), w.tiles.end(), tile) == w.tiles.end()) w.tiles.push_back(tile);
         }
-    markMbarrierSynced(plan.tma, w.tiles, ctx);
     kernel.warpSpecialized = std::move(w);
     return out;
 }
