@@ -1,5 +1,6 @@
-// The interface every tile operation implements. Each op lives in its own folder under
-// src/ops/ with its check, its layout rule and its lowering per target.
+// The interface every tile operation implements as IR: what it reads and writes, how passes
+// rewrite it, how it prints. Each op lives in its own folder under src/ops/ with its check, its
+// layout rule and its lowering per target (ops/Op.h adds the lowering).
 #pragma once
 
 #include "ir/Stmt.h"
@@ -9,10 +10,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace tlc {
-class LowerContext;
-}
 
 namespace tlc::ir {
 
@@ -51,8 +48,7 @@ public:
     }
     // Human-readable form, as in the source: "copy(A[by * 128, k * 32], A_s)".
     virtual std::string str() const = 0;
-    // Thread-level code for this op.
-    virtual Stmt lower(LowerContext& ctx, SourceLoc loc) const = 0;
+    // Thread-level code: ops::Op::lower (ops/Op.h).
 };
 using TileOpPtr = std::shared_ptr<const TileOp>;
 

@@ -792,7 +792,7 @@ private:
         case Builtin::AnnotateLayout: {
             Region r = region(*arg(0));
             const auto* name = arg(1)->as<A::Name>();
-            auto layout = ops::parseSharedLayout(name ? name->name : "");
+            auto layout = layout::parseSharedLayout(name ? name->name : "");
             if (!layout) return Stmt();  // sema reported it
             return tileOp(std::make_shared<ops::AnnotateLayoutOp>(r, *layout), loc);
         }

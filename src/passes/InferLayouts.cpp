@@ -339,8 +339,8 @@ std::set<const BufferNode*> annotateLayouts(const Graph& g, LowerContext& ctx) {
         annotated.insert(b.get());
         if (b->shape.size() < 2) continue;
         int64_t elemBytes = dtypeBytes(b->dtype);
-        LowerContext::SharedLayout chosen{.swizzle = ops::swizzleOf(a->layout(), elemBytes), .reason = a->str()};
-        if (a->layout() == ops::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
+        LowerContext::SharedLayout chosen{.swizzle = layout::swizzleOf(a->layout(), elemBytes), .reason = a->str()};
+        if (a->layout() == layout::SharedLayoutName::Padded) chosen.padElems = 16 / elemBytes;
         if (!chosen.swizzle.isIdentity() || chosen.padElems) ctx.sharedLayouts[b.get()] = chosen;
     }
     return annotated;

@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "ir/TileOp.h"
 #include "ir/Visitor.h"
+#include "ops/Op.h"
 #include "ops/OpUtil.h"
 #include "ops/parallel/Parallel.h"
 #include "passes/SharedLiveness.h"
@@ -29,7 +30,7 @@ protected:
     Stmt mutateTileOpStmt(const TileOpStmt* n, const Stmt&) override {
         auto it = headroom_.find(n);
         ctx_.sharedHeadroom = it == headroom_.end() ? 0 : it->second;
-        return n->op->lower(ctx_, n->loc);
+        return ops::asOp(*n->op).lower(ctx_, n->loc);
     }
 
     Stmt mutateFor(const For* n, const Stmt& self) override {

@@ -1,7 +1,7 @@
 // The tile operations: shapes of operands (regions take their extents from the other
 // operand, rank mismatches resolve by dropping unit dimensions), memory scopes, gemm's
 // dimensions and dtypes, reduction dimensions, and what the target can do.
-#include "ops/annotate_layout/AnnotateLayout.h"
+#include "layout/SharedLayoutName.h"
 #include "sema/Checker.h"
 
 #include <fmt/format.h>
@@ -357,11 +357,11 @@ void KernelChecker::checkAnnotateLayout(Call& c) {
         diags_.report(DiagId::err_layout_annotation_scope, buffer.range, describe(buffer));
         return;
     }
-    auto layout = ops::parseSharedLayout(name->name);
+    auto layout = layout::parseSharedLayout(name->name);
     const Shape& shape = buffer.type.shape;
     if (!layout || shape.empty() || !shape.back().isConstant()) return;
     int64_t elemBytes = dtypeBytes(buffer.type.dtype);
-    if (auto misfit = ops::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
+    if (auto misfit = layout::sharedLayoutMisfit(*layout, *shape.back().value, elemBytes))
         diags_.report(DiagId::err_layout_annotation_misfit, c.boundArgs[1]->range, name->name, describe(buffer), *misfit);
 }
 

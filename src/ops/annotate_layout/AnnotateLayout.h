@@ -7,30 +7,19 @@
 #pragma once
 
 #include "ir/TileOp.h"
-#include "layout/Swizzle.h"
+#include "ops/Op.h"
+#include "layout/SharedLayoutName.h"
 
 #include <optional>
 #include <string_view>
 
 namespace tlc::ops {
 
-enum class SharedLayoutName { RowMajor, ColMajor, Padded, Swizzle32, Swizzle64, Swizzle128 };
-
-std::optional<SharedLayoutName> parseSharedLayout(std::string_view name);
-std::string_view spelling(SharedLayoutName layout);
-
-// What a named layout needs of a [.., cols] buffer of elemBytes-byte elements, in words, or
-// nothing when it fits.
-std::optional<std::string> sharedLayoutMisfit(SharedLayoutName layout, int64_t cols, int64_t elemBytes);
-// The swizzle of a named layout for elemBytes-byte elements (the identity for row_major and
-// padded).
-layout::Swizzle swizzleOf(SharedLayoutName layout, int64_t elemBytes);
-
-class AnnotateLayoutOp : public ir::TileOp {
+class AnnotateLayoutOp : public Op {
 public:
-    AnnotateLayoutOp(ir::Region buffer, SharedLayoutName layout) : buffer_(std::move(buffer)), layout_(layout) {}
+    AnnotateLayoutOp(ir::Region buffer, layout::SharedLayoutName layout) : buffer_(std::move(buffer)), layout_(layout) {}
     const ir::Buffer& buffer() const { return buffer_.buffer; }
-    SharedLayoutName layout() const { return layout_; }
+    layout::SharedLayoutName layout() const { return layout_; }
 
     std::string name() const override { return "annotate_layout"; }
     std::vector<const ir::Region*> reads() const override { return {}; }
@@ -41,7 +30,7 @@ public:
 
 private:
     ir::Region buffer_;
-    SharedLayoutName layout_;
+    layout::SharedLayoutName layout_;
 };
 
 } // namespace tlc::ops

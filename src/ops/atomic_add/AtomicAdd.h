@@ -2,10 +2,11 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 
 namespace tlc::ops {
 
-class AtomicAddOp : public ir::TileOp {
+class AtomicAddOp : public Op {
 public:
     // `src` is a tile region, or `value` a scalar added to every element of dst.
     AtomicAddOp(ir::Region dst, std::optional<ir::Region> src, ir::Expr value)

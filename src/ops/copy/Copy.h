@@ -13,6 +13,8 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
+#include "layout/SharedLayoutName.h"
 #include "ops/ElementProducer.h"
 #include "ops/LowerContext.h"
 
@@ -20,9 +22,7 @@
 
 namespace tlc::ops {
 
-enum class SharedLayoutName;
-
-class CopyOp : public ir::TileOp {
+class CopyOp : public Op {
 public:
     CopyOp(ir::Region src, ir::Region dst, bool async = false)
         : src_(std::move(src)), dst_(std::move(dst)), async_(async) {}
@@ -63,7 +63,7 @@ private:
 // Why `copy` cannot be a TMA load on ctx's target, in words for --explain and the emitted
 // comment; empty when it can. `annotated` is the layout annotate_layout fixed for the
 // destination, if any: the box's rows must be one swizzle span (or 16 bytes, unswizzled).
-std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<SharedLayoutName> annotated);
+std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<layout::SharedLayoutName> annotated);
 // The box's size in bytes (what the mbarrier expects; all its boxes when the rows are wider
 // than one swizzle span).
 int64_t tmaBoxBytes(const CopyOp& copy);

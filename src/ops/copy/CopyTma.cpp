@@ -100,7 +100,7 @@ int64_t tmaBoxBytes(const CopyOp& copy) {
     return b.rows * b.cols * dtypeBytes(copy.dst().buffer->dtype);
 }
 
-std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<SharedLayoutName> annotated) {
+std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<layout::SharedLayoutName> annotated) {
     const Region& src = copy.src();
     const Region& dst = copy.dst();
     if (!ctx.target.has(Feature::Tma)) return "the target has no TMA";
@@ -128,8 +128,8 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
     if (box.rows % 8 != 0)
         return fmt::format("the box has {} rows; TMA tiles here are whole 8-row swizzle atoms", box.rows);
     if (annotated) {
-        if (*annotated == SharedLayoutName::Padded) return "annotate_layout pads its rows; TMA writes boxes densely";
-        layout::Swizzle sw = swizzleOf(*annotated, dtypeBytes(src.buffer->dtype));
+        if (*annotated == layout::SharedLayoutName::Padded) return "annotate_layout pads its rows; TMA writes boxes densely";
+        layout::Swizzle sw = layout::swizzleOf(*annotated, dtypeBytes(src.buffer->dtype));
         if (!sw.isIdentity() && sw.patternBytes() != rowBytes)
             return fmt::format("its rows are {} bytes and annotate_layout asks for {}: TMA's swizzle needs rows of "
                                "exactly one span",

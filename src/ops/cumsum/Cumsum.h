@@ -3,10 +3,11 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 
 namespace tlc::ops {
 
-class CumsumOp : public ir::TileOp {
+class CumsumOp : public Op {
 public:
     CumsumOp(ir::Region src, ir::Region dst, int dim, bool reverse)
         : src_(std::move(src)), dst_(std::move(dst)), dim_(dim), reverse_(reverse) {}

@@ -2,10 +2,11 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 
 namespace tlc::ops {
 
-class FillOp : public ir::TileOp {
+class FillOp : public Op {
 public:
     FillOp(ir::Region dst, ir::Expr value, bool isClear) : dst_(std::move(dst)), value_(std::move(value)), isClear_(isClear) {}
     const ir::Region& dst() const { return dst_; }

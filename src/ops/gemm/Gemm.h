@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 
 #include <optional>
 
@@ -16,7 +17,7 @@ bool cpuMicroKernelTypes(DType a, DType b, DType c);
 // Auto: the author left `policy` out; planning chooses (square today) and logs why.
 enum class GemmPolicy { Square, FullRow, FullCol, Auto };
 
-class GemmOp : public ir::TileOp {
+class GemmOp : public Op {
 public:
     GemmOp(ir::Region a, ir::Region b, ir::Region c, bool transA, bool transB, GemmPolicy policy, bool clearAccum)
         : a_(std::move(a)), b_(std::move(b)), c_(std::move(c)), transA_(transA), transB_(transB), policy_(policy),
@@ -82,7 +83,7 @@ private:
 // fences the accumulator before anything reads it; nothing when that gemm did not leave one
 // (another form, or the wait inside it). pipeline-loops puts it after a loop whose gemm may
 // keep its group in flight.
-class WgmmaDrainOp : public ir::TileOp {
+class WgmmaDrainOp : public Op {
 public:
     explicit WgmmaDrainOp(ir::Region c) : c_(std::move(c)) {}
     std::string name() const override { return "wgmma_drain"; }

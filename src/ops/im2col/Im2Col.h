@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 
 namespace tlc::ops {
 
@@ -14,7 +15,7 @@ struct Im2ColParams {
     int64_t kernel = 1, stride = 1, dilation = 1, pad = 0;
 };
 
-class Im2ColOp : public ir::TileOp {
+class Im2ColOp : public Op {
 public:
     Im2ColOp(ir::Buffer img, ir::Region col, ir::Expr nhwStep, ir::Expr cStep, Im2ColParams p);
 

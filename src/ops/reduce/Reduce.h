@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/TileOp.h"
+#include "ops/Op.h"
 #include "layout/Fragment.h"
 #include "ops/ElementProducer.h"
 
@@ -32,7 +33,7 @@ struct ReduceFill {
     bool storesTile = true;
 };
 
-class ReduceOp : public ir::TileOp {
+class ReduceOp : public Op {
 public:
     ReduceOp(ir::Region src, ir::Region dst, ReduceKind kind, int dim, bool clear,
              std::optional<ElementProducer> producer = std::nullopt)

@@ -131,7 +131,7 @@ struct WarpSpecialized {
 struct PipelinedKernel {
     ir::Stmt body;          // the tile-level body, for the shared-memory plan
     AccessCounts accesses;  // in the whole kernel
-    std::map<const ir::BufferNode*, ops::SharedLayoutName> annotated;  // annotate_layout's (TMA must produce them)
+    std::map<const ir::BufferNode*, layout::SharedLayoutName> annotated;  // annotate_layout's (TMA must produce them)
     std::map<const ir::For*, TopLevelLoop> topLevel;  // pipelined loops at the kernel's top level
     std::map<const ir::BufferNode*, ir::Buffer> versioned;  // shared buffers replaced by versioned ones
     std::optional<WarpSpecialized> warpSpecialized;
@@ -173,7 +173,7 @@ std::string versionList(const LoopPlan& plan);
 ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::BufferNode*, ir::Buffer>& versioned);
 
 // Tma.cpp
-std::map<const ir::BufferNode*, ops::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
+std::map<const ir::BufferNode*, layout::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
 void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx);
 

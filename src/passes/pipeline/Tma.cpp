@@ -25,10 +25,10 @@ Stmt mbarrierCall(const char* name, std::vector<Expr> args, SourceLoc loc) {
 
 } // namespace
 
-std::map<const BufferNode*, ops::SharedLayoutName> annotatedLayouts(const Stmt& body) {
+std::map<const BufferNode*, layout::SharedLayoutName> annotatedLayouts(const Stmt& body) {
     class Finder : public IRVisitor {
     public:
-        std::map<const BufferNode*, ops::SharedLayoutName> found;
+        std::map<const BufferNode*, layout::SharedLayoutName> found;
 
     protected:
         void visitTileOpStmt(const TileOpStmt* n) override {
