@@ -809,17 +809,6 @@ private:
 
 } // namespace
 
-std::optional<Kernel> buildKernelIR(const A::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags) {
-    std::vector<Kernel> parts = buildKernelIRs(kernel, file, diags);
-    if (parts.empty()) return std::nullopt;
-    if (parts.size() != 1 || !parts.front().group.empty()) {
-        diags.report(DiagId::err_auto_multi_grid, kernel.nameRange, kernel.name,
-                     parts.size() > 1 ? fmt::format("{} grids", parts.size()) : std::string("global scratch (alloc_global)"));
-        return std::nullopt;
-    }
-    return std::move(parts.front());
-}
-
 std::vector<Kernel> buildKernelIRs(const A::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags) {
     std::vector<Kernel> parts;
     try {

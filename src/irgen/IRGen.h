@@ -13,13 +13,10 @@
 
 namespace tlc {
 
-// Returns nullopt after reporting when the kernel uses something IR building cannot express
-// (sema accepts only what this handles, so that is a compiler bug surfaced as a diagnostic).
-// A kernel of one grid without global scratch (the recommender's and --emit-variants' case).
-std::optional<ir::Kernel> buildKernelIR(const ast::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags);
-
 // Every kernel: one ir::Kernel per grid, in order (Kernel::group ties them together when there
-// are several or when the kernel has global scratch).
+// are several or when the kernel has global scratch). Empty after reporting when the kernel uses
+// something IR building cannot express (sema accepts only what this handles, so that is a
+// compiler bug surfaced as a diagnostic).
 std::vector<ir::Kernel> buildKernelIRs(const ast::Kernel& kernel, const SourceFile& file, DiagnosticEngine& diags);
 
 } // namespace tlc
