@@ -22,4 +22,5 @@ void splitk(int M, int N, int K) {
 CORPUS_TEST(gemm_splitk) {
     splitk(128, 128, 256);  // four splits of two k-tiles
     splitk(136, 200, 384);  // partial tiles in M and N; splits of three k-tiles
+    splitk(72, 70, 256);    // N = 70: rows of 140 and 280 bytes (the general variant on GPUs)
 }

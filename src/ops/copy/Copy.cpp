@@ -26,6 +26,9 @@ void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t ve
     }
     std::string width = vec > 1 ? fmt::format("{} x {} ({} bytes)", vec, dtypeName(type), vec * dtypeBytes(type))
                                 : std::string("1 element");
+    if (ctx.generalShapes && vec == 1 &&
+        (op.src().buffer->scope == MemScope::Global || op.dst().buffer->scope == MemScope::Global))
+        why = "the general variant assumes nothing of the tensors' row lengths or alignment: one element at a time";
     ctx.decide(subject, width + (async.empty() ? "" : ", cp.async"), "lowering",
                async.empty() ? why : why + "; " + async, loc);
 }

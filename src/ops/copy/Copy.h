@@ -60,6 +60,11 @@ private:
     ir::Stmt lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const;
 };
 
+// Why a general variant (LowerContext::generalShapes) has no TMA copies, for --explain.
+inline constexpr const char* kGeneralNoTma =
+    "the kernel's general variant, for shapes and pointers the fast one cannot take, assumes no 16-byte "
+    "alignment, which TMA needs";
+
 // Why `copy` cannot be a TMA load on ctx's target, in words for --explain and the emitted
 // comment; empty when it can. `annotated` is the layout annotate_layout fixed for the
 // destination, if any: the box's rows must be one swizzle span (or 16 bytes, unswizzled).
