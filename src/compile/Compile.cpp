@@ -113,6 +113,7 @@ void build(const ast::Kernel& kernel, const DecisionLog& log, const SourceFile& 
     for (ir::Kernel& part : parts) {
         part.decisions = log;
         inferThreads(part, *options.target);
+        warnPartialCover(part, diags);
     }
     if (options.stop == CompileStage::TileIR) {
         for (ir::Kernel& part : parts) out.kernels.push_back(std::move(part));

@@ -672,9 +672,11 @@ void CEmitter::emitEvaluate(const Evaluate* e) {
         const Expr& arg = c->args[0];
         std::string loc = escapeCString(where(e->loc));
         if (c->name == "assert") {
+            // The author's message first, the condition after it ("rows fit (N <= 1024)").
             needSection("debug");
+            std::string what = e->message.empty() ? printExpr(arg) : e->message + " (" + printExpr(arg) + ")";
             line(fmt::format("if (!{}) tl::assert_fail(\"{}\", \"{}\");", print(arg, kUnary + 1), loc,
-                             escapeCString(printExpr(arg))));
+                             escapeCString(what)));
             return;
         }
         include("<cstdio>");
@@ -685,7 +687,7 @@ void CEmitter::emitEvaluate(const Evaluate* e) {
         else if (t == DType::U64) format = "%llu", value = castText(DType::U64, t, value);
         else if (t == DType::U32) format = "%u", value = castText(DType::U32, t, value);
         else format = "%d", value = castText(DType::I32, t, value);
-        std::string label = escapeCString(printExpr(arg));
+        std::string label = escapeCString((e->message.empty() ? "" : e->message + ": ") + printExpr(arg));
         std::string fmtText;
         for (char ch : label) fmtText += ch == '%' ? std::string("%%") : std::string(1, ch);
         line(fmt::format("{}(\"{}: {} = {}\\n\", {});", printfName(), loc, fmtText, format, value));
