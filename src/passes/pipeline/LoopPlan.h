@@ -8,6 +8,7 @@
 //     Versioning.cpp       which shared buffers get versions; one instance of a statement
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
+//     Depth.cpp            more stages than written where they keep too few bytes in flight
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
 //
@@ -198,6 +199,11 @@ private:
 
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+
+// Depth.cpp: where the loop's stages keep too few bytes in flight for the tensor cores' pace
+// (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for
+// them, logged either way.
+void deepenPipeline(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 
 // The schedules. Each returns the loop's replacement, with the allocations flattening hoisted
 // out of the body declared again around it (a versioned buffer as versioned), and records what
