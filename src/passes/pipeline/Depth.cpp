@@ -21,9 +21,14 @@ namespace tlc {
 
 namespace {
 
-// "94 KB": sizes in messages, rounded (the model is an estimate).
+// "94 KB": the model's sizes in messages, rounded (it is an estimate).
 std::string kb(double bytes) {
     return bytes >= 1024 ? fmt::format("{:.0f} KB", bytes / 1024) : fmt::format("{:.0f} bytes", bytes);
+}
+
+// A pool's size, exact ("65600 bytes" is over a 64 KB limit).
+std::string exactKb(int64_t bytes) {
+    return bytes % 1024 == 0 ? fmt::format("{} KB", bytes / 1024) : fmt::format("{} bytes", bytes);
 }
 
 } // namespace
@@ -81,20 +86,20 @@ int chooseDepth(const DepthModel& m, const std::string& subject, int index, bool
                           : std::string("blocks per SM as threads, registers and shared memory allow"));
     reason += fmt::format(": {}", keeps(m.written));
     if (model > m.written)
-        reason += fmt::format(", {} in {} of shared memory", keeps(model), kb(double(m.planned(model))));
+        reason += fmt::format(", {} in {} of shared memory", keeps(model), exactKb(m.planned(model)));
     // Why not deeper, where the model's choice falls short.
     if (inFlight(model) < need) {
         auto refused = ctx.stagesRefusedBytes.find(index);
         if (stopped > most && most < kMaxDeepStages && refused != ctx.stagesRefusedBytes.end())
             reason += fmt::format("; {} stages would need {} as planned with the compiler's scratch buffers", most + 1,
-                                  kb(double(refused->second)));
+                                  exactKb(refused->second));
         else if (stopped > most && m.trips && *m.trips <= most)
             reason += fmt::format("; the loop runs at most {} iterations", *m.trips);
         else if (stopped > most)
             reason += fmt::format("; {} stages is the most deepened", kMaxDeepStages);
         else
             reason += fmt::format("; {} stages would need {} of shared memory, more than the {} per block", stopped,
-                                  kb(double(m.planned(stopped))), kb(double(t.sharedMemPerBlock)));
+                                  exactKb(m.planned(stopped)), exactKb(t.sharedMemPerBlock));
     }
     if (pinned && model > m.written) reason += fmt::format("; 'deepen = false' keeps {}", m.written);
     std::string value = chosen > m.written ? fmt::format("{} stages, deepened from {}", chosen, m.written)
