@@ -44,8 +44,8 @@ const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "shared_mem_banks",
     "shared_mem_bank_bytes", "registers_per_sm",
-    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "load_latency_ns", "mma_shapes", "features",
-    "cpu_isa"};
+    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "peak_tflops", "mma_shapes",
+    "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",

@@ -4,7 +4,7 @@
 // their peak (rate = peak per SM x the loop's bytes per flop), Little's law asks for rate x L
 // bytes in flight per SM. A stage count that keeps fewer cannot feed the tensor cores however
 // well the rest is scheduled (TileLang's 128x128x32 gemm tiles with 3 stages keep 32 KB in flight
-// on an H200, where 94 KB are needed), so the loop gets more stages where shared memory has room.
+// on an H200, where 91 KB are needed), so the loop gets more stages where shared memory has room.
 #include "passes/pipeline/Depth.h"
 #include "passes/pipeline/LoopPlan.h"
 
