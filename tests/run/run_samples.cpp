@@ -233,6 +233,9 @@ int main() {
     rmsnorm(5);
     gemm(256, 256, 64);
     gemm(200, 136, 72);
+    // K over more k-tiles than the deepest pipeline has versions (sm90 gives the samples' 128 x
+    // 128 x 32 tiles 7, pipeline/Depth.cpp): each version refilled twice, the last tile partial.
+    gemm(136, 200, 520);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
     // Sizes that are and are not multiples of the tiles (rows stay 16-byte aligned, which the
@@ -241,10 +244,12 @@ int main() {
     gemmBf16(200, 136, 72);
     gemmI8(256, 256, 128);
     gemmI8(200, 144, 80);
+    gemmI8(72, 144, 1008);
     gemmFp8(256, 256, 128);
     gemmFp8(200, 144, 80);
     gemmTransposed(256, 256, 64);
     gemmTransposed(200, 136, 72);
+    gemmTransposed(72, 136, 520);
     gemmAuto(256, 256, 64);
     gemmAuto(200, 136, 72);
     gemmAutoVariants(256, 256, 64);

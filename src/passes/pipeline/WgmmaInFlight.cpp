@@ -23,7 +23,7 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
     const For* n = plan.loop;
     const std::vector<Item>& items = plan.items;
     const Versions& vers = plan.versions;
-    const bool tmaLoads = bool(plan.tma.full);
+    const bool tmaLoads = plan.tma.used();
     const size_t m = items.size();
     if (!ctx.target.has(Feature::Wgmma)) return m;
     std::vector<size_t> gemms;
