@@ -40,6 +40,28 @@ QUEUE = [
              ("block_N=256", "block_K=64", "threads=256", "stages=3")),
         ],
     },
+    {
+        "name": "gemm_tiles",
+        "title": "GEMM f16 on Hopper: tiles and warpgroups around the deepened pipeline (issue 43, 46)",
+        "question": "With the pipeline deepened, which tiles and how many consumer warpgroups does the "
+                    "recommender's rank 1 have to be? 256 threads at 128x128 (two warpgroups of 64 rows), "
+                    "128x256 at block_K = 32 and 64, 256x128, and whether deepening a block_K = 64 loop pays.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)],
+        "kernels": [
+            ("128x128x32, 256 threads, deepened", DEPTH_SOURCE, ("threads=256",)),
+            ("128x256x32, 256 threads, deepened", DEPTH_SOURCE, ("block_N=256", "threads=256")),
+            ("128x128x64, 3 stages deepened", DEPTH_SOURCE, ("block_K=64",)),
+            ("128x128x64, 256 threads, deepened", DEPTH_SOURCE, ("block_K=64", "threads=256")),
+            ("128x256x64, 256 threads, 4 stages", DEPTH_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=4")),
+            ("128x256x64, 256 threads, deepened", DEPTH_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256")),
+            ("256x128x64, 256 threads, 3 stages", DEPTH_SOURCE,
+             ("block_M=256", "block_K=64", "threads=256", "stages=3")),
+        ],
+    },
 ]
 
 # A result is right when max |tlc - reference| / max |reference| stays under this: f16 output
