@@ -463,6 +463,7 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"wgmma_m64nNk16_f32_f16_rs", "wgmma", true, 2},  // <N, TransB>
         {"wgmma_m64nNk16_f32_bf16_rs", "wgmma", true, 2},
         {"wgmma_m64nNk32_", "wgmma", true, 1},  // <N>
+        {"wgmma_pack_operand", "wgmma", true, 1},  // <registers>
         {"wgmma_", "wgmma", false, 0},
         {"make_smem_desc", "wgmma", false, 0},
         {"setmaxnreg_", "setmaxnreg", false, 1},  // <registers>

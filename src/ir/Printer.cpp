@@ -162,6 +162,8 @@ void printInto(std::string& out, const Stmt& s, int indent) {
             extra = fmt::format(", stages = {}", f->pipeline.stages);
         if (f->forKind == ForKind::Pipelined && f->pipeline.warpSpecialize >= 0)
             extra += fmt::format(", warp_specialize = {}", f->pipeline.warpSpecialize ? "true" : "false");
+        if (f->forKind == ForKind::Pipelined && f->pipeline.deepen >= 0)
+            extra += fmt::format(", deepen = {}", f->pipeline.deepen ? "true" : "false");
         std::string step = isConstInt(f->step, 1) ? "" : ", step " + printExpr(f->step);
         line(fmt::format("for {} in {}({}, {}{}{}) {{", f->var->name, forKindName(f->forKind), printExpr(f->min),
                          printExpr(f->extent), step, extra));

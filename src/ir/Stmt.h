@@ -91,6 +91,7 @@ struct PipelineInfo {
     std::vector<int> order;   // TileLang's order/stage lists, empty when not given
     std::vector<int> stage;
     int warpSpecialize = -1;  // warp_specialize = false / true: 0 / 1; -1: the compiler chooses
+    int deepen = -1;          // deepen = false / true: 0 / 1; -1: left out (the compiler may deepen)
 };
 
 struct For : StmtNode {

@@ -175,7 +175,8 @@ Stmt nestedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t 
 
 // distributedLoop over T threads (T = 1: each thread runs the whole loop).
 Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extents, int64_t vec,
-                const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
+                const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars,
+                bool rolled = false) {
     if (T == 1 && ctx.target.backend == Backend::Cpu && extents.size() > 1)
         return nestedLoop(ctx, extents, vec, names, body, vars);
     int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
@@ -206,15 +207,16 @@ Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extent
         if (offsetVars[d] != it) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
     if (!oneDim) inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
-    Stmt loop = forLoop(it, intImm(0), intImm(iterations), ctx.slotLoopKind(), inner_);
+    Stmt loop = forLoop(it, intImm(0), intImm(iterations), rolled ? ForKind::Serial : ctx.slotLoopKind(), inner_);
     VarBounds bounds = ctx.bounds();
     return simplify(loop, bounds);
 }
 } // namespace
 
 Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
-                     const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars) {
-    return spreadLoop(ctx, ctx.threads, extents, vec, names, body, vars);
+                     const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars,
+                     bool rolled) {
+    return spreadLoop(ctx, ctx.threads, extents, vec, names, body, vars, rolled);
 }
 
 Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,

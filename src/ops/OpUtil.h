@@ -62,10 +62,12 @@ using OffsetsBody = std::function<ir::Stmt(const std::vector<ir::Expr>& offsets)
 // Spreads the elements of a tile of `extents` over the block's threads, `vec` consecutive
 // elements of the last dimension at a time: body gets the tile offsets of a vector's first
 // element. Offsets are bound to named variables (names[i] for dimension i).
-// `vars`, when given, are the offset variables themselves (a parallel loop's own).
+// `vars`, when given, are the offset variables themselves (a parallel loop's own). `rolled`: the
+// body indexes no register array by the offsets, so on GPUs the loop is left for the compiler
+// to unroll as it sees fit instead of whole (ForKind::Serial, not slotLoopKind()).
 ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
                          const std::vector<std::string>& names, const OffsetsBody& body,
-                         const std::vector<ir::VarPtr>& vars = {});
+                         const std::vector<ir::VarPtr>& vars = {}, bool rolled = false);
 
 // The same loop run by every thread over the whole tile: for tiles a thread keeps to itself
 // (alloc_local buffers), which each thread fills and reads whole.

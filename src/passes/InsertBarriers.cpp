@@ -43,22 +43,22 @@ using namespace ir;
 
 namespace {
 
-// An access to a shared buffer: all of it (slot empty), or the part with first index `slot`;
-// to a global tensor: all of it, or the tile at `starts` of `extents`, of this iteration or
-// (`moved`) of another iteration of the loop whose variable that is.
-struct Access {
+// The part of a buffer an access covers. Of a shared buffer: all of it (slot empty), or the part
+// with first index `slot`; of a global tensor: all of it, or the tile at `starts` of `extents`,
+// of this iteration or (`moved`) of another iteration of the loop whose variable that is.
+struct Span {
     const BufferNode* buffer = nullptr;
     std::string key = {};  // the slot's or tile's text, "" for the whole buffer
     Expr slot = {};
     std::vector<Expr> starts = {};
     std::vector<int64_t> extents = {};
     const Var* moved = nullptr;
-    friend bool operator<(const Access& a, const Access& b) {
+    friend bool operator<(const Span& a, const Span& b) {
         return a.buffer != b.buffer ? a.buffer < b.buffer : a.key < b.key;
     }
-    friend bool operator==(const Access& a, const Access& b) { return a.buffer == b.buffer && a.key == b.key; }
+    friend bool operator==(const Span& a, const Span& b) { return a.buffer == b.buffer && a.key == b.key; }
 };
-using AccessSet = std::set<Access>;
+using SpanSet = std::set<Span>;
 
 // e as a sum of terms times constants plus a constant (terms compared structurally).
 void linearTerms(const Expr& e, int64_t scale, std::vector<std::pair<Expr, int64_t>>& terms, int64_t& constant) {
@@ -126,7 +126,7 @@ std::optional<int64_t> coefficientOf(const Expr& e, const Var* v) {
 }
 
 // Whether in dimension d one tile ends before the other starts.
-bool apartIn(const Access& a, const Access& b, size_t d) {
+bool apartIn(const Span& a, const Span& b, size_t d) {
     auto diff = constantDifference(a.starts[d], b.starts[d]);
     return diff && (*diff >= b.extents[d] || -*diff >= a.extents[d]);
 }
@@ -135,7 +135,7 @@ bool apartIn(const Access& a, const Access& b, size_t d) {
 // before the other starts, or (one of them from another iteration of the loop of `moved`) such
 // a dimension whose starts do not use the loop's variable (only it differs between the
 // iterations), or the same tile moving by at least its extent a step.
-bool disjointTiles(const Access& a, const Access& b) {
+bool disjointTiles(const Span& a, const Span& b) {
     if (a.starts.empty() || b.starts.empty() || a.starts.size() != b.starts.size()) return false;
     if (a.moved || b.moved) {
         const Var* v = a.moved ? a.moved : b.moved;
@@ -154,15 +154,15 @@ bool disjointTiles(const Access& a, const Access& b) {
     return false;
 }
 
-bool conflicts(const Access& a, const Access& b) {
+bool conflicts(const Span& a, const Span& b) {
     if (a.buffer != b.buffer) return false;
     if (!a.starts.empty() || !b.starts.empty()) return !disjointTiles(a, b);
     return !distinct(a.slot, b.slot);
 }
 
-bool intersects(const AccessSet& a, const AccessSet& b) {
+bool intersects(const SpanSet& a, const SpanSet& b) {
     for (const auto& x : a)
-        for (auto it = b.lower_bound(Access{x.buffer, "", {}}); it != b.end() && it->buffer == x.buffer; ++it)
+        for (auto it = b.lower_bound(Span{x.buffer, "", {}}); it != b.end() && it->buffer == x.buffer; ++it)
             if (conflicts(x, *it)) return true;
     return false;
 }
@@ -170,8 +170,8 @@ bool intersects(const AccessSet& a, const AccessSet& b) {
 // Atomic updates of one kind (all adds, all maxima) commute: they need no barrier between
 // them, only against plain reads and writes and updates of another kind.
 struct State {
-    AccessSet reads, writes;
-    std::map<StoreKind, AccessSet> atomics;
+    SpanSet reads, writes;
+    std::map<StoreKind, SpanSet> atomics;
     void clear() { reads.clear(); writes.clear(); atomics.clear(); }
     void merge(const State& o) {
         reads.insert(o.reads.begin(), o.reads.end());
@@ -229,7 +229,7 @@ private:
         return (b->scope == MemScope::Shared || (globals_ && b->scope == MemScope::Global)) && !b->mbarrierOrdered();
     }
 
-    Access access(const Buffer& b, const std::vector<Expr>& indices, const std::vector<int64_t>& extents) {
+    Span access(const Buffer& b, const std::vector<Expr>& indices, const std::vector<int64_t>& extents) {
         if (b->scope == MemScope::Global) return tile(b, indices, extents);
         if (b->shape.size() < 2 || indices.empty() || extents.empty() || extents[0] != 1) return {b.get(), "", {}};
         Expr slot = simplify(indices[0]);
@@ -244,20 +244,20 @@ private:
     // A global tile the whole block agrees on: an index over the statement's own loops and lets
     // is the span it sweeps (sweep); one that sweep cannot bound, or over the thread's
     // position, makes the access the whole tensor.
-    Access tile(const Buffer& b, const std::vector<Expr>& starts, const std::vector<int64_t>& extents) {
-        Access a{b.get(), "", {}};
+    Span tile(const Buffer& b, const std::vector<Expr>& starts, const std::vector<int64_t>& extents) {
+        Span a{b.get(), "", {}};
         if (starts.size() != extents.size() || starts.empty()) return a;
         std::string key;
         VarIds vars;
         for (size_t d = 0; d < starts.size(); ++d) {
             auto span = sweep(simplify(starts[d]), extents[d]);
-            if (!span) return Access{b.get(), "", {}};
+            if (!span) return Span{b.get(), "", {}};
             vars.visit(span->first);
             key += fmt::format("{}{} +{}", d ? ", " : "", printExpr(span->first), span->second);
             a.starts.push_back(span->first);
             a.extents.push_back(span->second);
         }
-        if (vars.thread) return Access{b.get(), "", {}};
+        if (vars.thread) return Span{b.get(), "", {}};
         a.key = key + vars.ids;
         return a;
     }
@@ -323,8 +323,8 @@ std::set<const Var*> boundIn(const For* f) {
 // in every iteration) becomes that tile in another iteration. A tile of another iteration of
 // an inner loop is the whole tensor here: the outer loop's variables have moved on too.
 State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var* own) {
-    auto widen = [&](const AccessSet& in) {
-        AccessSet out;
+    auto widen = [&](const SpanSet& in) {
+        SpanSet out;
         for (const auto& a : in) {
             bool moves = false, movesOnlyOwn = true;
             for (const Var* v : vars) {
@@ -336,12 +336,12 @@ State acrossBackEdge(const State& s, const std::set<const Var*>& vars, const Var
             if (!moves || (a.moved && a.moved == own)) {
                 out.insert(a);
             } else if (!a.starts.empty() && movesOnlyOwn) {
-                Access other = a;
+                Span other = a;
                 other.moved = own;
                 other.key = "another iteration: " + a.key;
                 out.insert(other);
             } else {
-                out.insert(Access{a.buffer, "", {}});
+                out.insert(Span{a.buffer, "", {}});
             }
         }
         return out;

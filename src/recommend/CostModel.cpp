@@ -99,23 +99,6 @@ struct TileWorkVisitor : ir::IRVisitor {
     }
 };
 
-double peakFor(const Target& t, std::optional<DType> type) {
-    double rate = t.peak.f32;
-    if (type) {
-        switch (*type) {
-        case DType::F16: rate = t.peak.f16; break;
-        case DType::BF16: rate = t.peak.bf16; break;
-        case DType::F8E4M3:
-        case DType::F8E5M2: rate = t.peak.fp8; break;
-        case DType::I8:
-        case DType::U8: rate = t.peak.i8; break;
-        default: break;
-        }
-    }
-    if (rate <= 0) rate = t.peak.f32 > 0 ? t.peak.f32 : 1.0;
-    return rate;
-}
-
 // The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds.
 constexpr double kBarrierUs = 0.1;
 
@@ -178,7 +161,7 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));
     const bool cpu = t.backend == Backend::Cpu;
     double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
-    e.computeUs = e.flops / (peakFor(t, a.gemmType) * 1e12 * issue) * 1e6;
+    e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue) * 1e6;
     e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
     // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
     // then go to the fewest).

@@ -218,12 +218,15 @@ void KernelChecker::checkFor(ForStmt& s) {
     } else {
         checkCall(iter, CallSite::LoopIter);
         isParallel = info->id == Builtin::Parallel;
-        // A warp-specialised loop has the producer / consumer schedule, not the author's.
-        if (info->id == Builtin::Pipelined && !iter.type.isError() && constBoolArg(iter, "warp_specialize").value_or(false))
-            for (const char* list : {"order", "stage"})
-                for (const auto& a : iter.args)
-                    if (a.keyword == list)
-                        diags_.report(DiagId::err_warp_specialize_lists, a.value->range, list);
+        // A warp-specialised loop has the producer / consumer schedule, not the author's; a
+        // deepened one more stages than the lists give.
+        using Excludes = std::pair<const char*, DiagId>;
+        for (auto [flag, diag] : {Excludes{"warp_specialize", DiagId::err_warp_specialize_lists},
+                                  Excludes{"deepen", DiagId::err_deepen_lists}})
+            if (info->id == Builtin::Pipelined && !iter.type.isError() && constBoolArg(iter, flag).value_or(false))
+                for (const char* list : {"order", "stage"})
+                    for (const auto& a : iter.args)
+                        if (a.keyword == list) diags_.report(diag, a.value->range, list);
         if (!iter.type.isError()) {
             size_t want = isParallel ? iter.boundArgs.size() : 1;
             if (s.vars.size() != want) {

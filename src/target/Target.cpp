@@ -44,11 +44,12 @@ const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "shared_mem_banks",
     "shared_mem_bank_bytes", "registers_per_sm",
-    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "peak_tflops", "mma_shapes", "features", "cpu_isa"};
+    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "peak_tflops", "mma_shapes",
+    "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",
-                                                "shared_mem_bank_bytes"};
+                                                "shared_mem_bank_bytes", "load_latency_ns"};
 
 struct SchemaError {
     std::string message;
@@ -130,6 +131,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
         else if (key == "max_registers_per_thread") t.maxRegistersPerThread = requireInt(value, key, 0);
         else if (key == "sm_count") t.smCount = requireInt(value, key, 1);
         else if (key == "memory_bandwidth_gbps") t.memoryBandwidthGBs = requireNumber(value, key, true);
+        else if (key == "load_latency_ns") t.loadLatencyNs = requireNumber(value, key, false);
         else if (key == "peak_tflops") {
             if (!value.is_object())
                 throw SchemaError{fmt::format("field 'peak_tflops' must be an object, not {}", jsonTypeName(value))};
@@ -360,6 +362,23 @@ std::string_view backendName(Backend b) {
     case Backend::Cpu: return "cpu";
     }
     return "cpu";
+}
+
+double Target::peakFor(std::optional<DType> type) const {
+    double rate = peak.f32;
+    if (type) {
+        switch (*type) {
+        case DType::F16: rate = peak.f16; break;
+        case DType::BF16: rate = peak.bf16; break;
+        case DType::F8E4M3:
+        case DType::F8E5M2: rate = peak.fp8; break;
+        case DType::I8:
+        case DType::U8: rate = peak.i8; break;
+        default: break;
+        }
+    }
+    if (rate <= 0) rate = peak.f32 > 0 ? peak.f32 : 1.0;
+    return rate;
 }
 
 std::string_view Target::sourceExtension() const {

@@ -4,6 +4,8 @@
 // the rest of the compiler uses. Passes ask for features ("has tma"), never for architecture numbers.
 #pragma once
 
+#include "ast/DType.h"
+
 #include <optional>
 #include <span>
 #include <string>
@@ -81,6 +83,11 @@ struct Target {
     int maxBlocksPerSM = 32;
     double memoryBandwidthGBs = 0; // GB/s
     PeakRates peak;
+    // The latency of a tile load from global into shared memory on a busy device, ns (through
+    // L2, misses to DRAM included): the pipeline keeps consumption rate x this many bytes in
+    // flight per SM (passes/pipeline/Depth.cpp). 0 (left out): unknown, pipelines keep the
+    // author's stages.
+    double loadLatencyNs = 0;
     // Shared memory's banks (NVIDIA's and CDNA's LDS alike: 32 of 4 bytes): the bank-conflict
     // model that chooses shared layouts (layout/BankConflicts.h).
     int sharedBanks = 32;
@@ -89,6 +96,9 @@ struct Target {
     CpuIsa cpuIsa;                 // cpu targets: the instruction set the output requires
 
     bool has(Feature f) const { return (features & unsigned(f)) != 0; }
+    // The dense peak of matrix work on elements of `type` (the f32 peak for other types and
+    // without one; 1 when the profile has none), TFLOP/s.
+    double peakFor(std::optional<DType> type) const;
     std::string_view sourceExtension() const;  // ".cu", ".hip", ".cpp"
 };
 

@@ -13,6 +13,7 @@
 #include "pipelined_range.h"
 #include "bits.h"
 #include "mla_decode.h"
+#include "mla_decode_wg.h"
 #include "overlap_copy.h"
 #include "multi_grid.h"
 #include "reductions.h"
@@ -468,9 +469,11 @@ void floatBits(int N) {
 
 // DeepSeek MLA decode (kernels/mla_decode.tl, TileLang's example_mla_decode.py without the
 // split): per batch and head, softmax over the sequence of the scores of [Q, Q_pe] against
-// [KV, K_pe] scaled by (dim + pe_dim)^-1/2, times KV.
-void mlaDecode(int Bn, int H, int S) {
-    const int D = 512, P = 64;
+// [KV, K_pe] scaled by (dim + pe_dim)^-1/2, times KV. `wide`: the mla_decode_wg variant (64
+// heads, 64 keys and 256 threads as TileLang launches it, dim 128 and pe_dim 32 to fit every
+// target): on sm90 its scores are two warpgroups' wgmma m64n32, the row statistics in their layout.
+void mlaDecode(int Bn, int H, int S, bool wide = false) {
+    const int D = wide ? 128 : 512, P = wide ? 32 : 64;
     auto Q = random<tl::half>(size_t(Bn) * H * D, 61), Qpe = random<tl::half>(size_t(Bn) * H * P, 62);
     auto KV = random<tl::half>(size_t(Bn) * S * D, 63), Kpe = random<tl::half>(size_t(Bn) * S * P, 64);
     std::vector<tl::half> O(size_t(Bn) * H * D, tl::half(-7.0f));
@@ -495,11 +498,13 @@ void mlaDecode(int Bn, int H, int S) {
                 want[q * D + d] = o / sum;
             }
         }
-    std::string at = " " + dims({Bn, H, S});
-    expectStatus("mla_decode status" + at,
-                 tl_kernels::mla_decode(Q.data(), Qpe.data(), KV.data(), Kpe.data(), O.data(), Bn, H, S), 0);
+    std::string name = wide ? "mla_decode_wg" : "mla_decode", at = " " + dims({Bn, H, S});
+    expectStatus(name + " status" + at,
+                 wide ? tl_mla_decode_wg::mla_decode(Q.data(), Qpe.data(), KV.data(), Kpe.data(), O.data(), Bn, H, S)
+                      : tl_kernels::mla_decode(Q.data(), Qpe.data(), KV.data(), Kpe.data(), O.data(), Bn, H, S),
+                 0);
     // The probabilities go through f16 (S_shared) before the second gemm, as in the original.
-    check("mla_decode" + at, O, want, 2e-3, 2e-2);
+    check(name + at, O, want, 2e-3, 2e-2);
 }
 
 // Issue 12, case a: fragment elements read outside parallel loops (tests/run/kernels/block_scalars.tl).
@@ -841,6 +846,8 @@ int main() {
     // 150 keys: four blocks of 32 and a partial fifth; 20 heads: a partial second block of 16.
     mlaDecode(2, 16, 150);
     mlaDecode(1, 20, 33);
+    // 150 keys: two blocks of 64 and a partial third; 70 heads: a partial second block of 64.
+    mlaDecode(1, 70, 150, true);
     blockScalars(16);
     blockScalars(45);  // a partial last row block
     blockScalars(44);  // the same, with rows that GPUs can store in vectors

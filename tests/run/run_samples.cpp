@@ -269,6 +269,9 @@ int main() {
     gemm(256, 256, 64);
     gemm(200, 136, 72);
     gemm(77, 70, 100);    // K = 100, N = 70: rows of 200 and 140 bytes
+    // K over more k-tiles than the deepest pipeline has versions (sm90 gives the samples' 128 x
+    // 128 x 32 tiles 7, pipeline/Depth.cpp): each version refilled twice, the last tile partial.
+    gemm(136, 200, 520);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
     // Sizes that are and are not multiples of the tiles, rows that are and are not whole 16-byte
@@ -279,12 +282,14 @@ int main() {
     gemmI8(256, 256, 128);
     gemmI8(200, 144, 80);
     gemmI8(72, 70, 100);
+    gemmI8(72, 144, 1008);
     gemmFp8(256, 256, 128);
     gemmFp8(200, 144, 80);
     gemmFp8(72, 70, 100);
     gemmTransposed(256, 256, 64);
     gemmTransposed(200, 136, 72);
     gemmTransposed(77, 70, 100);
+    gemmTransposed(72, 136, 520);
     gemmAuto(256, 256, 64);
     gemmAuto(200, 136, 72);
     gemmAuto(77, 70, 100);

@@ -90,9 +90,11 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
                 for (int j = 0; j < N * es / IB; ++j) tl::tma_load_2d(Bs + j * KT * IB, &mapB, &bar, j * boxCols, kt * KT);
         }
         tl::mbarrier_wait_parity(&bar, kt & 1);
-        // A fragments of the rs form, one per instruction (read when the group completes).
-        T a[4][8];
-        if (RS) {
+        // A fragments of the rs form, one per instruction, packed into registers before the
+        // fence as tlc's lowering does (read when the group completes).
+        [[maybe_unused]] T a[4][8];
+        [[maybe_unused]] uint32_t aRegs[16];
+        if constexpr (RS) {
             const int w = t / 32, gr = (t % 32) / 4, q = t % 4;
             for (int s = 0; s < 4; ++s)
                 for (int i = 0; i < 8; ++i) {
@@ -100,6 +102,7 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
                     const int col = kt * KT + KI * s + 2 * q + i % 2 + 8 * (i / 4);
                     a[s][i] = row < M && col < K ? A[row * lda + col] : T(0.0f);
                 }
+            tl::wgmma_pack_operand<16>(aRegs, &a[0][0]);
         }
         tl::wgmma_fence();
         tl::wgmma_fence_operand<N / 2>(d);
@@ -119,8 +122,8 @@ __global__ void __launch_bounds__(128 * WG) tmaWgmma(const __grid_constant__ CUt
             } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
                 tl::wgmma_m64nNk32_f32_e5m2_ss<N>(d, descA, descB, scaleD);
             } else if constexpr (RS) {
-                if constexpr (std::is_same_v<T, __half>) tl::wgmma_m64nNk16_f32_f16_rs<N, !BK>(d, a[s], descB, scaleD);
-                else tl::wgmma_m64nNk16_f32_bf16_rs<N, !BK>(d, a[s], descB, scaleD);
+                if constexpr (std::is_same_v<T, __half>) tl::wgmma_m64nNk16_f32_f16_rs<N, !BK>(d, &aRegs[4 * s], descB, scaleD);
+                else tl::wgmma_m64nNk16_f32_bf16_rs<N, !BK>(d, &aRegs[4 * s], descB, scaleD);
             } else {
                 if constexpr (std::is_same_v<T, __half>) tl::wgmma_m64nNk16_f32_f16_ss<N, !AK, !BK>(d, descA, descB, scaleD);
                 else tl::wgmma_m64nNk16_f32_bf16_ss<N, !AK, !BK>(d, descA, descB, scaleD);
@@ -509,6 +512,8 @@ int main() {
     wgmmaCase<__half, 64, 64, true, true, false>("wgmma m64n64k16 f16 ss, 64B swizzle, A K-major, B K-major", 13);
     wgmmaCase<__half, 32, 128, true, true, false>("wgmma m64n128k16 f16 ss, 32B swizzle, A K-major, B K-major", 14);
     wgmmaCase<__half, 0, 64, true, true, false>("wgmma m64n64k16 f16 ss, no swizzle, A K-major, B K-major", 15);
+    // N = 32 (a 64-column accumulator over two warpgroups: MLA decode's scores).
+    wgmmaCase<__half, 128, 32, true, true, false>("wgmma m64n32k16 f16 ss, 128B swizzle, A K-major, B K-major", 16);
     // MN-major operands (trans-a / trans-b).
     wgmmaCase<__half, 128, 128, true, false, false>("wgmma m64n128k16 f16 ss, 128B swizzle, A K-major, B N-major", 21);
     wgmmaCase<__half, 64, 64, false, false, false>("wgmma m64n64k16 f16 ss, 64B swizzle, A M-major, B N-major", 22);
@@ -518,6 +523,7 @@ int main() {
     wgmmaCase<__half, 128, 64, true, true, true>("wgmma m64n64k16 f16 rs, 128B swizzle, B K-major", 31);
     wgmmaCase<__half, 128, 128, true, false, true>("wgmma m64n128k16 f16 rs, 128B swizzle, B N-major", 32);
     wgmmaCase<__half, 64, 128, true, false, true>("wgmma m64n128k16 f16 rs, 64B swizzle, B N-major", 33);
+    wgmmaCase<__half, 64, 32, true, false, true>("wgmma m64n32k16 f16 rs, 64B swizzle, B N-major", 34);
     // bf16, fp8, two warpgroups.
     wgmmaCase<__nv_bfloat16, 128, 128, true, false, false>("wgmma m64n128k16 bf16 ss, 128B swizzle, A K-major, B N-major", 41);
     wgmmaCase<__nv_bfloat16, 128, 64, true, true, true>("wgmma m64n64k16 bf16 rs, 128B swizzle, B K-major", 42);

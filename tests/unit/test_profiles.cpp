@@ -60,6 +60,15 @@ TEST_CASE("profiles: a user profile on a base overrides only what it gives") {
     CHECK(t->sharedMemPerBlock == findTarget("sm80")->sharedMemPerBlock);
     CHECK(t->features == findTarget("sm80")->features);
     CHECK(t->device == "A100 40GB");
+    // The load latency is data too: sm90's, a user's on it, or none (no pipeline deepening).
+    CHECK(findTarget("sm90")->loadLatencyNs > 0);
+    CHECK(t->loadLatencyNs == 0);
+    auto slow = parseTargetProfile(R"({"name": "h_slow", "base": "sm90", "load_latency_ns": 1200})", error);
+    REQUIRE_MESSAGE(slow, error);
+    CHECK(slow->loadLatencyNs == doctest::Approx(1200));
+    auto unknown = parseTargetProfile(R"({"name": "h_unknown", "base": "sm90", "load_latency_ns": 0})", error);
+    REQUIRE_MESSAGE(unknown, error);
+    CHECK(unknown->loadLatencyNs == 0);
 }
 
 TEST_CASE("profiles: a complete user profile needs no base") {
@@ -90,6 +99,8 @@ TEST_CASE("profiles: errors name the problem") {
     CHECK(parseError(R"({"name": "x", "base": "sm80", "shared_mem_per_block": 300000})")
               .find("larger than 'shared_mem_per_sm'") != std::string::npos);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "sm_count": 0})").find("field 'sm_count' is 0") == 0);
+    CHECK(parseError(R"({"name": "x", "base": "sm90", "load_latency_ns": -5})").find("field 'load_latency_ns' is -5") ==
+          0);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "peak_tflops": {"f64": 9}})").find("peak_tflops.f64") !=
           std::string::npos);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "backend": "metal"})").find("cuda, hip or cpu") !=

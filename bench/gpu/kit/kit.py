@@ -4,7 +4,7 @@ folder that scripts/gpu-kit.sh prepare wrote; needs nvcc, and for `run` a CUDA G
 compute-sanitizer and PyTorch (Triton optional).
 
     kit.py build --arch sm_90a[,sm_80] [--jobs N]   build every executable and benchmark library
-    kit.py run [--quick] [--phases tests,python,memcheck,racecheck,synccheck,bench] [--out DIR] [--jobs N]
+    kit.py run [--quick] [--phases tests,python,memcheck,racecheck,synccheck,bench,experiments] [--out DIR] [--jobs N]
     kit.py report PART.json... [--out DIR]           one report from runs of some phases each
 
 `run` finds the device's architecture, builds for it, runs every test executable (the run
@@ -15,6 +15,8 @@ the executables again under compute-sanitizer (memcheck, racecheck, synccheck), 
 --quick (about 5 minutes on an H100) leaves out racecheck and synccheck and runs shorter
 benchmarks. Where a machine allows only short commands, run the phases in separate commands
 (each builds first; the build is incremental on the same machine) and merge with `report`.
+`--phases experiments` alone builds and runs only the queue of prepared experiments
+(experiments.py: tile and schedule variants against their baselines, each result checked first).
 """
 import argparse
 import concurrent.futures
@@ -122,11 +124,11 @@ def runnable(exe, arch):
     return None
 
 
-def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=False):
+def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=False, experiments_only=False):
     """Builds every test executable and benchmark library for each arch (with own_flavour_only,
     only the executables of the flavour named for it: sm80 for sm_8x, sm90 for sm_90a; with
-    werror, tlc's kernels with warnings as errors); returns {(arch, name): path or None} and the
-    failures [(what, output)]."""
+    werror, tlc's kernels with warnings as errors; with experiments_only, only the experiments'
+    libraries); returns {(arch, name): path or None} and the failures [(what, output)]."""
     cc = nvcc()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     failures, built = [], {}
@@ -164,7 +166,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
         managed = pool.submit(compile_one, os.path.join(KIT, "managed_new.cpp"), os.path.join(bdir, "managed_new.o"),
                               arch)
         jobs_of = {}
-        for exe in manifest["executables"]:
+        for exe in ([] if experiments_only else manifest["executables"]):
             if exe["flavour"] == "sm90" and arch_number(arch) != 90:
                 continue  # Hopper code: only for sm_90a
             if own_flavour_only and exe["flavour"] != ("sm90" if arch_number(arch) == 90 else "sm80"):
@@ -177,13 +179,19 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
                                  incs + ["-DTLC_RUN_GPU", "-include", os.path.join(KIT, "kit_types.h")])
                      for i, d in enumerate(exe["drivers"])]
             jobs_of[exe["name"]] = (edir, futs)
-        for bench in manifest["bench"] + [dict(c, id=f"recommend_rank{c['rank']}", flavour="sm90", target="sm90")
-                                          for c in (manifest["recommend"] or {}).get("candidates", [])]:
+        libraries = [] if experiments_only else \
+            [("bench:", b) for b in manifest["bench"]] + \
+            [("bench:", dict(c, id=f"recommend_rank{c['rank']}", flavour="sm90", target="sm90"))
+             for c in (manifest["recommend"] or {}).get("candidates", [])]
+        # The experiments (experiments.py): Hopper kernels.
+        libraries += [("experiment:", dict(k, flavour="sm90")) for e in manifest.get("experiments", [])
+                      for k in e["kernels"]]
+        for prefix, bench in libraries:
             if (bench["flavour"] == "sm90") != (arch_number(arch) == 90):
                 continue
-            lib = os.path.join(bdir, "bench", "lib" + bench["id"] + ".so")
+            lib = os.path.join(bdir, prefix[:-1], "lib" + bench["id"] + ".so")
             os.makedirs(os.path.dirname(lib), exist_ok=True)
-            jobs_of["bench:" + bench["id"]] = (lib, [pool.submit(
+            jobs_of[prefix + bench["id"]] = (lib, [pool.submit(
                 link_library, os.path.join(KIT, bench["cu"]), lib, kernel_arch(bench["target"], arch))])
         m = managed.result()
         if isinstance(m, tuple):
@@ -191,7 +199,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
             continue
         for name, (path, futs) in jobs_of.items():
             results = [f.result() for f in futs]
-            if name.startswith("bench:"):
+            if name.startswith(("bench:", "experiment:")):
                 rc, out = results[0]
                 built[(arch, name)] = path if rc == 0 else None
                 if rc != 0:
@@ -222,7 +230,7 @@ def device():
     return {"name": name, "compute_capability": cap, "driver": driver, "memory": mem, "arch": arch}
 
 
-PHASES = ["tests", "python", "memcheck", "racecheck", "synccheck", "bench"]
+PHASES = ["tests", "python", "memcheck", "racecheck", "synccheck", "bench", "experiments"]
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
@@ -287,13 +295,15 @@ def run_sanitizer(manifest, built, arch, tools, log, timeout):
 def merge_reports(parts):
     """One report from the reports of runs of some phases each (the device tool's 10-minute
     commands): the first one's device and kit, every part's results in order."""
-    out = dict(parts[0], build_failures=[], tests=[], python=[], sanitizer=[], bench=[], minutes=0.0, phases=[])
+    out = dict(parts[0], build_failures=[], tests=[], python=[], sanitizer=[], bench=[], minutes=0.0, phases=[],
+               experiment_failures=0)
     for p in parts:
         if p["device"]["name"] != out["device"]["name"]:
             raise SystemExit(f"kit: reports from two devices: {out['device']['name']} and {p['device']['name']}")
         for key in ("build_failures", "tests", "python", "sanitizer", "bench", "phases"):
             out[key] = out[key] + p.get(key, [])
         out["minutes"] += p["minutes"]
+        out["experiment_failures"] += p.get("experiment_failures", 0)
     return out
 
 
@@ -395,7 +405,8 @@ def main():
     dev = device()
     log(f"kit: {dev['name']}, compute capability {dev['compute_capability']}: building for {dev['arch']}")
     # The python phase builds its own module: alone, it needs none of the executables.
-    built, failures = build(manifest, [dev["arch"]], args.jobs, log) if phases != ["python"] else ({}, [])
+    built, failures = build(manifest, [dev["arch"]], args.jobs, log, experiments_only=phases == ["experiments"]) \
+        if phases != ["python"] else ({}, [])
     report = {"device": dev, "kit": {k: manifest[k] for k in ("tlc_version", "commit", "prepared")},
               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
               "phases": phases, "build_failures": failures, "tests": [], "python": [], "sanitizer": [], "bench": []}
@@ -408,7 +419,12 @@ def main():
             report["build_failures"] += python_failures
         elif phase == "bench":
             import bench
-            report["bench"] = bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
+            report["bench"] += bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
+        elif phase == "experiments":
+            import experiments
+            sections, wrong = experiments.run_all(manifest, built, dev["arch"], args.quick, log)
+            report["bench"] += sections
+            report["experiment_failures"] = wrong
         else:
             report["sanitizer"] += run_sanitizer(manifest, built, dev["arch"], [phase], log,
                                                  120 if args.quick else 600)
@@ -416,9 +432,10 @@ def main():
         write_report(report, args.out)  # after each phase: a run cut short keeps what it did
     bad = [t for t in report["tests"] + report["python"] if t["status"] in ("fail", "timeout")] + \
           [s for s in report["sanitizer"] if s["status"] in ("errors", "timeout")]
+    wrong = report.get("experiment_failures", 0)
     log(f"kit: report.md and report.json in {args.out}; {len(report['build_failures'])} build failures, "
-        f"{len(bad)} failing runs")
-    sys.exit(1 if report["build_failures"] or bad else 0)
+        f"{len(bad)} failing runs, {wrong} experiment results wrong or not run")
+    sys.exit(1 if report["build_failures"] or bad or wrong else 0)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ needs only nvcc, compute-sanitizer and Python with PyTorch on the GPU machine:
 
     kit.json          what is in it: executables (drivers + kernels), benchmark kernels, tlc's version
     gen/              tlc's .cu and launcher headers; gen/python/<flavour>: the Python example's
-                      kernel with its pybind11 binding (tlc --emit=python)
+                      kernel with its pybind11 binding (tlc --emit=python); gen/experiments: the
+                      queue of experiments.py
     src/              the run layer's drivers and references (tests/run, tests/corpus), as in the tree
     python/           the Python example's scripts (examples/python: test_gemm*.py, torch_op.py)
-    kit.py, bench.py, python_phase.py, triton_attention.py, managed_new.cpp, kit_types.h,
-    gpu-kit.sh        the GPU side
+    kit.py, bench.py, experiments.py, python_phase.py, triton_attention.py, managed_new.cpp,
+    kit_types.h, gpu-kit.sh        the GPU side
 
 The executables and their kernels come from <build>/tests/run/run_sets.json, which the run
 layer's CMake writes, so the kit runs exactly what CTest runs in the simulator. The folder is
@@ -29,8 +30,11 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import experiments  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-GPU_SIDE = ["kit.py", "bench.py", "python_phase.py", "triton_attention.py", "managed_new.cpp", "kit_types.h"]
+GPU_SIDE = ["kit.py", "bench.py", "experiments.py", "python_phase.py", "triton_attention.py", "managed_new.cpp",
+            "kit_types.h"]
 # The Python example (examples/python) that the python phase builds for the GPU: its kernel and
 # -D values (those of its CMakeLists.txt, which test_kit.py checks) and its scripts.
 PYTHON_SAMPLE = "samples/gemm.tl"
@@ -98,6 +102,39 @@ def emit(tlc, source, target, flags, out_cu, kernel=None):
     run(cmd)
 
 
+def pipeline_depths(tlc, source, target, flags):
+    """The compiler's `pipeline depth` decisions for a source ("7 stages, deepened from 3"), joined;
+    "" where it made none (a target without a load latency)."""
+    r = subprocess.run([tlc, source, f"--target={target}", "--explain", "--diagnostics-format=json"] + flags,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"tlc --explain {source} failed ({r.returncode}):\n{r.stderr}")
+    out = json.loads(r.stdout)  # (the diagnostics, a JSON list of their own, go to stderr)
+    return "; ".join(d["value"] for k in out["explain"] for d in k["decisions"]
+                     if d["subject"].startswith("pipeline depth of "))
+
+
+def prepare_experiments(args, out):
+    """experiments.QUEUE's kernels (sm90) into gen/experiments, with what the manifest needs to
+    build and run them."""
+    queue = []
+    for exp in experiments.QUEUE:
+        kernels = []
+        for i, (label, source, defines) in enumerate(exp["kernels"]):
+            kid = experiments.kernel_id(exp, i)
+            cu = os.path.join("gen", "experiments", kid + ".cu")
+            flags = [x for d in defines for x in ("-D", d)]
+            path = os.path.join(ROOT, source)
+            emit(args.tlc, path, "sm90", flags, os.path.join(out, cu))
+            kernels.append({"id": kid, "label": label, "source": source, "defines": list(defines), "cu": cu,
+                            "target": "sm90", "launcher": experiments.launcher_name(path),
+                            "depth": pipeline_depths(args.tlc, path, "sm90", flags)})
+        queue.append({k: exp[k] for k in ("name", "title", "question", "kind", "dtype", "shapes")} |
+                     {"kernels": kernels})
+        print(f"prepare: experiment {exp['name']}: {len(kernels)} kernels", flush=True)
+    return queue
+
+
 def git_commit():
     try:
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -110,7 +147,7 @@ def prepare(args, out):
     sets = json.load(open(os.path.join(args.build_dir, "tests/run/run_sets.json")))
     manifest = {"tlc_version": run([args.tlc, "--version"]).strip(), "commit": git_commit(),
                 "prepared": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                "executables": [], "bench": [], "recommend": None}
+                "executables": [], "bench": [], "recommend": None, "experiments": []}
 
     def kit_path(path):
         """A source file's place in the kit: src/<path in the tree>."""
@@ -172,6 +209,7 @@ def prepare(args, out):
             emit(args.tlc, os.path.join(ROOT, "samples/gemm_auto.tl"), "sm90", flags, os.path.join(out, cu))
             cands.append({"rank": c["rank"], "values": c["values"], "estimate_us": c.get("estimate_us"), "cu": cu})
         manifest["recommend"] = {"target": "sm90", "shape": RECOMMEND_SHAPE, "candidates": cands}
+        manifest["experiments"] = prepare_experiments(args, out)
 
     # The Python example per flavour: the kernel source, its header and the pybind11 binding.
     manifest["python"] = {"sample": PYTHON_SAMPLE, "defines": list(PYTHON_DEFINES), "modules": {},
@@ -223,7 +261,8 @@ def main():
     kernels = sum(len(e["kernels"]) for e in m["executables"])
     print(f"prepare: {out}: {len(m['executables'])} test executables ({kernels} kernels), {len(m['bench'])} "
           f"benchmark kernels, {len(m['recommend']['candidates']) if m['recommend'] else 0} recommender "
-          f"candidates, {folder_bytes(out) / 2**20:.1f} MiB")
+          f"candidates, {sum(len(e['kernels']) for e in m.get('experiments', []))} experiment kernels, "
+          f"{folder_bytes(out) / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import experiments  # noqa: E402
 import kit  # noqa: E402
 import prepare  # noqa: E402
 import python_phase  # noqa: E402
@@ -104,8 +105,32 @@ class Merge(unittest.TestCase):
         m = kit.merge_reports([a, b])  # a is from a kit without the python phase
         self.assertEqual((m["phases"], m["minutes"], len(m["tests"]), len(m["python"]), len(m["bench"])),
                          (["tests", "python", "bench"], 5.0, 1, 1, 1))
+        # Wrong experiment results of every part count.
+        m = kit.merge_reports([dict(a, experiment_failures=1), dict(b, experiment_failures=2)])
+        self.assertEqual(m["experiment_failures"], 3)
         with self.assertRaises(SystemExit):
             kit.merge_reports([a, dict(b, device={"name": "A100"})])
+
+
+class Experiments(unittest.TestCase):
+    def test_queue(self):
+        """Every experiment's kernels exist, their ids are unique, and a runner takes its kind."""
+        ids = set()
+        for exp in experiments.QUEUE:
+            self.assertIn(exp["kind"], experiments.RUNNERS)
+            self.assertIn(exp["dtype"], experiments.TOLERANCE)
+            for i, (label, source, defines) in enumerate(exp["kernels"]):
+                self.assertTrue(os.path.exists(os.path.join(prepare.ROOT, source)), source)
+                ids.add(experiments.kernel_id(exp, i))
+                self.assertTrue(all("=" in d for d in defines), defines)
+        self.assertEqual(len(ids), sum(len(e["kernels"]) for e in experiments.QUEUE))
+        self.assertEqual(experiments.launcher_name(os.path.join(prepare.ROOT, experiments.DEPTH_SOURCE)),
+                         "tl_gemm_depth")
+
+    def test_check(self):
+        self.assertTrue(experiments.check(4e-4, "f16"))
+        self.assertFalse(experiments.check(2e-2, "f16"))
+        self.assertFalse(experiments.check(float("nan"), "f16"))
 
 
 class Manifest(unittest.TestCase):
@@ -127,6 +152,13 @@ class Manifest(unittest.TestCase):
         kinds = {b["kind"] for b in m["bench"]}
         self.assertEqual(kinds, {"gemm", "attention", "softmax", "rmsnorm", "layernorm"})
         self.assertEqual(len(m["recommend"]["candidates"]), 8)
+        # The experiments: each kernel emitted, with the stage count tlc chose for it.
+        depth = next(e for e in m["experiments"] if e["name"] == "gemm_depth")
+        for k in depth["kernels"]:
+            self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
+        depths = {k["label"]: k["depth"] for k in depth["kernels"]}
+        self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept")
+        self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])
         py = m["python"]
         self.assertEqual(sorted(py["modules"]), ["sm80", "sm90"])
         for module in py["modules"].values():

@@ -21,8 +21,10 @@ namespace tl {
 // shared memory it reads: for shared memory also fence_proxy_async_shared()), one or more
 // wgmma_m64nNk*(...), wgmma_commit_group(), then wgmma_wait_group<0>() before reading the
 // accumulators, touching the A registers of an rs form, or overwriting the operand tiles.
+// Nothing between the fence and the last wgmma of the group may write a register a wgmma
+// reads: the A registers of the rs forms are packed before the fence (wgmma_pack_operand).
 //
-// Accumulators ("WGMMA register fragments", D of m64nN): thread t of the warpgroup holds
+// Accumulators ("WGMMA register fragments", D of m64nN, N = 32, 64, 128 or 256): thread t of the warpgroup holds
 // d[0 .. N/2 - 1]; with w = t / 32, g = (t % 32) / 4, q = t % 4, element d[i] is
 // D[16 * w + g + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * q + i % 2]. A in registers (rs forms,
 // 16-bit A of m64k16): a[0..7], a[i] = A[16 * w + g + 8 * ((i / 2) % 2)][2 * q + i % 2 + 8 * (i / 4)].
@@ -106,6 +108,12 @@ __device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, unsigned b
 // each C(d[i]): "+f" for f32 accumulators, "+r" for s32).
 #define TL_WGMMA_F32(x) "+f"(x)
 #define TL_WGMMA_S32(x) "+r"(x)
+#define TL_WGMMA_LIST_16 "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+    "}"
+#define TL_WGMMA_OPS_16(d, C) \
+    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
+    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15])
 #define TL_WGMMA_LIST_32 "{" \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "  \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
@@ -136,8 +144,8 @@ __device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, unsigned b
 
 // D (64 x N, f32) = A (64 x K) * B (K x N) + (scaleD ? D : 0). ss: A and B through shared-memory
 // descriptors; TransA / TransB pick the MN-major layouts (16-bit types only). rs: A from
-// registers (a[0..7] as above), B through its descriptor. N is 64, 128 or 256; d holds N / 2
-// floats. imm-scale-a and imm-scale-b are 1 (no negation).
+// registers (a[0..7] as above, packed in pairs: a01..a67), B through its descriptor. N is 32,
+// 64, 128 or 256; d holds N / 2 floats. imm-scale-a and imm-scale-b are 1 (no negation).
 #define TL_WGMMA_SS(SHAPE, TYPES, R, NA, NB, NS, NTA, NTB)                                                   \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NS ", 0;\n"                                           \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " " TL_WGMMA_LIST_##R ", %" #NA ", %" #NB \
@@ -167,19 +175,23 @@ __device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, unsigned b
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define TL_WGMMA_BODY_SS(TYPES)                                                                          \
-    if constexpr (N == 64) TL_WGMMA_SS("m64n64k16", TYPES, 32, 32, 33, 34, 35, 36);                      \
+    if constexpr (N == 32) TL_WGMMA_SS("m64n32k16", TYPES, 16, 16, 17, 18, 19, 20);                      \
+    else if constexpr (N == 64) TL_WGMMA_SS("m64n64k16", TYPES, 32, 32, 33, 34, 35, 36);                      \
     else if constexpr (N == 128) TL_WGMMA_SS("m64n128k16", TYPES, 64, 64, 65, 66, 67, 68);               \
     else TL_WGMMA_SS("m64n256k16", TYPES, 128, 128, 129, 130, 131, 132);
 #define TL_WGMMA_BODY_RS(TYPES)                                                                          \
-    if constexpr (N == 64) TL_WGMMA_RS("m64n64k16", TYPES, 32, 32, 33, 34, 35, 36, 37, 38);              \
+    if constexpr (N == 32) TL_WGMMA_RS("m64n32k16", TYPES, 16, 16, 17, 18, 19, 20, 21, 22);              \
+    else if constexpr (N == 64) TL_WGMMA_RS("m64n64k16", TYPES, 32, 32, 33, 34, 35, 36, 37, 38);              \
     else if constexpr (N == 128) TL_WGMMA_RS("m64n128k16", TYPES, 64, 64, 65, 66, 67, 68, 69, 70);       \
     else TL_WGMMA_RS("m64n256k16", TYPES, 128, 128, 129, 130, 131, 132, 133, 134);
 #define TL_WGMMA_BODY_SS8(TYPES)                                                                         \
-    if constexpr (N == 64) TL_WGMMA_SS8("m64n64k32", TYPES, 32, 32, 33, 34);                             \
+    if constexpr (N == 32) TL_WGMMA_SS8("m64n32k32", TYPES, 16, 16, 17, 18);                             \
+    else if constexpr (N == 64) TL_WGMMA_SS8("m64n64k32", TYPES, 32, 32, 33, 34);                             \
     else if constexpr (N == 128) TL_WGMMA_SS8("m64n128k32", TYPES, 64, 64, 65, 66);                      \
     else TL_WGMMA_SS8("m64n256k32", TYPES, 128, 128, 129, 130);
 #define TL_WGMMA_BODY_SS_S8                                                                              \
-    if constexpr (N == 64) TL_WGMMA_SS_S8("m64n64k32", 32, 32, 33, 34);                                   \
+    if constexpr (N == 32) TL_WGMMA_SS_S8("m64n32k32", 16, 16, 17, 18);                                   \
+    else if constexpr (N == 64) TL_WGMMA_SS_S8("m64n64k32", 32, 32, 33, 34);                                   \
     else if constexpr (N == 128) TL_WGMMA_SS_S8("m64n128k32", 64, 64, 65, 66);                            \
     else TL_WGMMA_SS_S8("m64n256k32", 128, 128, 129, 130);
 #else
@@ -199,59 +211,74 @@ __device__ __forceinline__ uint32_t wgmma_pack(const T* p) {
     return uint32_t(lo) | uint32_t(hi) << 16;
 }
 
+// The A fragment of an rs form (R / 4 k-steps of 8 16-bit elements) as the instruction reads
+// it: R 32-bit registers, pairs packed low half first. Packing is a register move per pair; done
+// between wgmma_fence() and a wgmma that reads it, it writes that wgmma's registers after the
+// fence, and ptxas then injects warpgroup.arrive before the wgmmas and may serialise them (C7519,
+// C7520). So the lowering packs the whole fragment before the fence; the empty asm with "+r"
+// keeps each packed register from being recomputed (or the move sunk) past that point.
+template <int R, typename T>
+__device__ __forceinline__ void wgmma_pack_operand(uint32_t* regs, const T* a) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        regs[i] = wgmma_pack(a + 2 * i);
+        asm volatile("" : "+r"(regs[i])::"memory");
+    }
+}
+
 template <int N, bool TransA = false, bool TransB = false>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_f16_ss(float* d, uint64_t descA, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS("f16.f16")
 }
 template <int N, bool TransA = false, bool TransB = false>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_ss(float* d, uint64_t descA, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS("bf16.bf16")
 }
 template <int N, bool TransB = false>
-__device__ __forceinline__ void wgmma_m64nNk16_f32_f16_rs(float* d, const __half* a, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
-    const uint32_t a01 = wgmma_pack(a), a23 = wgmma_pack(a + 2), a45 = wgmma_pack(a + 4), a67 = wgmma_pack(a + 6);
+__device__ __forceinline__ void wgmma_m64nNk16_f32_f16_rs(float* d, const uint32_t* a, uint64_t descB, bool scaleD) {
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
+    const uint32_t a01 = a[0], a23 = a[1], a45 = a[2], a67 = a[3];
     TL_WGMMA_BODY_RS("f16.f16")
 }
 template <int N, bool TransB = false>
-__device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_rs(float* d, const __nv_bfloat16* a, uint64_t descB,
+__device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_rs(float* d, const uint32_t* a, uint64_t descB,
                                                            bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
-    const uint32_t a01 = wgmma_pack(a), a23 = wgmma_pack(a + 2), a45 = wgmma_pack(a + 4), a67 = wgmma_pack(a + 6);
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
+    const uint32_t a01 = a[0], a23 = a[1], a45 = a[2], a67 = a[3];
     TL_WGMMA_BODY_RS("bf16.bf16")
 }
 // fp8 (e4m3 x e4m3), K = 32: both operands K-major (no transposed forms for 8-bit types); the
 // descriptors' geometry is that of the 16-bit forms (32 bytes of K per instruction).
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_f32_e4m3_ss(float* d, uint64_t descA, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS8("e4m3.e4m3")
 }
 // fp8 (e5m2 x e5m2), K = 32: as the e4m3 form.
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_f32_e5m2_ss(float* d, uint64_t descA, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS8("e5m2.e5m2")
 }
 // Mixed fp8 (e4m3 x e5m2 and e5m2 x e4m3), K = 32: as the e4m3 form, A's type first.
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_f32_e4m3_e5m2_ss(float* d, uint64_t descA, uint64_t descB,
                                                                 bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS8("e4m3.e5m2")
 }
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_f32_e5m2_e4m3_ss(float* d, uint64_t descA, uint64_t descB,
                                                                 bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS8("e5m2.e4m3")
 }
 // s8 x s8 -> s32, K = 32, both operands K-major; d holds N / 2 ints in the f32 layout.
 template <int N>
 __device__ __forceinline__ void wgmma_m64nNk32_s32_s8_ss(int* d, uint64_t descA, uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     TL_WGMMA_BODY_SS_S8
 }
 #undef TL_WGMMA_BODY_SS_S8

@@ -153,10 +153,14 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
     // Warpgroups over C: whole 64-row blocks each, and N / warpgroupsN columns in multiples
     // of 64 (the widths the runtime's helpers take); the policy as for mma.sync.
     // Ties go to more warpgroups down: wider instructions, whole rows per warpgroup.
+    // Parts of 32 columns (m64n32) only where no 64-column split exists: a 64 x 64 tile over two
+    // warpgroups (MLA decode's scores at 256 threads) would otherwise fall back to mma.sync, whose
+    // eight warps each read all of A and hold every row's softmax statistics.
     int64_t groups = ctx.threads / 128;
     auto split = chooseWarpSplit(M, N, groups, op.policy(), 64, 64, true);
+    if (!split) split = chooseWarpSplit(M, N, groups, op.policy(), 64, 32, true);
     if (!split)
-        return fmt::format("{} x {} does not split over {} warpgroup(s) in blocks of 64 rows and 64-column multiples",
+        return fmt::format("{} x {} does not split over {} warpgroup(s) in blocks of 64 rows and 32-column multiples",
                            M, N, groups);
     plan.kind = GemmPlan::Kind::Wgmma;
     plan.wgmma = inst;
@@ -165,7 +169,7 @@ std::string planWgmma(const GemmOp& op, const LowerContext& ctx, GemmPlan& plan)
     plan.tilesM = M / (64 * plan.warpsM);
     plan.wgmmaN.clear();
     for (int64_t left = N / plan.warpsN; left > 0;) {
-        int64_t width = left >= 256 ? 256 : left >= 128 ? 128 : 64;
+        int64_t width = left >= 256 ? 256 : left >= 128 ? 128 : left >= 64 ? 64 : 32;
         plan.wgmmaN.push_back(width);
         left -= width;
     }
@@ -238,6 +242,18 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     std::optional<Operand> descA;
     if (!aFromRegisters) descA = describe(a, transA_);
     Operand descB = describe(b, !transB_);
+    // The rs form's A as the instruction reads it: the fragment's 16-bit pairs packed into
+    // 32-bit registers before the fence (tl_cuda_wgmma.h, wgmma_pack_operand: packing after it
+    // writes registers a wgmma of the group reads, and ptxas serialises the group).
+    Buffer packedA;
+    Stmt packA;
+    if (aFromRegisters) {
+        Buffer held = ctx.localBuffer(a_.buffer);
+        int64_t registers = plan.tilesM * K / 4;
+        packedA = makeBuffer(ctx.freshName(held->name + "_regs"), DType::U32, MemScope::Local, {intImm(registers)});
+        packA = evaluate(call("wgmma_pack_operand", DType::I32,
+                              {intImm(registers), addressOf(packedA, {intImm(0)}), addressOf(held, {intImm(0)})}));
+    }
 
     std::vector<Stmt> issue;
     int64_t nOffset = 0;
@@ -249,10 +265,10 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
         Expr scaleD = boolImm(true);
         Expr mma;
         if (aFromRegisters) {
-            Buffer held = ctx.localBuffer(a_.buffer);
             // The [M, K] fragment in the accumulator layout: k-step kk of row block mi is
-            // slots 8 kk .. 8 kk + 7 of the block's K / 2.
-            Expr aRegs = addressOf(held, {Expr(mi) * (K / 2) + Expr(kk) * 8});
+            // slots 8 kk .. 8 kk + 7 of the block's K / 2, packed registers 4 kk .. 4 kk + 3
+            // of its K / 4.
+            Expr aRegs = addressOf(packedA, {Expr(mi) * (K / 4) + Expr(kk) * 4});
             mma = call(std::string(inst.helper) + "_rs", DType::I32,
                        {intImm(width), boolImm(!transB_), d, aRegs, bDesc, scaleD});
         } else {
@@ -271,11 +287,13 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                         forLoop(mi, intImm(0), intImm(plan.tilesM), ForKind::Unroll, seq(issue)));
     Expr accStart = addressOf(acc, {intImm(0)});
     Stmt fenceAcc = evaluate(call("wgmma_fence_operand", DType::I32, {intImm(accSlots), accStart}));
-    body = seq({// Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
+    body = seq({packA,
+                // Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
                 // by wgmma through the async proxy.
                 evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
                 evaluate(call("wgmma_fence", DType::I32, {})), body, evaluate(call("wgmma_commit_group", DType::I32, {})),
                 evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
+    if (packedA) body = allocate(packedA, body);
     if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);
     if (descA) body = letStmt(descA->desc, descA->value, body);

@@ -8,6 +8,7 @@
 //     Versioning.cpp       which shared buffers get versions; one instance of a statement
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
+//     Depth.cpp            more stages than written where they keep too few bytes in flight
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
 //
@@ -72,10 +73,11 @@ using Versions = std::map<const ir::BufferNode*, VersionPlan>;
 // The TMA side of one pipelined loop: its barrier arrays (null when no producer is TMA),
 // versions, the bytes one iteration's boxes bring, and a comment per copy left to cp.async.
 struct TmaPlan {
-    ir::Buffer full, empty;
-    int64_t versions = 0;
+    ir::Buffer full, empty;  // made by makeTmaBuffers once the loop's depth is final
+    int64_t versions = 0;    // 0: no producer is a TMA load
     int64_t bytes = 0;
     std::vector<std::string> notes;
+    bool used() const { return versions > 0; }
 };
 
 // One pipelined loop as the steps below plan it; the schedules read it. `items.size()` stands
@@ -175,6 +177,7 @@ ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::Buff
 // Tma.cpp
 std::map<const ir::BufferNode*, layout::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
 void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx);
 ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx);
 
 // The mbarrier protocol around a loop's TMA producers and their readers, for iteration `iter`.
@@ -198,6 +201,11 @@ private:
 
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+
+// Depth.cpp: where the loop's stages keep too few bytes in flight for the tensor cores' pace
+// (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for
+// them, logged either way.
+void deepenPipeline(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx);
 
 // The schedules. Each returns the loop's replacement, with the allocations flattening hoisted
 // out of the body declared again around it (a versioned buffer as versioned), and records what

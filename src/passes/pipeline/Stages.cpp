@@ -43,9 +43,10 @@ int inferStages(const StageBudget& b, StageInference& inference, LowerContext& c
             break;
         }
     // One stage more: refused by plan-shared-memory with the compiler's scratch buffers, or
-    // by the estimate here.
+    // by the estimate here. (A cap of kMaxInferredStages or more comes from a deepened count
+    // refused, pipeline/Depth.cpp, which says so itself.)
     auto refused = inference.refusedBytes.find(int(index));
-    bool lowered = refused != inference.refusedBytes.end() && stages + 1 > most;
+    bool lowered = refused != inference.refusedBytes.end() && stages + 1 > most && most < kMaxInferredStages;
     int64_t next = lowered ? refused->second : b.planned(stages + 1);
     std::string nextNeeds = lowered ? fmt::format("{} as planned with the compiler's scratch buffers", kb(next)) : kb(next);
     std::string reason =

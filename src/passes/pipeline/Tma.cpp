@@ -91,11 +91,23 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
         for (size_t j = 0; j < items.size(); ++j)
             if (j != writer && items[j].fp.reads.count(b)) items[j].tmaReader = true;
     }
-    // The barrier arrays, and the tiles TMA fills, are ordered by the mbarriers: the buffers say
-    // so (BufferNode::pipeline), and insert-barriers leaves them alone.
-    PipelineBuffer barriers = plan.versionedBuffers.at(candidates.front().second)->pipeline.value();
-    barriers.kind = PipelineBuffer::Kind::Barriers;
-    barriers.mbarrierOrdered = true;
+}
+
+// The barrier arrays, one barrier of each per version, and the tiles TMA fills, all ordered by
+// the mbarriers: the buffers say so (BufferNode::pipeline), and insert-barriers leaves them alone.
+void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx) {
+    TmaPlan& tma = plan.tma;
+    if (!tma.used()) return;
+    std::optional<PipelineBuffer> barriers;
+    for (auto& [b, v] : plan.versions) {
+        if (!plan.items[v.writer].tma) continue;
+        auto tile = std::make_shared<BufferNode>(*plan.versionedBuffers.at(b));
+        tile->pipeline->mbarrierOrdered = true;
+        plan.versionedBuffers[b] = tile;
+        if (!barriers) barriers = tile->pipeline;
+    }
+    barriers->kind = PipelineBuffer::Kind::Barriers;
+    barriers->versions = int(tma.versions);
     auto barrierArray = [&](const char* base) {
         auto node = std::make_shared<BufferNode>(
             *makeBuffer(ctx.freshName(base), DType::U64, MemScope::Shared, {intImm(tma.versions)}));
@@ -105,11 +117,6 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
     };
     tma.full = barrierArray("full_bar");
     tma.empty = barrierArray("empty_bar");
-    for (const auto& [writer, b] : candidates) {
-        auto tile = std::make_shared<BufferNode>(*plan.versionedBuffers.at(b));
-        tile->pipeline->mbarrierOrdered = true;
-        plan.versionedBuffers[b] = tile;
-    }
 }
 
 // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every

@@ -110,7 +110,7 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
     if (kernel.warpSpecialized) return "the kernel has a warp-specialised loop already";
     auto top = kernel.topLevel.find(n);
     if (top == kernel.topLevel.end()) return "it runs inside another loop or a condition";
-    if (!plan.tma.full) return "none of its copies is a TMA load";
+    if (!plan.tma.used()) return "none of its copies is a TMA load";
     if (ctx.threads % 128 != 0) return fmt::format("its {} threads are not whole warpgroups", ctx.threads);
     if (ctx.threads + 128 > ctx.target.maxThreadsPerBlock)
         return fmt::format("a producer warpgroup would pass the target's {} threads per block",

@@ -23,7 +23,7 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
     const For* n = plan.loop;
     const std::vector<Item>& items = plan.items;
     const Versions& vers = plan.versions;
-    const bool tmaLoads = bool(plan.tma.full);
+    const bool tmaLoads = plan.tma.used();
     const size_t m = items.size();
     if (!ctx.target.has(Feature::Wgmma)) return m;
     std::vector<size_t> gemms;
@@ -73,6 +73,14 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
         if (why.empty() && gemms.size() > 1)
             why = fmt::format("the loop has {} gemms and wait_group counts groups: each waits for its own",
                               gemms.size());
+        // A fragment operand the loop does not write is still read from registers packed for the
+        // group (the rs form) or from a shared tile staged for it, both made anew by the next
+        // step's gemm while the group would still read them.
+        for (const Region* r : gemm ? std::vector{&gemm->a(), &gemm->b()} : std::vector<const Region*>{})
+            if (why.empty() && r->buffer->scope == MemScope::Fragment)
+                why = fmt::format("'{}' is a fragment: the registers (or staged tile) the group reads are made "
+                                  "anew by the next step's gemm",
+                                  r->buffer->name);
         if (why.empty()) chosen = g;
         ctx.decide(fmt::format("wgmma group of {}", gemm ? gemm->str() : std::string("a gemm")),
                    why.empty() ? "left in flight (wait_group<1>)" : "waited for in its step (wait_group<0>)",

@@ -748,7 +748,7 @@ inline Lane lane() {
 }
 template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs, typename D, Elem EB = E>
 void run(D* d, const void* a, std::uint64_t descA, std::uint64_t descB, bool scaleD) {
-    static_assert(N == 64 || N == 128 || N == 256, "wgmma helpers for N = 64, 128, 256");
+    static_assert(N == 32 || N == 64 || N == 128 || N == 256, "wgmma helpers for N = 32, 64, 128, 256");
     Lane l = lane();
     if constexpr (std::is_same_v<D, int>) l.di = d;
     else l.d = d;
@@ -771,6 +771,11 @@ template <int N> void wgmma_wait_group() {
 }
 template <int R> void wgmma_fence_operand(float*) {}
 template <int R> void wgmma_fence_operand(int*) {}
+// The rs forms' A registers, 16-bit pairs packed low half first: the bytes of the fragment.
+template <int R, typename T> void wgmma_pack_operand(std::uint32_t* regs, const T* a) {
+    static_assert(sizeof(T) == 2, "16-bit elements");
+    std::memcpy(regs, a, 4 * R);
+}
 inline std::uint64_t make_smem_desc(const void* smem, int swizzleBytes, unsigned leadingBytes, unsigned strideBytes) {
     simt_wgmma::remember(smem);
     const std::uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
@@ -788,11 +793,11 @@ void wgmma_m64nNk16_f32_bf16_ss(float* d, std::uint64_t descA, std::uint64_t des
     simt_wgmma::run<N, 16, simt_wgmma::Elem::BF16, TransA, TransB, false>(d, nullptr, descA, descB, scaleD);
 }
 template <int N, bool TransB = false>
-void wgmma_m64nNk16_f32_f16_rs(float* d, const __half* a, std::uint64_t descB, bool scaleD) {
+void wgmma_m64nNk16_f32_f16_rs(float* d, const std::uint32_t* a, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 16, simt_wgmma::Elem::F16, false, TransB, true>(d, a, 0, descB, scaleD);
 }
 template <int N, bool TransB = false>
-void wgmma_m64nNk16_f32_bf16_rs(float* d, const __nv_bfloat16* a, std::uint64_t descB, bool scaleD) {
+void wgmma_m64nNk16_f32_bf16_rs(float* d, const std::uint32_t* a, std::uint64_t descB, bool scaleD) {
     simt_wgmma::run<N, 16, simt_wgmma::Elem::BF16, false, TransB, true>(d, a, 0, descB, scaleD);
 }
 template <int N> void wgmma_m64nNk32_f32_e4m3_ss(float* d, std::uint64_t descA, std::uint64_t descB, bool scaleD) {

@@ -1,0 +1,55 @@
+"""The attention experiment's configurations (issue 44's table): which .tl, which -D values, the
+sizes each launch takes (by the launcher's own size names), and the kind of workload, which
+experiment.py's run side maps to its inputs, reference, SDPA baseline and FLOP count.
+
+Kinds:
+  fwd_bshd   attention forward, Q [b, s, h, d], K and V [b, s, h / groups, d], out [b, s, h, d]
+  fwd_bhsd   the same laid out [b, h, s, d]
+  mla        MLA decode: Q [B, H, 512], Q_pe [B, H, 64], KV [B, S, 1, 512], K_pe [B, S, 1, 64]
+  decode     flash decoding (split KV + combine): Q [b, h, d], K, V [b, S, h / groups, d], mask
+  bwd_bshd   the backward's kernels (forward for lse, prep, main, post) against SDPA's backward
+"""
+
+# Forward shapes: 16k tokens as 4 sequences of 4096 (the issue's GQA row: 32 query heads on 4 KV
+# heads), model dim 2048 for MHA.
+CONFIGS = [
+    # samples/flash_attention.tl: the sample's defaults (64 x 64, 128 threads), TileLang-size
+    # tiles (128 x 128, 256 threads), d64 and causal.
+    {"id": "fa_d128", "source": "samples/flash_attention.tl", "defines": ["D=128", "causal=false"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_128x128", "source": "samples/flash_attention.tl",
+     "defines": ["D=128", "causal=false", "block_M=128", "block_N=128", "threads=256"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_causal", "source": "samples/flash_attention.tl", "defines": ["D=128", "causal=true"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d64", "source": "samples/flash_attention.tl", "defines": ["D=64", "causal=false"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
+    # GQA forward as TileLang's example launches it: 64 x 64 tiles, 128 threads, 2 stages, d128,
+    # 32 query heads on 4 KV heads (the kernel whose wgmma ptxas serialised: C7520).
+    {"id": "gqa_d128", "source": "tests/corpus/gqa_fwd_bshd.tl", "defines": ["dim=128", "groups=8"],
+     "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
+    {"id": "gqa_d128_causal", "source": "tests/corpus/gqa_fwd_bshd.tl",
+     "defines": ["dim=128", "groups=8", "is_causal=true"],
+     "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
+    {"id": "gqa_d128_128x128", "source": "tests/corpus/gqa_fwd_bshd.tl",
+     "defines": ["dim=128", "groups=8", "block_M=128", "block_N=128", "threads=256"],
+     "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
+    {"id": "mha_bshd_d128", "source": "tests/corpus/mha_fwd_bshd.tl", "defines": ["dim=128"],
+     "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
+    {"id": "mha_bhsd_d128", "source": "tests/corpus/mha_fwd_bhsd.tl", "defines": ["dim=128"],
+     "kind": "fwd_bhsd", "sizes": {"batch": 4, "heads": 16, "seq_q": 4096, "seq_kv": 4096}},
+    # MLA decode as TileLang's example: batch 64, 8192 KV tokens, 128 heads, 512 + 64 (the kernel
+    # that had 255 registers and local memory).
+    {"id": "mla_tilelang", "source": "tests/run/kernels/mla_decode.tl",
+     "defines": ["block_H=64", "block_N=64", "threads=256"],
+     "kind": "mla", "sizes": {"B": 64, "H": 128, "S": 8192}},
+    # Flash decoding as TileLang's example: batch 64, 32 heads on 8 KV heads, 8192 tokens, d128.
+    {"id": "decode_d128", "source": "tests/corpus/flash_decoding.tl", "defines": ["dim=128"],
+     "kind": "decode", "sizes": {"batch": 64, "heads": 32, "seqlen_kv": 8192}},
+    # The backward of TileLang's example (d64, 16 heads, 4 x 4096 tokens).
+    {"id": "bwd_d64", "source": "tests/corpus/mha_bwd_bshd.tl", "defines": [],
+     "kind": "bwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
+]
+
+# --quick: the rows of the issue's table that this experiment was made for.
+QUICK = ["fa_d128", "gqa_d128", "gqa_d128_causal", "mla_tilelang", "decode_d128"]

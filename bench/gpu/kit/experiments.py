@@ -1,0 +1,167 @@
+"""The queue of prepared GPU experiments (docs/testing.md, "GPU kit"; issue 43): tile and schedule
+variants that no machine here can time, each timed side by side with its baseline in one run
+once a GPU is at hand:
+
+    ./gpu-kit.sh run --phases experiments [--out DIR]     builds only these, then runs them
+
+prepare.py emits every kernel of QUEUE into the kit (gen/experiments/), with the stage count the
+compiler chose (its `pipeline depth` decision); kit.py builds them and run_all times them. Every
+result is checked against a float64 reference first: a kernel whose result is wrong is reported
+WRONG, not timed, and fails the run. Ratios are baseline time / tlc time (above 1: tlc faster);
+nothing here is a measurement until a GPU has run it (bench/RESULTS.md records those runs).
+
+An experiment: name, title, what it asks, kind (the runner), shapes, and its kernels, each
+(label, source, -D values). Add one by appending to QUEUE (a new kind needs a runner below).
+"""
+from bench import P, I, checked, launcher, median_ms, rel_err
+
+DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
+
+QUEUE = [
+    {
+        "name": "gemm_depth",
+        "title": "GEMM f16 on Hopper: pipeline depth (issue 43)",
+        "question": "Do the deepened stages (pipeline/Depth.cpp: 7 for 128x128x32) bring TileLang's example "
+                    "tiles near the block_K = 64 configurations and cuBLAS? The pinned counts 4..8 trace the "
+                    "curve that load_latency_ns (sm90: 800, fitted) should predict: throughput should stop "
+                    "rising where (stages - 1) x 16 KB reaches the latency's bytes.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)],
+        "kernels": [
+            ("128x128x32, 3 stages as written", DEPTH_SOURCE, ("deepen=false",)),
+            ("128x128x32, 3 stages deepened", DEPTH_SOURCE, ()),
+            ("128x128x32, 4 stages pinned", DEPTH_SOURCE, ("stages=4", "deepen=false")),
+            ("128x128x32, 5 stages pinned", DEPTH_SOURCE, ("stages=5", "deepen=false")),
+            ("128x128x32, 6 stages pinned", DEPTH_SOURCE, ("stages=6", "deepen=false")),
+            ("128x128x32, 8 stages pinned", DEPTH_SOURCE, ("stages=8", "deepen=false")),
+            ("128x128x64, 4 stages", DEPTH_SOURCE, ("block_K=64", "stages=4")),
+            ("128x256x64, 3 stages, 256 threads", DEPTH_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3")),
+        ],
+    },
+    {
+        "name": "gemm_tiles",
+        "title": "GEMM f16 on Hopper: tiles and warpgroups around the deepened pipeline (issue 43, 46)",
+        "question": "With the pipeline deepened, which tiles and how many consumer warpgroups does the "
+                    "recommender's rank 1 have to be? 256 threads at 128x128 (two warpgroups of 64 rows), "
+                    "128x256 at block_K = 32 and 64, 256x128, and whether deepening a block_K = 64 loop pays.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)],
+        "kernels": [
+            ("128x128x32, 256 threads, deepened", DEPTH_SOURCE, ("threads=256",)),
+            ("128x256x32, 256 threads, deepened", DEPTH_SOURCE, ("block_N=256", "threads=256")),
+            ("128x128x64, 3 stages deepened", DEPTH_SOURCE, ("block_K=64",)),
+            ("128x128x64, 256 threads, deepened", DEPTH_SOURCE, ("block_K=64", "threads=256")),
+            ("128x256x64, 256 threads, 4 stages", DEPTH_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=4")),
+            ("128x256x64, 256 threads, deepened", DEPTH_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256")),
+            ("256x128x64, 256 threads, 3 stages", DEPTH_SOURCE,
+             ("block_M=256", "block_K=64", "threads=256", "stages=3")),
+        ],
+    },
+]
+
+# A result is right when max |tlc - reference| / max |reference| stays under this: f16 output
+# rounds each element to 2^-11 of itself; the f32 accumulation over K adds far less.
+TOLERANCE = {"f16": 5e-3, "bf16": 4e-2}
+
+
+def kernel_id(experiment, index):
+    return f"{experiment['name']}_{index}"
+
+
+def check(err, dtype):
+    """Whether a relative error passes for an output of this type."""
+    return err == err and err <= TOLERANCE[dtype]  # NaN fails
+
+
+def run_gemm(torch, exp, kernels, lib_of, iters, log):
+    """C = A @ B (A [M, K], B [K, N]) for every shape and kernel, against torch.matmul; the
+    inputs and the float64 reference made once per shape."""
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[exp["dtype"]]
+    rows, wrong = [], 0
+    fns = {}
+    for k in kernels:
+        lib = lib_of(k)
+        if lib:
+            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P, I, I, I, P])
+        else:
+            rows.append([k["label"], k["depth"], "", "", "", "not built", "", "", "", ""])
+            wrong += 1
+    for M, N, K in exp["shapes"]:
+        torch.manual_seed(0)
+        a = torch.randn(M, K, device="cuda").to(dtype)
+        b = torch.randn(K, N, device="cuda").to(dtype)
+        ref = a.double() @ b.double()
+        for k in kernels:
+            fn = fns.get(k["id"])
+            if not fn:
+                continue
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+            run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), M, K, N, torch.cuda.current_stream().cuda_stream)
+            try:
+                run()
+                torch.cuda.synchronize()
+            except RuntimeError as x:
+                rows.append([k["label"], k["depth"], M, N, K, str(x), "", "", "", ""])
+                wrong += 1
+                continue
+            err = rel_err(torch, c, ref)
+            if not check(err, exp["dtype"]):
+                log(f"kit: experiment {exp['name']}: {k['label']} {M}x{N}x{K} WRONG (rel. error {err:.1e})")
+                rows.append([k["label"], k["depth"], M, N, K, f"WRONG {err:.1e}", "", "", "", ""])
+                wrong += 1
+                continue
+            ours = median_ms(torch, run, iters)
+            theirs = median_ms(torch, lambda: torch.matmul(a, b), iters)
+            flops = 2 * M * N * K
+            rows.append([k["label"], k["depth"], M, N, K, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
+                         f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+        del a, b, ref
+        torch.cuda.empty_cache()
+    return rows, wrong
+
+
+RUNNERS = {"gemm": run_gemm}
+
+
+def run_all(manifest, built, arch, quick, log):
+    """Every experiment of the kit: report sections (as bench.py's) and the count of results that
+    were wrong or did not run."""
+    import torch
+    iters = 10 if quick else 30
+    sections, wrong = [], 0
+
+    def lib_of(k):
+        return built.get((arch, "experiment:" + k["id"]))
+
+    for exp in manifest.get("experiments", []):
+        log(f"kit: experiment {exp['name']}")
+        try:
+            rows, bad = RUNNERS[exp["kind"]](torch, exp, exp["kernels"], lib_of, iters, log)
+        except Exception as x:  # one broken experiment must not lose the others
+            rows, bad = [], 1
+            exp = dict(exp, question=f"failed: {type(x).__name__}: {x}")
+        wrong += bad
+        sections.append({"title": f"Experiment: {exp['title']}",
+                         "note": exp["question"] + " Relative error: max |tlc - f64 reference| / max |reference|, "
+                                 "checked before timing. Ratio: torch.matmul (cuBLAS) time / tlc time.",
+                         "columns": ["configuration", "pipeline depth (tlc)", "M", "N", "K", "rel. error", "tlc ms",
+                                     "tlc TFLOP/s", "cuBLAS TFLOP/s", "cuBLAS / tlc"],
+                         "rows": rows})
+        for row in rows:
+            log(f"kit:   {exp['name']}: " + " | ".join(str(v) for v in row))
+        torch.cuda.empty_cache()
+    return sections, wrong
+
+
+def launcher_name(source):
+    """The extern "C" launcher of a one-kernel source: tl_<kernel>."""
+    for line in open(source):
+        if line.startswith("kernel "):
+            return "tl_" + line.split()[1].split("<")[0].split("(")[0]
+    raise ValueError(f"{source}: no kernel")
+
