@@ -211,7 +211,7 @@ Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extent
     if (batch > 0 && !rolled && iterations > batch && iterations % batch == 0 && it != (vars.empty() ? nullptr : vars[0])) {
         // Batches of `batch` unrolled iterations, the batches kept a loop: at most `batch` moves
         // of a thread in flight (and in registers) at once.
-        VarPtr outer = ctx.freshVar("batch"), lane = ctx.freshVar("step");
+        VarPtr outer = ctx.freshVar("pass"), lane = ctx.freshVar("step");
         Stmt unrolled = forLoop(lane, intImm(0), intImm(batch), ctx.slotLoopKind(),
                                 letStmt(it, Expr(outer) * batch + Expr(lane), inner_));
         loop = forLoop(outer, intImm(0), intImm(iterations / batch), ForKind::Rolled, unrolled);
