@@ -144,6 +144,9 @@ int main(int argc, char** argv) {
         ->check(cPrefixValidator());
     app.add_flag("--line-directives", options.lineDirectives, "Write #line directives instead of // file.tl:N comments");
     app.add_flag("--debug", options.debug, "Keep print(...) and assert(...) in the emitted code");
+    app.add_flag("--assume-aligned", options.assumeAligned,
+                 "Emit each kernel's fast variant alone: its launcher refuses rows and pointers its vector and TMA "
+                 "moves cannot take, instead of running a general variant (docs/language.md, \"Shapes\")");
     std::vector<std::string> defines;
     app.add_option("-D,--define", defines, "Set a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);

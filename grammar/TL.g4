@@ -30,6 +30,7 @@ stmt
     | ifStmt                                                         # IfStatement
     | WHILE cond=expr block                                          # WhileStmt
     | GRID '(' argList? ')' AS gridVars block                       # GridStmt
+    | REQUIRE cond=expr ';'                                          # RequireStmt
     | block                                                          # BlockStmt
     | expr ';'                                                       # ExprStmt
     | ';'                                                            # EmptyStmt
@@ -102,6 +103,7 @@ AUTO    : 'auto' ;
 TRUE    : 'true' ;
 FALSE   : 'false' ;
 STRIDES : 'strides' ;
+REQUIRE : 'require' ;
 
 ID      : [a-zA-Z_] [a-zA-Z_0-9]* ;
 FLOAT   : DIGITS '.' DIGITS? EXPONENT? | '.' DIGITS EXPONENT? | DIGITS EXPONENT ;

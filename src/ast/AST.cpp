@@ -181,6 +181,7 @@ public:
             stmt(*g.body, depth + 1);
             break;
         }
+        case StmtKind::Require: line(depth, fmt::format("Require {}{}", expr(*s.as<RequireStmt>()->cond), at)); break;
         }
     }
 

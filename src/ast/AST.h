@@ -176,7 +176,7 @@ struct Decl {
 
 // ---- statements ----------------------------------------------------------------------------
 
-enum class StmtKind { Let, Var, Assign, ExprStmt, For, If, While, Grid, Block };
+enum class StmtKind { Let, Var, Assign, ExprStmt, For, If, While, Grid, Block, Require };
 
 struct Stmt {
     const StmtKind kind;
@@ -282,6 +282,15 @@ struct GridStmt : Stmt {
     std::vector<int64_t> threadDims;
     GridStmt(SourceRange r, std::unique_ptr<Call> l, std::vector<LoopVar> v, std::unique_ptr<Block> b)
         : Stmt(Kind, r), launch(std::move(l)), vars(std::move(v)), body(std::move(b)) {}
+};
+
+// `require cond;` at the kernel's top: a precondition of every launch, over what the launcher
+// knows (sizes, scalar parameters, compile-time values); the launcher refuses arguments that
+// break it (docs/language.md, "Preconditions").
+struct RequireStmt : Stmt {
+    static constexpr StmtKind Kind = StmtKind::Require;
+    ExprPtr cond;
+    RequireStmt(SourceRange r, ExprPtr c) : Stmt(Kind, r), cond(std::move(c)) {}
 };
 
 // ---- kernels -------------------------------------------------------------------------------

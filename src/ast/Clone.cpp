@@ -107,6 +107,7 @@ StmtPtr clone(const StmtPtr& s) {
         const auto* g = s->as<GridStmt>();
         return std::make_unique<GridStmt>(g->range, cloneCall(*g->launch), cloneVars(g->vars), cloneBlock(g->body.get()));
     }
+    case StmtKind::Require: return std::make_unique<RequireStmt>(s->range, clone(s->as<RequireStmt>()->cond));
     }
     return nullptr;
 }

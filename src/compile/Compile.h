@@ -49,13 +49,21 @@ struct CompileOptions {
     bool oneLaunch = false;
     PassOptions passes;
     std::ostream* dumps = nullptr;  // --print-after, --time-passes; null: discarded
+    // Shape variants (docs/lowering.md): a kernel whose fast path needs something of its
+    // arguments (row lengths, alignment: ir::fastPathConditions) is lowered a second time as its
+    // general variant, NAME_general, which takes any shape; the fast launcher calls it when the
+    // conditions fail. The driver asks for them unless --assume-aligned; the recommender, which
+    // ranks the fast path, does not.
+    bool generalVariants = false;
+    bool assumeAligned = false;  // --assume-aligned: only logged (--explain says the launcher refuses)
 };
 
 struct Compiled {
     std::unique_ptr<ast::File> file;  // the configured kernels, checked (for --emit=ast)
     bool checked = false;             // sema passed
     // One per launch of each kernel that got as far as `stop`. A kernel of several launches
-    // whose parts did not all lower has none (it would have no launcher).
+    // whose parts did not all lower has none (it would have no launcher). A kernel's general
+    // variant (generalVariants) follows its fast one: its parts after the fast one's.
     std::vector<ir::Kernel> kernels;
     std::vector<ExplainedKernel> explained;  // the decision log of every kernel lowering ran on
 };

@@ -120,7 +120,8 @@ bool compileVariants(const Program& program, const ast::Kernel& kernel, int top,
         set.kernels.push_back(kernels.size());
         set.usPerWave.push_back(c.timeUs / double(std::max<int64_t>(c.waves, 1)));
         set.slots.push_back(int64_t(options.target->smCount) * std::max(c.blocksPerSM, 1));
-        kernels.push_back(std::move(compiled.kernels.front()));
+        // The variant, then its general variant (shape variants) when it has one.
+        for (ir::Kernel& k : compiled.kernels) kernels.push_back(std::move(k));
     }
     return !set.kernels.empty();
 }

@@ -208,6 +208,9 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         compileOptions.defines = options.defines;
         compileOptions.passes = {options.printAfter, options.printAfterAll, options.timePasses};
         compileOptions.dumps = &dumps;
+        // General variants are part of the source (the IR dumps show the kernels as written).
+        compileOptions.generalVariants = source && !options.assumeAligned;
+        compileOptions.assumeAligned = options.assumeAligned;
         if (options.emit == EmitKind::Ast || options.syntaxOnly || !target) compileOptions.stop = CompileStage::Checked;
         else if (options.emit == EmitKind::TileIR || options.emit == EmitKind::Layouts) compileOptions.stop = CompileStage::TileIR;
         // --emit-variants: kernels with `auto` parameters become their variants (compiled

@@ -23,6 +23,7 @@ struct DriverOptions {
     std::string cPrefix = "tl_";
     bool lineDirectives = false;
     bool debug = false;           // keep print/assert in the emitted code
+    bool assumeAligned = false;   // no general variants: launchers refuse what the fast path cannot take
     Defines defines;              // -D NAME=VALUE, checked (compile/Defines.h)
     std::string kernel;           // only this kernel
     EmitKind emit = EmitKind::Source;

@@ -244,17 +244,24 @@ void CEmitter::prepare(const std::vector<Kernel>& kernels) {
     // Groups next: their launcher takes the source kernel's own name too.
     for (const auto& k : kernels) {
         if (k.group.empty() || groupNames_.count(k.group)) continue;
-        GroupNames g{file.declare(nullptr, k.group), file.declare(nullptr, k.group + "_workspace_size"),
-                     file.declare(nullptr, options_.cPrefix + k.group),
-                     file.declare(nullptr, options_.cPrefix + k.group + "_workspace_size"), {}};
-        fileLevelNames_.insert(fileLevelNames_.end(), {g.launch, g.workspaceSize, g.cLaunch, g.cWorkspaceSize});
+        GroupNames g;
+        g.launch = file.declare(nullptr, k.group);
+        g.general = k.generalShapes;
+        // A general variant's group launcher is static: no size function or twin of its own.
+        if (!g.general) {
+            g.workspaceSize = file.declare(nullptr, k.group + "_workspace_size");
+            g.cLaunch = file.declare(nullptr, options_.cPrefix + k.group);
+            g.cWorkspaceSize = file.declare(nullptr, options_.cPrefix + k.group + "_workspace_size");
+        }
+        for (const std::string* n : {&g.launch, &g.workspaceSize, &g.cLaunch, &g.cWorkspaceSize})
+            if (!n->empty()) fileLevelNames_.push_back(*n);
         groupNames_[k.group] = std::move(g);
     }
     for (const auto& k : kernels) {
         LauncherSignature sig;
         sig.name = file.declare(nullptr, k.name);
         sig.kernelName = file.declare(nullptr, k.name + kernelSuffix());
-        if (k.group.empty()) sig.cName = file.declare(nullptr, options_.cPrefix + k.name);
+        if (k.group.empty() && !k.generalShapes) sig.cName = file.declare(nullptr, options_.cPrefix + k.name);
         fileLevelNames_.insert(fileLevelNames_.end(), {sig.name, sig.kernelName});
         if (!sig.cName.empty()) fileLevelNames_.push_back(sig.cName);
         signatures_[&k] = std::move(sig);
@@ -297,6 +304,7 @@ void CEmitter::prepare(const std::vector<Kernel>& kernels) {
                     }
         }
     }
+    prepareShapeVariants(kernels);
 }
 
 const LauncherSignature& CEmitter::signature(const Kernel& k) const {
@@ -664,9 +672,11 @@ void CEmitter::emitEvaluate(const Evaluate* e) {
         const Expr& arg = c->args[0];
         std::string loc = escapeCString(where(e->loc));
         if (c->name == "assert") {
+            // The author's message first, the condition after it ("rows fit (N <= 1024)").
             needSection("debug");
+            std::string what = e->message.empty() ? printExpr(arg) : e->message + " (" + printExpr(arg) + ")";
             line(fmt::format("if (!{}) tl::assert_fail(\"{}\", \"{}\");", print(arg, kUnary + 1), loc,
-                             escapeCString(printExpr(arg))));
+                             escapeCString(what)));
             return;
         }
         include("<cstdio>");
@@ -677,7 +687,7 @@ void CEmitter::emitEvaluate(const Evaluate* e) {
         else if (t == DType::U64) format = "%llu", value = castText(DType::U64, t, value);
         else if (t == DType::U32) format = "%u", value = castText(DType::U32, t, value);
         else format = "%d", value = castText(DType::I32, t, value);
-        std::string label = escapeCString(printExpr(arg));
+        std::string label = escapeCString((e->message.empty() ? "" : e->message + ": ") + printExpr(arg));
         std::string fmtText;
         for (char ch : label) fmtText += ch == '%' ? std::string("%%") : std::string(1, ch);
         line(fmt::format("{}(\"{}: {} = {}\\n\", {});", printfName(), loc, fmtText, format, value));

@@ -208,8 +208,27 @@ protected:
         std::string launch, workspaceSize;    // flash_decoding, flash_decoding_workspace_size
         std::string cLaunch, cWorkspaceSize;  // tl_flash_decoding, tl_flash_decoding_workspace_size
         std::vector<LauncherParam> params;     // the launcher's (no scratch), tensors written by any part non-const
+        bool general = false;  // a general variant's group: a static launcher only (no size function, no twin)
     };
     std::map<std::string, GroupNames> groupNames_;  // by Kernel::group
+
+    // Shape variants (ShapeVariants.cpp, ir::Kernel::generalShapes): a kernel's general variant
+    // has a static launcher that the fast one's calls when the fast path's conditions fail.
+    // prepare() pairs them and gives both launchers the same parameter types (a tensor either
+    // writes is not const).
+    void prepareShapeVariants(const std::vector<ir::Kernel>& kernels);
+    std::map<const ir::Kernel*, std::vector<const ir::Kernel*>> generalOf_;  // fast (part 0) -> general parts
+    // The general variant of k (its parts, for a group's part 0); empty when it has none.
+    std::vector<const ir::Kernel*> generalParts(const ir::Kernel& k) const;
+    // The launcher checks of k's fast path: refusals, or (a plain kernel with a general variant)
+    // one test that calls the general variant's launcher instead.
+    void emitFastPathChecks(const ir::Kernel& k);
+    // What a launcher refuses on failure of `c`, as C: "K % 8 != 0", "!tl::is_aligned(A, 16)".
+    std::string failingTest(const ir::Expr& condition);
+    // The header comment's sentence on which variant runs when; "" for a kernel without one.
+    std::string variantsDescription(const std::vector<const ir::Kernel*>& fast) const;
+    // A general variant's title line in the source.
+    void emitGeneralTitle(const ir::Kernel& k);
     std::string launchDescription(const ir::Kernel& k) const;  // "grid (...) of 128-thread blocks, ..."
     std::vector<std::string> checkDescriptions(const ir::Kernel& k) const;
     std::string workspaceSizeExpr(const std::vector<const ir::Kernel*>& parts, const ir::Buffer& b);

@@ -105,8 +105,11 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
 
     // Launcher declarations (the header's contents, or the top of the source without one).
     CodeWriter decls;
+    // A kernel's general variant (ir::Kernel::generalShapes) has a static launcher, which only
+    // its fast variant's calls: no declaration, no twin, and its code comes first.
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
+        if (k.generalShapes) continue;
         if (k.group.empty()) emitter->emitLauncherDeclaration(k, decls);
         else if (k.part == 0) emitter->emitGroupDeclaration(groupParts(kernels, i), decls);
     }
@@ -117,6 +120,7 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
                     : "// For C and FFI callers: tensors as void pointers, the stream as void*, the status as int.");
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
+        if (k.generalShapes) continue;
         if (k.group.empty()) emitter->emitCTwinDeclaration(k, cDecls);
         else if (k.part == 0) emitter->emitGroupCTwinDeclaration(groupParts(kernels, i), cDecls);
     }
@@ -124,15 +128,24 @@ EmitResult emit(const std::vector<ir::Kernel>& kernels, const Target& target, co
 
     // The kernels and launcher definitions, and the extern "C" twins.
     CodeWriter body;
-    for (size_t i = 0; i < kernels.size(); ++i) {
+    auto emitOne = [&](size_t i) {
         emitter->emitKernel(kernels[i], body);
         const ir::Kernel& k = kernels[i];
         if (!k.group.empty() && k.part + 1 == k.parts) emitter->emitGroup(groupParts(kernels, i - size_t(k.part)), body);
+    };
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const ir::Kernel& k = kernels[i];
+        if (k.generalShapes) continue;
+        if (!k.generalVariant.empty() && (k.group.empty() || k.part == 0))
+            for (size_t j = 0; j < kernels.size(); ++j)
+                if (ir::isGeneralVariantOf(kernels[j], k)) emitOne(j);
+        emitOne(i);
     }
     for (const auto& v : options.variants) emitter->emitDispatcher(v, kernels, body);
     CodeWriter twins;
     for (size_t i = 0; i < kernels.size(); ++i) {
         const ir::Kernel& k = kernels[i];
+        if (k.generalShapes) continue;
         if (k.group.empty()) emitter->emitCTwinDefinition(k, twins);
         else if (k.part == 0) emitter->emitGroupCTwinDefinition(groupParts(kernels, i), twins);
     }

@@ -216,8 +216,16 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
     emitTensorMaps(k);
     std::vector<std::string> args = argumentList(k);
     for (const auto& m : k.tensorMaps) args.push_back(*names_.lookup(m.map.get()));
-    std::string head = fmt::format("{}<<<{}, {}, {}, stream>>>(", sig.kernelName, grid, k.threads, sharedBytes_);
-    for (const auto& l : wrapCall(head, args, ");", 4)) line(l);
+    std::string config = fmt::format("<<<{}, {}, {}, stream>>>(", grid, k.threads, sharedBytes_);
+    const int indent = 4 * out_->depth();
+    if (indent + int(sig.kernelName.size() + config.size()) + 8 <= kLineWidth) {
+        for (const auto& l : wrapCall(sig.kernelName + config, args, ");", indent)) line(l);
+    } else {
+        // A long kernel name: the configuration on a line of its own, never split (out_->line:
+        // line() would wrap inside the chevrons).
+        out_->line(sig.kernelName);
+        for (const auto& l : wrapCall(config, args, ");", indent + 8)) out_->line("        " + l);
+    }
     line(fmt::format("return {}GetLastError();", kit_.api));
 }
 

@@ -115,6 +115,9 @@ void CEmitter::emitGroupDeclaration(const std::vector<const Kernel*>& parts, Cod
         for (const auto& c : checkDescriptions(*k))
             if (std::find(checks.begin(), checks.end(), c) == checks.end()) checks.push_back(c);
     }
+    std::string variants = variantsDescription(parts);
+    if (!variants.empty())
+        for (const auto& l : wrapComment("//   ", "//   ", variants)) doc.push_back(commentText(l));
     std::string returns = fmt::format(
         "Returns {} and launches nothing unless: {}. An empty grid is skipped. Tensors must not overlap{}.",
         invalidValue(), join(checks, "; "), target_.backend == Backend::Cpu ? "" : " (__restrict__)");
@@ -145,28 +148,32 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
     if (title.size() < size_t(kLineWidth)) title += std::string(kLineWidth - title.size(), '-');
     line(title);
 
-    // NAME_workspace_size(sizes...): each buffer's bytes rounded up to kScratchAlign.
-    startFunction();
-    std::vector<std::string> params, negative;
-    for (const auto& lp : g.params) {
-        if (lp.param->kind != KernelParam::Kind::Size) continue;
-        std::string n = names_.declare(paramOwner(*lp.param), lp.name);
-        params.push_back(lp.type + " " + n);
-        negative.push_back(n + " < 0");
+    // NAME_workspace_size(sizes...): each buffer's bytes rounded up to kScratchAlign. (A general
+    // variant's group has the same scratch: the caller asks the fast one.)
+    std::vector<std::string> params;
+    if (!g.general) {
+        startFunction();
+        std::vector<std::string> negative;
+        for (const auto& lp : g.params) {
+            if (lp.param->kind != KernelParam::Kind::Size) continue;
+            std::string n = names_.declare(paramOwner(*lp.param), lp.name);
+            params.push_back(lp.type + " " + n);
+            negative.push_back(n + " < 0");
+        }
+        for (const auto& l : wrapCall("size_t " + g.workspaceSize + "(", params, ")", 0, true)) line(l);
+        line("{");
+        out.indent();
+        if (!negative.empty()) line(fmt::format("if ({}) return 0;  // sizes must not be negative", join(negative, " || ")));
+        std::string bytes = names_.declare(nullptr, "bytes");
+        line(fmt::format("size_t {} = 0;", bytes));
+        for (const KernelParam* p : scratch)
+            line(fmt::format("{} += ({} + {}) / {} * {};  // {}: {}", bytes, workspaceSizeExpr(parts, p->buffer),
+                             kScratchAlign - 1, kScratchAlign, kScratchAlign, p->name, bufferTypeText(p->buffer)));
+        line(fmt::format("return {};", bytes));
+        out.dedent();
+        line("}");
+        out.blank();
     }
-    for (const auto& l : wrapCall("size_t " + g.workspaceSize + "(", params, ")", 0, true)) line(l);
-    line("{");
-    out.indent();
-    if (!negative.empty()) line(fmt::format("if ({}) return 0;  // sizes must not be negative", join(negative, " || ")));
-    std::string bytes = names_.declare(nullptr, "bytes");
-    line(fmt::format("size_t {} = 0;", bytes));
-    for (const KernelParam* p : scratch)
-        line(fmt::format("{} += ({} + {}) / {} * {};  // {}: {}", bytes, workspaceSizeExpr(parts, p->buffer),
-                         kScratchAlign - 1, kScratchAlign, kScratchAlign, p->name, bufferTypeText(p->buffer)));
-    line(fmt::format("return {};", bytes));
-    out.dedent();
-    line("}");
-    out.blank();
 
     // The launcher.
     startFunction();
@@ -178,7 +185,8 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
         names_.declareExact(nullptr, "stream");
         params.push_back(streamType() + " stream");
     }
-    for (const auto& l : wrapCall(errorType() + " " + g.launch + "(", params, ")", 0, true)) line(l);
+    for (const auto& l : wrapCall((g.general ? "static " : "") + errorType() + " " + g.launch + "(", params, ")", 0, true))
+        line(l);
     line("{");
     out.indent();
     std::string fail = "return " + invalidValue() + ";";
@@ -224,13 +232,26 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
     };
     std::string status = names_.declare(nullptr, "status");
     line(fmt::format("{} {} = {};", errorType(), status, successValue()));
-    line("// Every grid's checks before any launch: an error launches nothing.");
+    // With a general variant, arguments a grid's fast path refuses run the general group (which
+    // refuses what breaks the checks every variant makes).
+    std::vector<const Kernel*> general = generalParts(k0);
+    std::string fallback = status;
+    if (!general.empty()) {
+        std::vector<std::string> args;
+        for (const auto& lp : g.params) args.push_back(*names_.lookup(paramOwner(*lp.param)));
+        args.push_back("workspace");
+        if (!streamType().empty()) args.push_back("stream");
+        fallback = groupNames_.at(general.front()->group).launch + "(" + join(args, ", ") + ")";
+        line("// Every grid's checks before any launch: what a grid's fast path refuses runs the general variant.");
+    } else {
+        line("// Every grid's checks before any launch: an error launches nothing.");
+    }
     for (bool checkOnly : {true, false}) {
         if (!checkOnly) line(fmt::format("// The grids in order{}.", streamType().empty() ? "" : " on the stream"));
         for (const Kernel* k : parts) {
             auto [name, args] = call(*k, checkOnly);
             for (const auto& l : wrapCall(status + " = " + name + "(", args, ");", 4)) line(l);
-            line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
+            line(fmt::format("if ({} != {}) return {};", status, successValue(), checkOnly ? fallback : status));
         }
     }
     line(fmt::format("return {};", successValue()));

@@ -59,18 +59,6 @@ bool rowMajor(const Buffer& b) {
     return true;
 }
 
-BinaryOp negated(BinaryOp op) {
-    switch (op) {
-    case BinaryOp::Lt: return BinaryOp::Ge;
-    case BinaryOp::Le: return BinaryOp::Gt;
-    case BinaryOp::Gt: return BinaryOp::Le;
-    case BinaryOp::Ge: return BinaryOp::Lt;
-    case BinaryOp::Eq: return BinaryOp::Ne;
-    case BinaryOp::Ne: return BinaryOp::Eq;
-    default: return op;
-    }
-}
-
 } // namespace
 
 const void* CEmitter::paramOwner(const KernelParam& p) {
@@ -120,6 +108,7 @@ void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
     std::string title = fmt::format("// ---- {} ({}) ", k.name, k.loc.valid() ? where(k.loc) : sourceName());
     if (title.size() < size_t(kLineWidth)) title += std::string(kLineWidth - title.size(), '-');
     line(title);
+    emitGeneralTitle(k);
     if (!k.templateValues.empty()) {
         std::vector<std::string> values;
         for (const auto& [name, value] : k.templateValues) values.push_back(name + " = " + value);
@@ -144,7 +133,9 @@ void CEmitter::emitKernel(const Kernel& k, CodeWriter& out) {
         names_.declareExact(nullptr, "stream");
         params.push_back(streamType() + " stream");
     }
-    for (const auto& l : wrapCall((part ? "static " : "") + errorType() + " " + sig.name + "(", params, ")", 0, true))
+    // A group's grids and a general variant are called by another launcher only.
+    const bool hidden = part || k.generalShapes;
+    for (const auto& l : wrapCall((hidden ? "static " : "") + errorType() + " " + sig.name + "(", params, ")", 0, true))
         line(l);
     line("{");
     out.indent();
@@ -216,6 +207,9 @@ void CEmitter::emitLaunchChecks(const Kernel& k) {
         std::string cond = join(negative, " || ");
         line(fmt::format("if ({}) {}  // sizes must not be negative", cond, fail));
     }
+    for (const auto& pre : k.preconditions)
+        line(fmt::format("if ({}) {}  // require {} ({})", failingTest(pre.condition), fail, commentText(pre.text),
+                         where(pre.loc)));
 
     // 32-bit offsets: every tensor must have fewer than 2^31 elements. A rank-1 extent is an
     // int, so it always fits; tensors with the same extents share one check.
@@ -253,28 +247,7 @@ void CEmitter::emitLaunchChecks(const Kernel& k) {
     for (const auto& [check, tensors] : offsetChecks)
         line(fmt::format("if (!{}) {}  // {}: 32-bit offsets", check, fail, join(tensors, ", ")));
 
-    for (const auto& c : k.launchChecks) {
-        std::string why = c.message.empty() ? "" : "  // " + commentText(c.message);
-        if (!c.condition) {
-            const KernelParam* tensor = nullptr;
-            for (const auto& p : k.params)
-                if (p.kind == KernelParam::Kind::Tensor && p.name == c.tensor) tensor = &p;
-            if (!tensor || c.alignBytes <= 0)
-                throw EmitError("emit: an alignment check on an unknown tensor '" + c.tensor + "'");
-            need("tl_common.h", "launch_checks");
-            line(fmt::format("if (!tl::is_aligned({}, {})) {}{}", bufferName(tensor->buffer.get()), c.alignBytes, fail,
-                             why.empty() ? fmt::format("  // {} must be {}-byte aligned", c.tensor, c.alignBytes) : why));
-            continue;
-        }
-        // "if (K % 8 != 0) return ..." rather than "if (!(K % 8 == 0))" for integer comparisons.
-        std::string test;
-        const Binary* b = c.condition.as<Binary>();
-        if (b && negated(b->op) != b->op && isInteger(b->a.dtype()) && isInteger(b->b.dtype()))
-            test = expr(binary(negated(b->op), b->a, b->b));
-        else
-            test = "!" + print(c.condition, 15 + 1);
-        line(fmt::format("if ({}) {}{}", test, fail, why));
-    }
+    emitFastPathChecks(k);
 }
 
 std::vector<std::string> CEmitter::gridExtentNames(const Kernel& k) {
@@ -333,6 +306,9 @@ void CEmitter::emitLauncherDeclaration(const Kernel& k, CodeWriter& out) {
     std::string launch = launchDescription(k);
     for (const auto& l : wrapComment("//   ", "//     ", launch)) doc.push_back(l);
 
+    std::string variants = variantsDescription({&k});
+    if (!variants.empty())
+        for (const auto& l : wrapComment("//   ", "//   ", variants)) doc.push_back(commentText(l));
     std::vector<std::string> checks = checkDescriptions(k);
     std::string returns = fmt::format("Returns {} and launches nothing unless: {}. An empty grid returns {}.",
                                       invalidValue(), join(checks, "; "), successValue());
@@ -371,12 +347,11 @@ std::vector<std::string> CEmitter::checkDescriptions(const Kernel& k) const {
     for (const auto& p : k.params) sizes = sizes || p.kind == KernelParam::Kind::Size;
     if (sizes) checks.push_back("sizes >= 0");
     checks.push_back("every tensor has fewer than 2^31 elements");  // (rank 1: always)
-    for (const auto& c : k.launchChecks) {
-        std::string what = c.condition ? printExpr(c.condition)
-                                       : fmt::format("{} is {}-byte aligned", c.tensor, c.alignBytes);
-        if (!c.message.empty()) what += " (" + c.message + ")";
-        checks.push_back(what);
-    }
+    for (const auto& pre : k.preconditions)
+        checks.push_back(fmt::format("{} (require, {})", pre.text, where(pre.loc)));
+    // With a general variant the fast path's conditions choose a variant (variantsDescription).
+    if (!k.generalVariant.empty()) return checks;
+    for (const auto& c : k.launchChecks) checks.push_back(describe(c));
     for (const auto& m : k.tensorMaps) {
         if (m.source && m.source->viewOf) {
             // A map over a view: the view's strides are the ones TMA checks, which the

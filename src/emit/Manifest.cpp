@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace tlc::codegen {
 
 using namespace ir;
@@ -52,6 +54,7 @@ Json compileTimeValues(const Kernel& k) {
 int CEmitter::tensorAlignment(const KernelParam& p, const std::vector<const Kernel*>& kernels) {
     int align = std::max(1, dtypeInfo(p.dtype).bits / 8);
     for (const Kernel* k : kernels) {
+        if (!k->generalVariant.empty()) continue;  // its general variant takes what its fast path does not
         for (const auto& c : k->launchChecks)
             if (!c.condition && c.tensor == p.name) align = std::max(align, c.alignBytes);
         for (const auto& m : k->tensorMaps)
@@ -68,6 +71,18 @@ std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::st
                     {"producer_threads", k.producerThreads},
                     {"shared_memory_bytes", k.sharedBytes}};
     };
+    // Which variant runs when (shape variants): the fast path's conditions, the general variant's grids.
+    auto shapeVariants = [&](const std::vector<const Kernel*>& fast, Json& j) {
+        std::vector<const Kernel*> general = generalParts(*fast.front());
+        if (general.empty()) return;
+        Json conditions = Json::array(), grids = Json::array();
+        for (const Kernel* k : fast)
+            for (const auto& c : fastPathConditions(*k))
+                if (std::find(conditions.begin(), conditions.end(), describe(c)) == conditions.end())
+                    conditions.push_back(describe(c));
+        for (const Kernel* k : general) grids.push_back(launchOf(*k));
+        j["shape_variants"] = Json{{"fast_conditions", conditions}, {"general_grids", grids}};
+    };
     auto common = [&](const Kernel& k, const std::string& kind, const std::string& source) {
         return Json{{"kind", kind}, {"source_kernel", source}, {"source_line", k.loc.valid() ? k.loc.line : 0},
                     {"compile_time_values", compileTimeValues(k)}};
@@ -75,6 +90,7 @@ std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::st
     Json launchers = Json::array();
     for (size_t i = 0; i < kernels.size(); ++i) {
         const Kernel& k = kernels[i];
+        if (k.generalShapes) continue;  // described with its fast variant (shape_variants)
         if (k.group.empty()) {
             const LauncherSignature& sig = signature(k);
             Json j = common(k, "kernel", k.name);
@@ -85,6 +101,7 @@ std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::st
             j["params"] = params;
             j["checks"] = checkDescriptions(k);
             j["grids"] = Json::array({launchOf(k)});
+            shapeVariants({&k}, j);
             launchers.push_back(j);
         } else if (k.part == 0) {
             std::vector<const Kernel*> parts = groupParts(kernels, i);
@@ -105,6 +122,7 @@ std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::st
             }
             j["checks"] = checks;
             j["grids"] = grids;
+            shapeVariants(parts, j);
             launchers.push_back(j);
         }
     }

@@ -72,7 +72,7 @@ std::string CEmitter::pythonBinding(const std::vector<Kernel>& kernels, const st
         bool variant = false;
         for (const auto& set : options_.variants)
             for (size_t v : set.kernels) variant = variant || v == i;
-        if (variant) continue;  // bound through the dispatcher, below
+        if (variant || k.generalShapes) continue;  // bound through the dispatcher, below; called by its fast variant
         if (k.group.empty()) {
             bound.push_back({signature(k).name, &k, {&k}, &signature(k).params, ""});
         } else if (k.part == 0) {

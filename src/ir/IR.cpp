@@ -198,7 +198,9 @@ Stmt letStmt(VarPtr var, Expr value, Stmt body, SourceLoc loc) {
     return Stmt(std::make_shared<LetStmt>(loc, std::move(var), std::move(value), std::move(body)));
 }
 
-Stmt evaluate(Expr e, SourceLoc loc) { return Stmt(std::make_shared<Evaluate>(loc, std::move(e))); }
+Stmt evaluate(Expr e, SourceLoc loc, std::string message) {
+    return Stmt(std::make_shared<Evaluate>(loc, std::move(e), std::move(message)));
+}
 
 Stmt store(Buffer b, std::vector<Expr> indices, Expr value, SourceLoc loc, StoreKind k) {
     require(b != nullptr && bool(value), "store with a null part");

@@ -11,12 +11,22 @@
 
 namespace tlc::ir {
 
-// Something the launcher verifies before launching; failing returns an error code.
+// Something the launcher verifies before launching: what the lowering's fast path needs of the
+// arguments (row lengths, alignment). A kernel with a general variant (Kernel::generalVariant)
+// runs that one when a check fails; one without returns an error code.
 struct LaunchCheck {
     Expr condition;        // over size and scalar parameters; null for an alignment check
     std::string tensor;    // alignment check: the tensor parameter
     int alignBytes = 0;    // alignment check: required alignment of its data pointer
     std::string message;   // why it must hold, for the error message
+};
+
+// A precondition the author wrote at the kernel's top (`require N <= block_N;`): every launcher
+// of the kernel refuses arguments that break it, whatever the variant.
+struct Precondition {
+    Expr condition;    // over sizes, scalar parameters and constants
+    std::string text;  // as the source has it, for comments and messages
+    SourceLoc loc;
 };
 
 // A TMA tensor map the launcher builds (tl::make_tensor_map_2d, or tl::make_tensor_map<R> for
@@ -84,6 +94,18 @@ struct Kernel {
     std::string group;
     int part = 0, parts = 1;          // this grid's index, and how many the source kernel has
 
+    std::vector<Precondition> preconditions;  // `require` statements, in source order
+
+    // Shape variants (docs/lowering.md, "Shape variants"). A kernel whose fast path needs
+    // something of the arguments (launchChecks, tensorMaps: fastPathConditions) is compiled a
+    // second time with generalShapes set: that lowering assumes nothing about row lengths or
+    // pointer alignment (element moves, no TMA), and its launcher (static, named generalVariant)
+    // takes every shape and pointer the language does. The fast kernel keeps the source's name
+    // and calls it when the conditions fail. For a group, generalVariant names the general
+    // group's launcher.
+    bool generalShapes = false;
+    std::string generalVariant;
+
     // Set by lowering.
     VarPtr threadIndex;               // the thread index within the block
     int64_t sharedBytes = 0;          // the shared-memory pool of the lowered body
@@ -99,5 +121,18 @@ struct Kernel {
     // What inference and lowering chose for the author, and why (--explain).
     DecisionLog decisions;
 };
+
+// What the fast path of lowered kernel `k` needs of its arguments: its launch checks, and for each
+// TMA map a 16-byte aligned base and strides of 16-byte multiples (TMA's rules, which the
+// launcher's tl::make_tensor_map_* would refuse). One alignment check per tensor (the largest);
+// none that fold to true. Empty: any shape and element-aligned pointer runs.
+std::vector<LaunchCheck> fastPathConditions(const Kernel& k);
+
+// Whether `g` is (a part of) the general variant of `fast` (a plain kernel, or a group's part).
+bool isGeneralVariantOf(const Kernel& g, const Kernel& fast);
+
+// A condition as the launcher's comment, the manifest and --explain say it: "K % 8 == 0 (the row
+// stride of A must be a multiple of 8 (vectorised access))", "A is 16-byte aligned (...)".
+std::string describe(const LaunchCheck& c);
 
 } // namespace tlc::ir

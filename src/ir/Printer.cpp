@@ -138,7 +138,11 @@ void printInto(std::string& out, const Stmt& s, int indent) {
         printInto(out, l->body, indent);
         break;
     }
-    case NodeKind::Evaluate: line(printExpr(s.as<Evaluate>()->value)); break;
+    case NodeKind::Evaluate: {
+        const auto* e = s.as<Evaluate>();
+        line(printExpr(e->value) + (e->message.empty() ? "" : "  // \"" + e->message + "\""));
+        break;
+    }
     case NodeKind::Store: {
         const auto* st = s.as<Store>();
         std::string idx;

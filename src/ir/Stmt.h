@@ -57,7 +57,9 @@ struct LetStmt : StmtNode {
 struct Evaluate : StmtNode {
     static constexpr NodeKind Kind = NodeKind::Evaluate;
     Expr value;
-    Evaluate(SourceLoc l, Expr e) : StmtNode(Kind, l), value(std::move(e)) {}
+    // The author's message of a print(...) or assert(...), which the output prints (--debug).
+    std::string message;
+    Evaluate(SourceLoc l, Expr e, std::string m = {}) : StmtNode(Kind, l), value(std::move(e)), message(std::move(m)) {}
 };
 
 // Atomic read-modify-writes of one element (relaxed: memory orders are fences around them).
@@ -156,7 +158,7 @@ struct TileOpStmt : StmtNode {
 
 Stmt seq(std::vector<Stmt> stmts, SourceLoc loc = {});  // flattens nested Seqs, drops empties
 Stmt letStmt(VarPtr var, Expr value, Stmt body, SourceLoc loc = {});
-Stmt evaluate(Expr e, SourceLoc loc = {});
+Stmt evaluate(Expr e, SourceLoc loc = {}, std::string message = {});
 Stmt store(Buffer b, std::vector<Expr> indices, Expr value, SourceLoc loc = {}, StoreKind k = StoreKind::Plain);
 Stmt forLoop(VarPtr var, Expr min, Expr extent, ForKind kind, Stmt body, SourceLoc loc = {}, PipelineInfo p = {},
              Expr step = {});

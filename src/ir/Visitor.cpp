@@ -134,7 +134,7 @@ Stmt IRMutator::mutateLetStmt(const LetStmt* n, const Stmt& self) {
 
 Stmt IRMutator::mutateEvaluate(const Evaluate* n, const Stmt& self) {
     Expr v = mutate(n->value);
-    return v.same(n->value) ? self : evaluate(v, n->loc);
+    return v.same(n->value) ? self : evaluate(v, n->loc, n->message);
 }
 
 Stmt IRMutator::mutateStore(const Store* n, const Stmt& self) {

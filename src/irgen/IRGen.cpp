@@ -90,6 +90,10 @@ public:
         // and into the extents of global scratch (the workspace layout is over sizes).
         bool scratch = false;
         for (const A::Stmt* s : prefix) {
+            // Preconditions over the host values so far: the launcher checks them. One that
+            // folded is true (sema refuses a false one): nothing to check.
+            if (const auto* req = s->as<A::RequireStmt>(); req && !req->cond->constant)
+                k.preconditions.push_back({simplify(truth(value(*req->cond))), file_.text(req->cond->range), req->range.begin});
             const auto* let = s->as<A::LetStmt>();
             if (!let) continue;
             if (const auto* c = let->value->as<A::Call>(); c && c->builtin == int(Builtin::AllocGlobal)) {
@@ -259,6 +263,12 @@ private:
         default: break;
         }
         unsupported(e, "this expression", "it has no value");
+    }
+
+    // print's and assert's `msg`: the string given, or "".
+    static std::string message(const A::Expr* msg) {
+        const auto* s = msg ? msg->as<A::StringLit>() : nullptr;
+        return s ? s->value : std::string();
     }
 
     Expr truth(const Expr& v) { return v.dtype() == DType::Bool ? v : binary(BinaryOp::Ne, v, zero(v.dtype())); }
@@ -462,6 +472,7 @@ private:
         for (size_t i = from; i < list.size(); ++i) {
             const A::Stmt& s = *list[i];
             SourceLoc loc = s.range.begin;
+            if (s.kind == A::StmtKind::Require) continue;  // the launcher's (Kernel::preconditions)
             if (const auto* let = s.as<A::LetStmt>()) {
                 if (auto bound = bindLet(*let, list, i + 1)) {
                     out.push_back(*bound);
@@ -797,8 +808,8 @@ private:
             if (!layout) return Stmt();  // sema reported it
             return tileOp(std::make_shared<ops::AnnotateLayoutOp>(r, *layout), loc);
         }
-        case Builtin::Print: return evaluate(call("print", DType::I32, {value(*arg(0))}), loc);
-        case Builtin::Assert: return evaluate(call("assert", DType::I32, {truth(value(*arg(0)))}), loc);
+        case Builtin::Print: return evaluate(call("print", DType::I32, {value(*arg(0))}), loc, message(arg(1)));
+        case Builtin::Assert: return evaluate(call("assert", DType::I32, {truth(value(*arg(0)))}), loc, message(arg(1)));
         case Builtin::SyncThreads: return barrier(loc);
         case Builtin::SyncWarp: return evaluate(call("sync_warp", DType::I32, {}), loc);
         default: break;

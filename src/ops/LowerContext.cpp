@@ -127,7 +127,7 @@ ForKind LowerContext::slotLoopKind() const {
     return target.backend == Backend::Cpu ? ForKind::Serial : ForKind::Unroll;
 }
 
-bool LowerContext::vectorizeGlobal() const { return target.backend != Backend::Cpu; }
+bool LowerContext::vectorizeGlobal() const { return target.backend != Backend::Cpu && !generalShapes; }
 
 VarBounds LowerContext::bounds() const { return {{threadIndex.get(), Interval{0, threads - 1}}}; }
 

@@ -113,14 +113,19 @@ public:
     void requireLaunch(ir::Expr condition, std::string message);
     void requireAlignment(const ir::Buffer& tensor, int bytes);
 
-    ir::VarBounds bounds() const;
+    ir::VarBounds bounds() const;  // what the simplifier may assume (0 <= tx < threads)
 
     // Loops over a thread's fragment slots: fully unrolled on GPUs, where register arrays
     // need constant indices; plain on the CPU, where the C++ compiler vectorises them.
     ir::ForKind slotLoopKind() const;
+    // The kernel's general variant is being lowered (ir::Kernel::generalShapes): nothing may be
+    // assumed of row lengths or pointers beyond their element's alignment, so nothing may need
+    // a launch check (no vector global moves, no TMA).
+    bool generalShapes = false;
     // Whether global memory moves may use vectors (which need aligned, padded tensors, checked
-    // at launch). The CPU's compiler vectorises plain loops without those conditions.
-    bool vectorizeGlobal() const;  // what the simplifier may assume (0 <= tx < threads)
+    // at launch). The CPU's compiler vectorises plain loops without those conditions; a general
+    // variant has none to check.
+    bool vectorizeGlobal() const;
 
 private:
     std::map<const ir::BufferNode*, ir::Buffer> locals_;

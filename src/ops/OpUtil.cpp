@@ -176,7 +176,7 @@ Stmt nestedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t 
 // distributedLoop over T threads (T = 1: each thread runs the whole loop).
 Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extents, int64_t vec,
                 const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars,
-                bool rolled = false) {
+                bool rolled = false, int64_t batch = 0) {
     if (T == 1 && ctx.target.backend == Backend::Cpu && extents.size() > 1)
         return nestedLoop(ctx, extents, vec, names, body, vars);
     int64_t total = std::accumulate(extents.begin(), extents.end(), int64_t(1), std::multiplies<>());
@@ -207,7 +207,17 @@ Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extent
         if (offsetVars[d] != it) inner_ = letStmt(offsetVars[d], offsetValues[d], inner_);
     if (!oneDim) inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
-    Stmt loop = forLoop(it, intImm(0), intImm(iterations), rolled ? ForKind::Serial : ctx.slotLoopKind(), inner_);
+    Stmt loop;
+    if (batch > 0 && !rolled && iterations > batch && iterations % batch == 0 && it != (vars.empty() ? nullptr : vars[0])) {
+        // Batches of `batch` unrolled iterations, the batches kept a loop: at most `batch` moves
+        // of a thread in flight (and in registers) at once.
+        VarPtr outer = ctx.freshVar("pass"), lane = ctx.freshVar("step");
+        Stmt unrolled = forLoop(lane, intImm(0), intImm(batch), ctx.slotLoopKind(),
+                                letStmt(it, Expr(outer) * batch + Expr(lane), inner_));
+        loop = forLoop(outer, intImm(0), intImm(iterations / batch), ForKind::Rolled, unrolled);
+    } else {
+        loop = forLoop(it, intImm(0), intImm(iterations), rolled ? ForKind::Serial : ctx.slotLoopKind(), inner_);
+    }
     VarBounds bounds = ctx.bounds();
     return simplify(loop, bounds);
 }
@@ -215,8 +225,8 @@ Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extent
 
 Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
                      const std::vector<std::string>& names, const OffsetsBody& body, const std::vector<VarPtr>& vars,
-                     bool rolled) {
-    return spreadLoop(ctx, ctx.threads, extents, vec, names, body, vars, rolled);
+                     bool rolled, int64_t batch) {
+    return spreadLoop(ctx, ctx.threads, extents, vec, names, body, vars, rolled, batch);
 }
 
 Stmt perThreadLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,

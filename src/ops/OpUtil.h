@@ -64,10 +64,12 @@ using OffsetsBody = std::function<ir::Stmt(const std::vector<ir::Expr>& offsets)
 // element. Offsets are bound to named variables (names[i] for dimension i).
 // `vars`, when given, are the offset variables themselves (a parallel loop's own). `rolled`: the
 // body indexes no register array by the offsets, so on GPUs the loop is left for the compiler
-// to unroll as it sees fit instead of whole (ForKind::Serial, not slotLoopKind()).
+// to unroll as it sees fit instead of whole (ForKind::Serial, not slotLoopKind()). `batch` > 0:
+// where a thread has more iterations than that (a multiple of it), they run in unrolled batches
+// of `batch` inside a rolled loop, bounding the moves in flight.
 ir::Stmt distributedLoop(LowerContext& ctx, const std::vector<int64_t>& extents, int64_t vec,
                          const std::vector<std::string>& names, const OffsetsBody& body,
-                         const std::vector<ir::VarPtr>& vars = {}, bool rolled = false);
+                         const std::vector<ir::VarPtr>& vars = {}, bool rolled = false, int64_t batch = 0);
 
 // The same loop run by every thread over the whole tile: for tiles a thread keeps to itself
 // (alloc_local buffers), which each thread fills and reads whole.

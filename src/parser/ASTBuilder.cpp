@@ -131,6 +131,8 @@ private:
             auto call = callOf(gridTok, s->argList(), {tokenBegin(gridTok), lastCloseParen(s, s->AS())});
             return std::make_unique<GridStmt>(r, std::move(call), vars(s->gridVars()->ID()), block(s->block()));
         }
+        if (auto* s = dynamic_cast<TLParser::RequireStmtContext*>(ctx))
+            return std::make_unique<RequireStmt>(r, expr(s->cond));
         if (auto* s = dynamic_cast<TLParser::BlockStmtContext*>(ctx)) return block(s->block());
         if (auto* s = dynamic_cast<TLParser::ExprStmtContext*>(ctx))
             return std::make_unique<ExprStmt>(r, expr(s->expr()));

@@ -168,6 +168,7 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         stages.fewer.clear();
         LowerContext ctx(target, loweredThreads(kernel, target), diags);
         if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
+        ctx.generalShapes = kernel.generalShapes;
         ctx.decisionLog = &kernel.decisions;
         const auto& logged = kernel.decisions.entries();
         ctx.threadsInferred =

@@ -24,6 +24,11 @@ struct AtLoc {
     ~AtLoc() { here = saved; }
 };
 
+// Warns where a tile op can only ever cover part of a dimension set at launch: its region of a
+// global tensor spans a constant window of a symbolic extent that no loop, grid or thread index
+// moves, and no precondition (`require`) reads that extent (warn_tile_covers_part). Tile IR.
+void warnPartialCover(const ir::Kernel& kernel, DiagnosticEngine& diags);
+
 // The cpu target: a global tile staged through a buffer used for nothing else is copied to
 // its destination directly (`copy(G, S); copy(S, F)` becomes `copy(G, F)`).
 ir::Stmt forwardCopies(const ir::Stmt& body, LowerContext& ctx);

@@ -85,7 +85,9 @@ private:
                             n->loc);
             return {};
         }
-        const bool cpAsync = ctx_.target.has(Feature::CpAsync);
+        // A general variant (issue 45) moves global memory an element at a time, which cp.async
+        // (16-byte copies here) cannot: its loops are scheduled as on a target without it.
+        const bool cpAsync = ctx_.target.has(Feature::CpAsync) && !ctx_.generalShapes;
         // GPUs without cp.async (CDNA) prefetch through registers where they can.
         std::string noPrefetch;
         if (!cpAsync && ctx_.target.backend != Backend::Cpu && m > 0 && info.stage.empty() && info.order.empty() &&
@@ -94,8 +96,10 @@ private:
         }
         if (!cpAsync && m > 0)
             ctx_.decide(loopSubject(n), "not pipelined", "lowering",
-                        fmt::format("target '{}' has no cp_async{}: the loop runs its iterations in order",
-                                    ctx_.target.name,
+                        fmt::format("{}{}: the loop runs its iterations in order",
+                                    ctx_.generalShapes ? "the general variant moves global memory an element at "
+                                                         "a time, which cp.async cannot"
+                                                       : "target '" + ctx_.target.name + "' has no cp_async",
                                     noPrefetch.empty() ? "" : " and no prefetch through registers: " + noPrefetch),
                         n->loc);
         // Where the loop is not pipelined, an author's stage list is still checked: whether a

@@ -57,6 +57,7 @@ void KernelChecker::checkStmt(Stmt& stmt) {
     case StmtKind::If: checkIf(*stmt.as<IfStmt>()); break;
     case StmtKind::While: checkWhile(*stmt.as<WhileStmt>()); break;
     case StmtKind::Grid: checkGrid(*stmt.as<GridStmt>()); break;
+    case StmtKind::Require: checkRequire(*stmt.as<RequireStmt>()); break;
     }
 }
 
@@ -291,6 +292,28 @@ void KernelChecker::checkWhile(WhileStmt& s) {
     checkBlock(*s.body);
     controls_.pop_back();
     nesting_.pop_back();
+}
+
+// A precondition of every launch: at the kernel's top, over what the launcher knows. One that
+// folds to false could never launch; one that folds to true checks nothing (and is dropped).
+void KernelChecker::checkRequire(RequireStmt& s) {
+    SourceRange keyword{s.range.begin, {s.range.begin.line, s.range.begin.col + 6}};
+    checkValue(*s.cond);
+    if (!expectBoolConvertible(*s.cond)) return;
+    if (inGrid_ || !nesting_.empty() || gridCount_ > 0) {
+        diags_.report(DiagId::err_require_placement, keyword,
+                      inGrid_ ? std::string("inside a grid") : gridCount_ > 0 && nesting_.empty() ? std::string("after a grid")
+                                                                                                 : "in " + nesting_.back());
+        return;
+    }
+    const char* why = nullptr;
+    if (const Decl* d = notKnownAtLaunch(*s.cond, why)) {
+        diags_.report(DiagId::err_require_not_at_launch, s.cond->range, d->name, why);
+        diags_.note(d->range, fmt::format("'{}' declared here", d->name));
+        return;
+    }
+    if (s.cond->constant)
+        if (auto v = asDouble(*s.cond->constant); v && *v == 0) diags_.report(DiagId::err_require_never, s.cond->range);
 }
 
 void KernelChecker::checkGrid(GridStmt& g) {

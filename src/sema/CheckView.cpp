@@ -124,6 +124,26 @@ std::string productText(const Shape& s) {
 
 } // namespace
 
+const Decl* KernelChecker::notKnownAtLaunch(const Expr& e, const char*& why) const {
+    std::set<const Decl*> deps;
+    collectDeps(e, deps);
+    for (const Decl* d : deps) {
+        why = nullptr;
+        switch (d->kind) {
+        case Decl::Kind::LoopVar: why = "is a loop variable"; break;
+        case Decl::Kind::GridVar: why = "is a grid variable"; break;
+        case Decl::Kind::Var: why = "is a variable"; break;
+        case Decl::Kind::TensorParam: why = "is a tensor: its elements are read inside the grid"; break;
+        case Decl::Kind::Let:
+            if (!d->type.isScalar()) why = "is not a scalar";
+            break;
+        default: break;
+        }
+        if (why) return d;
+    }
+    return nullptr;
+}
+
 Type KernelChecker::checkView(Call& c) {
     Expr& tensor = const_cast<Expr&>(*c.boundArgs[0]);
     Expr& dims = const_cast<Expr&>(*c.boundArgs[1]);
@@ -147,25 +167,11 @@ Type KernelChecker::checkView(Call& c) {
     const auto& elements = dims.as<List>()->elements;
     bool ok = true;
     for (const auto& el : elements) {
-        std::set<const Decl*> deps;
-        collectDeps(*el, deps);
-        for (const Decl* d : deps) {
-            const char* why = nullptr;
-            switch (d->kind) {
-            case Decl::Kind::LoopVar: why = "is a loop variable"; break;
-            case Decl::Kind::GridVar: why = "is a grid variable"; break;
-            case Decl::Kind::Var: why = "is a variable"; break;
-            case Decl::Kind::TensorParam: why = "is a tensor: its elements are read inside the grid"; break;
-            case Decl::Kind::Let:
-                if (!d->type.isScalar()) why = "is not a scalar";
-                break;
-            default: break;
-            }
-            if (!why) continue;
+        const char* why = nullptr;
+        if (const Decl* d = notKnownAtLaunch(*el, why)) {
             diags_.report(DiagId::err_view_extent_not_at_launch, el->range, d->name, why);
             diags_.note(d->range, fmt::format("'{}' declared here", d->name));
             ok = false;
-            break;
         }
     }
     if (!ok) return Type::error();

@@ -76,6 +76,7 @@ public:
     void checkFor(ast::ForStmt& s);
     void checkIf(ast::IfStmt& s);
     void checkWhile(ast::WhileStmt& s);
+    void checkRequire(ast::RequireStmt& s);
     void checkGrid(ast::GridStmt& s);
     void checkGlobalStore(const ast::Index& target, const ast::Decl* tensor);
 
@@ -199,6 +200,10 @@ public:
 
     // ---- view(tensor, [extents]) (CheckView.cpp) ----
     Type checkView(ast::Call& c);
+    // The first name `e` depends on that the launcher cannot compute (a loop or grid variable, a
+    // `var`, a tensor, a let of a tensor), with why in `why`; null when it can (sizes, scalar
+    // and compile-time parameters, lets over those): view extents and preconditions.
+    const ast::Decl* notKnownAtLaunch(const ast::Expr& e, const char*& why) const;
 
     // ---- tile operations (CheckTileOps.cpp) ----
     void checkTileOp(ast::Call& c, Builtin id);

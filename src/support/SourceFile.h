@@ -41,6 +41,9 @@ public:
     size_t lineCount() const { return lineStarts_.size(); }
     // The text of a 1-based line, without its line terminator.
     std::string_view line(uint32_t line) const;
+    // The text a range covers, its lines joined by one space each (for messages and comments
+    // that quote the source: a `require` condition as written).
+    std::string text(SourceRange range) const;
 
 private:
     std::string name_;

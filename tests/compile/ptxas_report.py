@@ -43,14 +43,15 @@ def parse(verbose):
     return kernels
 
 
-def problems(kernel, allow_stack=False):
-    """Why a kernel fails the check (empty when it passes)."""
+def problems(kernel, allow_stack=False, allow_codes=()):
+    """Why a kernel fails the check (empty when it passes); `allow_codes`: wgmma advisories
+    accepted for this kernel."""
     found = []
     if kernel["spill_stores"] or kernel["spill_loads"]:
         found.append(f"spills ({kernel['spill_stores']} bytes stored, {kernel['spill_loads']} loaded)")
     elif kernel["stack"] and not allow_stack:
         found.append(f"{kernel['stack']} bytes of stack frame (an array in local memory)")
-    codes = sorted(c for c in kernel["codes"] if c in WGMMA_CODES)
+    codes = sorted(c for c in kernel["codes"] if c in WGMMA_CODES and c not in allow_codes)
     if codes:
         found.append("wgmma fenced or serialised by ptxas (" + ", ".join(codes) + ")")
     return found

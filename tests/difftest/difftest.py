@@ -358,19 +358,24 @@ size_t elemBytes(Dt d) {
     }
 }
 
-// A tensor's storage: 256-byte aligned (the GPU launchers check 16), padded, zero-filled.
+// A tensor's storage: 256-byte aligned, padded, zero-filled; the tensor starts `shift` elements
+// into it (a view with an offset: then only element-aligned, which the GPU launchers run through
+// the general variant). p is the tensor's first element.
 struct Buf {
     Dt dt;
     size_t n;
+    unsigned char* base;
     unsigned char* p;
-    Buf(Dt d, const std::vector<double>& v) : dt(d), n(v.size()) {
-        size_t used = (d == I4_ || d == U4_) ? (n + 1) / 2 : n * elemBytes(d);
+    Buf(Dt d, const std::vector<double>& v, size_t shift = 0) : dt(d), n(v.size()) {
+        if (d == I4_ || d == U4_) shift = 0;  // packed two to a byte
+        size_t used = (d == I4_ || d == U4_) ? (n + 1) / 2 : (n + shift) * elemBytes(d);
         size_t bytes = (used + 64 + 255) / 256 * 256;
-        p = static_cast<unsigned char*>(std::aligned_alloc(256, bytes));
-        std::memset(p, 0, bytes);
+        base = static_cast<unsigned char*>(std::aligned_alloc(256, bytes));
+        std::memset(base, 0, bytes);
+        p = base + shift * elemBytes(d);
         for (size_t i = 0; i < n; ++i) put(i, v[i]);
     }
-    ~Buf() { std::free(p); }
+    ~Buf() { std::free(base); }
     Buf(const Buf&) = delete;
     template <typename T> void st(size_t i, T x) { std::memcpy(p + i * sizeof(T), &x, sizeof(T)); }
     template <typename T> T ld(size_t i) const { T x; std::memcpy(&x, p + i * sizeof(T), sizeof(T)); return x; }
@@ -459,7 +464,7 @@ def harness_function(prog, header):
         if n in params:
             i, q = params[n]
             if q["kind"] == "tensor":
-                body.append(f"    dth::Buf b_{n}(dth::{DT_ENUM[q['dtype']]}, e[{i}].v);")
+                body.append(f"    dth::Buf b_{n}(dth::{DT_ENUM[q['dtype']]}, e[{i}].v, {prog.meta.get('offset', 0)});")
                 call.append(f"b_{n}.p")
             else:
                 call.append(f"({t})e[{i}].v[0]")

@@ -130,7 +130,11 @@ class Program:
         self.tparams = []      # (name, text of default)
         self.dflags = []       # "NAME=VALUE" given with -D
         self.sizes = {}        # size name -> value
-        self.vector_rows = False  # sizes kept to rows the GPU launchers vectorise (build())
+        self.vector_rows = False  # sizes kept to rows the GPU fast paths vectorise (build())
+        # Every tensor starts this many elements into its buffer (a view with an offset, off
+        # the 16-byte grid): drawn apart from the program's RNG, so that a seed's program stays
+        # what it was.
+        self.offset = 1 if random.Random(seed * 7919 + 17).random() < 0.2 else 0
         self.params = []
         self.host = []         # statements before the grid
         self.decls = []        # allocations at the top of the grid
@@ -1548,12 +1552,14 @@ def build(seed):
     aligned = rng.random() < 0.85
     if not aligned:
         p.features.add("sizes:unaligned")
-    # Most programs keep rows a multiple of 8 elements (partial tiles all the same), so that the
-    # GPU launchers' documented vector checks accept them and the GPU lowerings run; the others
-    # test odd sizes on the cpu and the launchers' refusals.
-    p.vector_rows = rng.random() < 0.75
+    # Half the programs keep rows a multiple of 8 elements (partial tiles all the same), which the
+    # GPU fast paths (16-byte vectors, TMA) take; the others have rows of any length, which the
+    # GPU launchers run through the kernels' general variants (a refusal is a finding).
+    p.vector_rows = rng.random() < 0.5
     if not p.vector_rows:
         p.features.add("sizes:any_rows")
+    if p.offset:
+        p.features.add("tensors:offset")
     p.sizes["M"] = choose_size(rng, aligned, p.vector_rows)
     p.sizes["N"] = choose_size(rng, aligned, p.vector_rows)
     phases = pick_phases(rng)
@@ -1883,6 +1889,8 @@ def describe(p, text):
                         "storage": storage_count(q.shape, q.strides, p.sizes)} if q.strides else {})}
                    for q in p.params],
         "tolerance": p.tolerance,
+        # The harness passes each tensor this many elements into its buffer (Program.offset).
+        "offset": p.offset,
         # Sizes that are functions of others (per-tile outputs): ceildiv(size, tile parameter).
         "derived": {s: v for s, v in {"TM": ["M", "bm"], "TN": ["N", "bn"]}.items() if s in used_sizes},
         # Feature tags ("what:form"); the copy and cast tags of the first version are replaced by

@@ -17,6 +17,7 @@
 #include "softmax.h"
 #include "softmax_auto.h"
 #include "vector_add.h"
+#include "vector_add_aligned.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,13 +26,33 @@ using namespace harness;
 
 namespace {
 
-void vectorAdd(int N) {
-    auto A = random<float>(N, 1), B = random<float>(N, 2);
-    std::vector<float> C(N, -7.0f);
+// `shift`: A and C start that many elements into their buffers (views with offsets, off the
+// 16-byte grid on GPUs, where the general variant runs them).
+void vectorAdd(int N, int shift = 0) {
+    auto A = random<float>(size_t(N) + shift, 1), B = random<float>(N, 2);
+    std::vector<float> Cstore(size_t(N) + shift, -7.0f);
     std::vector<double> want(N);
-    for (int i = 0; i < N; ++i) want[i] = double(A[i]) + double(B[i]);
-    expectStatus("vector_add status", tl_kernels::vector_add(A.data(), B.data(), C.data(), N), 0);
-    check("vector_add N=" + std::to_string(N), C, want, 1e-6, 1e-6);
+    for (int i = 0; i < N; ++i) want[i] = double(A[i + shift]) + double(B[i]);
+    std::string at = "N=" + std::to_string(N) + (shift ? " shift=" + std::to_string(shift) : "");
+    expectStatus("vector_add status " + at,
+                 tl_kernels::vector_add(A.data() + shift, B.data(), Cstore.data() + shift, N), 0);
+    check("vector_add " + at, std::vector<float>(Cstore.begin() + shift, Cstore.end()), want, 1e-6, 1e-6);
+    check("vector_add " + at + " before C untouched", std::vector<float>(Cstore.begin(), Cstore.begin() + shift),
+          std::vector<double>(size_t(shift), -7.0), 0, 0);
+}
+
+// samples/vector_add.tl built with --assume-aligned (namespace tl_aligned): the fast variant alone,
+// whose GPU launcher refuses what its vectors cannot take and launches nothing.
+void vectorAddAssumeAligned(int N, int shift) {
+    auto A = random<float>(size_t(N) + shift, 1), B = random<float>(N, 2);
+    std::vector<float> C(size_t(N) + shift, -7.0f);
+    std::string at = " N=" + std::to_string(N) + " shift=" + std::to_string(shift);
+    const bool runs = !kGpu || (N % 4 == 0 && shift % 4 == 0);
+    int status = tl_aligned::vector_add(A.data() + shift, B.data(), C.data() + shift, N);
+    if (!launched("vector_add --assume-aligned" + at, status, runs, C, -7.0)) return;
+    std::vector<double> want(C.size(), -7.0);
+    for (int i = 0; i < N; ++i) want[i + shift] = double(A[i + shift]) + double(B[i]);
+    check("vector_add --assume-aligned" + at, C, want, 1e-6, 1e-6);
 }
 
 void reduceSum(int M, int N) {
@@ -46,10 +67,12 @@ void reduceSum(int M, int N) {
 
 // samples/softmax.tl, and samples/softmax_auto.tl (block_M and threads `auto`) through the same
 // launcher signature.
+// `shift`: X starts that many elements into its buffer.
 template <typename Launch>
-void softmaxOf(const std::string& name, Launch launch, int M) {
+void softmaxOf(const std::string& name, Launch launch, int M, int shift = 0) {
     const int N = 1024;
-    auto X = random<float>(size_t(M) * N, 4, -4.0, 4.0);
+    auto Xstore = random<float>(size_t(M) * N + shift, 4, -4.0, 4.0);
+    std::vector<float> X(Xstore.begin() + shift, Xstore.end());
     std::vector<float> Y(size_t(M) * N, -7.0f);
     std::vector<double> want(size_t(M) * N);
     for (int i = 0; i < M; ++i) {
@@ -58,22 +81,25 @@ void softmaxOf(const std::string& name, Launch launch, int M) {
         for (int j = 0; j < N; ++j) sum += std::exp(double(X[size_t(i) * N + j]) - mx);
         for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = std::exp(double(X[size_t(i) * N + j]) - mx) / sum;
     }
-    expectStatus(name + " status", launch(X.data(), Y.data(), M), 0);
-    check(name + " M=" + std::to_string(M), Y, want, 1e-6, 1e-4);
+    std::string at = " M=" + std::to_string(M) + (shift ? " shift=" + std::to_string(shift) : "");
+    expectStatus(name + " status" + at, launch(Xstore.data() + shift, Y.data(), M), 0);
+    check(name + at, Y, want, 1e-6, 1e-4);
 }
 
 // (Lambdas: a GPU launcher's default stream argument does not survive a function pointer.)
-void softmax(int M) {
-    softmaxOf("softmax", [](const float* X, float* Y, int m) { return tl_kernels::softmax(X, Y, m); }, M);
+void softmax(int M, int shift = 0) {
+    softmaxOf("softmax", [](const float* X, float* Y, int m) { return tl_kernels::softmax(X, Y, m); }, M, shift);
 }
 void softmaxAuto(int M) {
     softmaxOf("softmax_auto", [](const float* X, float* Y, int m) { return tl_kernels::softmax_auto(X, Y, m); }, M);
 }
 
-void rmsnorm(int M) {
+// `shift`: W starts that many elements into its buffer.
+void rmsnorm(int M, int shift = 0) {
     const int N = 4096;
     const float eps = 1e-5f;
-    auto X = random<tl::half>(size_t(M) * N, 5), W = random<tl::half>(N, 6);
+    auto X = random<tl::half>(size_t(M) * N, 5), Wstore = random<tl::half>(size_t(N) + shift, 6);
+    std::vector<tl::half> W(Wstore.begin() + shift, Wstore.end());
     std::vector<tl::half> Y(size_t(M) * N, tl::half(-7.0f));
     std::vector<double> want(size_t(M) * N);
     for (int i = 0; i < M; ++i) {
@@ -82,8 +108,9 @@ void rmsnorm(int M) {
         double r = 1.0 / std::sqrt(ss / N + eps);
         for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = toDouble(X[size_t(i) * N + j]) * r * toDouble(W[j]);
     }
-    expectStatus("rmsnorm status", tl_kernels::rmsnorm(X.data(), W.data(), Y.data(), eps, M), 0);
-    check("rmsnorm M=" + std::to_string(M), Y, want, 2e-3, 1e-2);
+    std::string at = " M=" + std::to_string(M) + (shift ? " shift=" + std::to_string(shift) : "");
+    expectStatus("rmsnorm status" + at, tl_kernels::rmsnorm(X.data(), Wstore.data() + shift, Y.data(), eps, M), 0);
+    check("rmsnorm" + at, Y, want, 2e-3, 1e-2);
 }
 
 void gemm(int M, int N, int K) {
@@ -223,36 +250,51 @@ void flashAttention(int Bn, int S, int H) {
 int main() {
     vectorAdd(4096);
     vectorAdd(1000);
+    vectorAdd(1001);      // not whole 16-byte vectors: the general variant on GPUs
+    vectorAdd(1000, 1);   // A and C one element into their buffers
+    vectorAddAssumeAligned(1000, 0);
+    vectorAddAssumeAligned(1001, 0);
+    vectorAddAssumeAligned(1000, 1);
     reduceSum(64, 1024);
     reduceSum(37, 300);
+    reduceSum(37, 301);   // rows of 1204 bytes
     softmax(16);
     softmax(7);
+    softmax(7, 1);
     softmaxAuto(300);
     softmaxAuto(7);
     rmsnorm(8);
     rmsnorm(5);
+    rmsnorm(5, 3);
     gemm(256, 256, 64);
     gemm(200, 136, 72);
+    gemm(77, 70, 100);    // K = 100, N = 70: rows of 200 and 140 bytes
     // K over more k-tiles than the deepest pipeline has versions (sm90 gives the samples' 128 x
     // 128 x 32 tiles 7, pipeline/Depth.cpp): each version refilled twice, the last tile partial.
     gemm(136, 200, 520);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
-    // Sizes that are and are not multiples of the tiles (rows stay 16-byte aligned, which the
-    // GPU launchers require for their vector copies).
+    // Sizes that are and are not multiples of the tiles, rows that are and are not whole 16-byte
+    // vectors (the latter run the general variants on GPUs).
     gemmBf16(256, 256, 64);
     gemmBf16(200, 136, 72);
+    gemmBf16(72, 70, 100);
     gemmI8(256, 256, 128);
     gemmI8(200, 144, 80);
+    gemmI8(72, 70, 100);
     gemmI8(72, 144, 1008);
     gemmFp8(256, 256, 128);
     gemmFp8(200, 144, 80);
+    gemmFp8(72, 70, 100);
     gemmTransposed(256, 256, 64);
     gemmTransposed(200, 136, 72);
+    gemmTransposed(77, 70, 100);
     gemmTransposed(72, 136, 520);
     gemmAuto(256, 256, 64);
     gemmAuto(200, 136, 72);
+    gemmAuto(77, 70, 100);
     gemmAutoVariants(256, 256, 64);
     gemmAutoVariants(200, 136, 72);
+    gemmAutoVariants(77, 70, 100);
     return summary();
 }

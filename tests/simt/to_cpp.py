@@ -8,7 +8,8 @@ and dynamic shared memory gets a fixed size.
 import re
 import sys
 
-LAUNCH = re.compile(r"(\w+)<<<(.+?)>>>\(")
+# A launch too long for one line has its configuration on the next (tlc's GpuEmitter::emitLaunch).
+LAUNCH = re.compile(r"(\w+)\s*<<<(.+?)>>>\(", re.S)
 # Dynamic shared memory has its size set at launch; the simulator gives it the largest any
 # target allows.
 DYNAMIC_SMEM = re.compile(r"extern __shared__ (.*?)(\w+)\[\];")

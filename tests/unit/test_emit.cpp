@@ -374,7 +374,9 @@ TEST_CASE("emit: --debug keeps print and assert; #line directives") {
     options.outputName = "mixed.cu";
     EmitResult r = emitOne(mixedTypes(target("sm90")), "sm90", options);
     CHECK_HAS(r.source, "printf(\"mixed.tl:8: y = %f\\n\", double(y));");
-    CHECK_HAS(r.source, "if (!(i >= 0)) tl::assert_fail(\"mixed.tl:8\", \"i >= 0\");");
+    // assert's message first, then its condition; print's message before the value's text.
+    CHECK_HAS(r.source, "if (!(i >= 0)) tl::assert_fail(\"mixed.tl:8\", \"i is \\\"non-negative\\\" (i >= 0)\");");
+    CHECK_HAS(r.source, "printf(\"mixed.tl:8: row 100%%: i = %d\\n\", i);");
     CHECK_HAS(r.source, "#line 4 \"mixed.tl\"\n");
     CHECK_HAS_NOT(r.source, "// mixed.tl:4\n");
     // After the kernel, lines are the output file's own again.

@@ -257,7 +257,9 @@ inline Kernel mixedTypes(const Target& target) {
                      store(C, {call("floordiv", DType::I32, {Expr(i), intImm(16)}) % 4}, Expr(big), L(7), StoreKind::AtomicAdd),
                      store(counts, {Expr(i) % 8}, intImm(1, DType::U16), L(7), StoreKind::AtomicAdd),
                      evaluate(call("print", DType::I32, {Expr(y)}), L(8)),
-                     evaluate(call("assert", DType::I32, {binary(BinaryOp::Ge, Expr(i), intImm(0))}), L(8))}),
+                     evaluate(call("print", DType::I32, {Expr(i)}), L(8), "row 100%"),
+                     evaluate(call("assert", DType::I32, {binary(BinaryOp::Ge, Expr(i), intImm(0))}), L(8),
+                              "i is \"non-negative\"")}),
                 L(6)),
     });
     Expr xval = cast(DType::F32, load(X, {Expr(i)}));

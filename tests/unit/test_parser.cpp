@@ -279,6 +279,22 @@ TEST_CASE("parser: while, with and without parentheses; 'while' is a keyword") {
     CHECK(bad.diags->hasErrors());
 }
 
+TEST_CASE("parser: require takes a condition; 'require' is a keyword") {
+    Parsed p = parseBody("require N <= 128 && eps > 0.0;\nrequire (M % 4 == 0);\n");
+    const auto& s = body(p);
+    REQUIRE(s.size() == 2);
+    const auto* r1 = s[0]->as<RequireStmt>();
+    REQUIRE(r1);
+    CHECK(r1->cond->as<Binary>()->op == BinaryOp::And);
+    CHECK(p.source->text(r1->cond->range) == "N <= 128 && eps > 0.0");
+    REQUIRE(s[1]->as<RequireStmt>());
+    std::unique_ptr<File> copy = cloneSyntax(*p.file);
+    CHECK(dump(*copy) == dump(*p.file));
+    CHECK(dump(*p.file).find("Require") != std::string::npos);
+    CHECK(parseBody("let require = 1;\n").diags->hasErrors());
+    CHECK(parseBody("require;\n").diags->hasErrors());
+}
+
 TEST_CASE("parser: grid with one to three block variables, nested blocks") {
     Parsed p = parseBody("grid(4, threads = 128) as bx { }\n"
                          "grid(a, b, threads = 256) as (bx, by) { { let y = 1; } }\n"

@@ -152,11 +152,23 @@ def bench_attention(torch, entries, lib_of, quick, iters, log):
                         "Triton / tlc"], "rows": rows}
 
 
-def bench_memory(torch, entries, lib_of, quick, iters):
+def bench_memory(torch, entries, lib_of, quick, iters, offset=0):
     """softmax (f32 [M, 1024]), rmsnorm (f16 [M, 4096]), layernorm (bf16 [M, 1024]): bytes moved
-    over time against a device-to-device copy of the same bytes."""
+    over time against a device-to-device copy of the same bytes. With `offset`, every tensor is a
+    view starting that many elements into its buffer (aligned to its element only: the launchers
+    run their general variants)."""
     rows = []
     rows_m = 16384 if quick else 65536
+
+    def alloc(fill, *shape, dtype=torch.float32):
+        n = 1
+        for d in shape:
+            n *= d
+        flat = fill(n + offset, device="cuda", dtype=dtype)
+        return flat[offset:].view(*shape)
+
+    randn = torch.randn
+    empty = torch.empty
     for e in entries:
         lib = lib_of(e)
         if not lib:
@@ -167,17 +179,17 @@ def bench_memory(torch, entries, lib_of, quick, iters):
         kind = e["kind"]
         if kind == "softmax":
             M, N = rows_m, 1024
-            x = torch.randn(M, N, device="cuda")
-            y = torch.empty_like(x)
+            x = alloc(randn, M, N)
+            y = alloc(empty, M, N)
             run = checked(launcher(lib, "tl_softmax", [P, P, I, P]), x.data_ptr(), y.data_ptr(), M, stream)
             ref = torch.softmax(x.double(), dim=1)
             moved = 2 * x.numel() * 4
             outs = [y]
         elif kind == "rmsnorm":
             M, N = rows_m // 4, 4096
-            x = torch.randn(M, N, device="cuda", dtype=torch.float16)
-            w = torch.randn(N, device="cuda", dtype=torch.float16)
-            y = torch.empty_like(x)
+            x = alloc(randn, M, N, dtype=torch.float16)
+            w = alloc(randn, N, dtype=torch.float16)
+            y = alloc(empty, M, N, dtype=torch.float16)
             run = checked(launcher(lib, "tl_rmsnorm", [P, P, P, ctypes.c_float, I, P]), x.data_ptr(), w.data_ptr(),
                           y.data_ptr(), 1e-6, M, stream)
             xd = x.double()
@@ -186,12 +198,12 @@ def bench_memory(torch, entries, lib_of, quick, iters):
             outs = [y]
         else:
             M, N = rows_m, 1024
-            x = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
-            g = torch.randn(N, device="cuda", dtype=torch.bfloat16)
-            b = torch.randn(N, device="cuda", dtype=torch.bfloat16)
-            y = torch.empty_like(x)
-            mean = torch.empty(M, device="cuda")
-            rstd = torch.empty(M, device="cuda")
+            x = alloc(randn, M, N, dtype=torch.bfloat16)
+            g = alloc(randn, N, dtype=torch.bfloat16)
+            b = alloc(randn, N, dtype=torch.bfloat16)
+            y = alloc(empty, M, N, dtype=torch.bfloat16)
+            mean = alloc(empty, M)
+            rstd = alloc(empty, M)
             run = checked(launcher(lib, "tl_layernorm_fwd", [P] * 6 + [I, P]), x.data_ptr(), g.data_ptr(),
                           b.data_ptr(), y.data_ptr(), mean.data_ptr(), rstd.data_ptr(), M, stream)
             ref = torch.nn.functional.layer_norm(x.double(), (N,), g.double(), b.double(), 1e-5)

@@ -119,13 +119,43 @@ class Experiments(unittest.TestCase):
         for exp in experiments.QUEUE:
             self.assertIn(exp["kind"], experiments.RUNNERS)
             self.assertIn(exp["dtype"], experiments.TOLERANCE)
-            for i, (label, source, defines) in enumerate(exp["kernels"]):
+            for i, (label, source, defines, *extra) in enumerate(exp["kernels"]):
                 self.assertTrue(os.path.exists(os.path.join(prepare.ROOT, source)), source)
+                if exp["kind"] == "rows":  # bench_memory's kinds
+                    self.assertIn(extra[0]["kind"], ("softmax", "rmsnorm", "layernorm"))
                 ids.add(experiments.kernel_id(exp, i))
                 self.assertTrue(all("=" in d for d in defines), defines)
         self.assertEqual(len(ids), sum(len(e["kernels"]) for e in experiments.QUEUE))
         self.assertEqual(experiments.launcher_name(os.path.join(prepare.ROOT, experiments.DEPTH_SOURCE)),
                          "tl_gemm_depth")
+
+    def test_rows_runner(self):
+        """run_rows pairs each kernel's aligned and offset runs, turns their times into general /
+        fast, and counts a wrong or failed run."""
+        import bench
+        calls = []
+
+        def fake_memory(torch, entries, lib_of, quick, iters, offset=0):
+            calls.append(offset)
+            ms = "0.200" if offset else "0.100"
+            rows = [[e["id"], "64x1024", "1.0e-04", ms, "100", "200", "0.50"] for e in entries]
+            if offset:
+                rows[1] = [entries[1]["id"], "64x1024", "launch refused", "", "", "", ""]
+            return {"rows": rows}
+
+        saved = bench.bench_memory
+        bench.bench_memory = fake_memory
+        try:
+            kernels = [{"id": "a", "label": "softmax"}, {"id": "b", "label": "rmsnorm"}]
+            rows, wrong = experiments.run_rows(None, {"dtype": "f16"}, kernels, lambda k: "lib", 30, print)
+        finally:
+            bench.bench_memory = saved
+        self.assertEqual(calls, [0, 1])
+        self.assertEqual([r[1] for r in rows], ["aligned (fast)", "offset by one element (general)"] * 2)
+        self.assertEqual(rows[1][-1], "0.50")      # 0.100 ms aligned over 0.200 ms offset
+        self.assertTrue(rows[3][3].startswith("WRONG"))
+        self.assertEqual(rows[3][-1], "")
+        self.assertEqual(wrong, 1)
 
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))

@@ -15,6 +15,11 @@ namespace tlc::ops {
 using namespace ir;
 
 namespace {
+// How many element loads of global memory a thread of a general variant has in flight in one
+// copy (issue 45): enough to cover the latency with the block's other threads, few enough that
+// hipcc and ptxas keep them, their addresses and a gemm's accumulators in registers.
+constexpr int64_t kElementLoadBatch = 16;
+
 // The decision log's entry for a copy: how wide its moves are and why, and whether they go
 // through cp.async (--explain). A pipeline's copies of one statement log once (same place).
 void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t vec, DType type, std::string why,
@@ -26,6 +31,9 @@ void explainMoves(LowerContext& ctx, SourceLoc loc, const CopyOp& op, int64_t ve
     }
     std::string width = vec > 1 ? fmt::format("{} x {} ({} bytes)", vec, dtypeName(type), vec * dtypeBytes(type))
                                 : std::string("1 element");
+    if (ctx.generalShapes && vec == 1 &&
+        (op.src().buffer->scope == MemScope::Global || op.dst().buffer->scope == MemScope::Global))
+        why = "the general variant assumes nothing of the tensors' row lengths or alignment: one element at a time";
     ctx.decide(subject, width + (async.empty() ? "" : ", cp.async"), "lowering",
                async.empty() ? why : why + "; " + async, loc);
 }
@@ -159,6 +167,7 @@ TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     c->tmaElected_ = tmaElected_;
     c->producer_ = producer_;
     if (c->producer_) c->producer_->value = fn(c->producer_->value);
+    c->elementMoves_ = elementMoves_;
     return c;
 }
 
@@ -167,6 +176,7 @@ TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) con
     auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
     c->tmaBarrier_ = tmaBarrier_;
     c->tmaElected_ = tmaElected_;
+    c->elementMoves_ = elementMoves_;
     return c;
 }
 
@@ -186,6 +196,12 @@ std::vector<const Region*> CopyOp::writes() const {
 std::shared_ptr<const CopyOp> CopyOp::withProducer(ElementProducer producer) const {
     auto c = std::make_shared<CopyOp>(*this);
     c->producer_ = std::move(producer);
+    return c;
+}
+
+std::shared_ptr<const CopyOp> CopyOp::withElementMoves() const {
+    auto c = std::make_shared<CopyOp>(*this);
+    c->elementMoves_ = true;
     return c;
 }
 
@@ -252,16 +268,20 @@ Stmt CopyOp::lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const {
             const auto& f = ctx.layoutOf(frag.buffer);
             Buffer local = ctx.localBuffer(frag.buffer);
             // A converting move vectorises on the memory side's type (see moveElements).
-            int64_t vec = std::min(f.vectorWidth(), vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
+            int64_t vec = elementMoves_ ? 1
+                                        : std::min(f.vectorWidth(),
+                                                   vectorWidthFor(ctx, mem, f.vectorWidth(), mem.buffer->dtype));
             // Part of the fragment (a copy of the overlap with a smaller region): the slots outside
             // the region are skipped, whole vectors at a time.
             const bool partial = !frag.coversWholeBuffer();
             while (partial && vec > 1 && (frag.extents.back() % vec != 0 || knownMultiple(frag.starts.back()) % vec != 0))
                 vec /= 2;
             explainMoves(ctx, loc, *this, vec, mem.buffer->dtype,
-                         fmt::format("each thread holds {} consecutive elements of a row in the fragment's layout, "
-                                     "and the memory side allows {}",
-                                     f.vectorWidth(), vec),
+                         elementMoves_ ? std::string("the registers were written an element at a time (a general "
+                                                     "variant's prefetch): moved the same way")
+                                       : fmt::format("each thread holds {} consecutive elements of a row in the "
+                                                     "fragment's layout, and the memory side allows {}",
+                                                     f.vectorWidth(), vec),
                          "");
             body = fragmentLoop(ctx, f, vec, indexNames(f.rank()), [&](const Expr& slot, const std::vector<Expr>& idx) {
                 // Fragment indices are the tile offsets over its own non-unit dimensions.
@@ -324,8 +344,13 @@ Stmt CopyOp::lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const {
             // Into a local (per-thread) buffer every thread moves the whole tile: each holds its own
             // copy. (Out of one, the threads share the moves, as for shared memory: every thread
             // writing the whole destination would race.)
-            body = dst_.buffer->scope == MemScope::Local ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
-                             : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element);
+            // A general variant's element loads of global memory go in batches: every element of a
+            // large tile in flight at once would hold a register (and an address) each, and spill.
+            const bool elementLoads = ctx.generalShapes && vec == 1 && src_.buffer->scope == MemScope::Global;
+            body = dst_.buffer->scope == MemScope::Local
+                           ? perThreadLoop(ctx, tile, vec, indexNames(tile.size()), element)
+                           : distributedLoop(ctx, tile, vec, indexNames(tile.size()), element, {}, false,
+                                             elementLoads ? kElementLoadBatch : 0);
             // A pipelined copy leaves committing and waiting to the pipeline; any other waits for its
             // own copies here, before the barrier that publishes them (batch-async-waits keeps one
             // wait for copies one after another).

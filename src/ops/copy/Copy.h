@@ -37,6 +37,11 @@ public:
     // The same copy computing its source as it stores it.
     std::shared_ptr<const CopyOp> withProducer(ElementProducer producer) const;
     const std::optional<ElementProducer>& producer() const { return producer_; }
+    // The same copy moving one element at a time whatever both sides allow: for registers written
+    // an element at a time (a general variant's prefetch, pipeline/RegisterPrefetch.cpp), which
+    // hipcc keeps in scratch when they are then read as vectors.
+    std::shared_ptr<const CopyOp> withElementMoves() const;
+    bool elementMoves() const { return elementMoves_; }
 
     std::string name() const override { return "copy"; }
     std::vector<const ir::Region*> reads() const override;
@@ -52,6 +57,7 @@ private:
     std::optional<ir::Region> tmaBarrier_;
     bool tmaElected_ = false;
     std::optional<ElementProducer> producer_;
+    bool elementMoves_ = false;
 
     ir::Stmt lowerTma(LowerContext& ctx) const;
     ir::Stmt lowerProduced(LowerContext& ctx, SourceLoc loc) const;
@@ -59,6 +65,11 @@ private:
     // caller has tested that the tile does not lie inside the tensors).
     ir::Stmt lowerMoves(LowerContext& ctx, SourceLoc loc, bool edge) const;
 };
+
+// Why a general variant (LowerContext::generalShapes) has no TMA copies, for --explain.
+inline constexpr const char* kGeneralNoTma =
+    "the kernel's general variant, for shapes and pointers the fast one cannot take, assumes no 16-byte "
+    "alignment, which TMA needs";
 
 // Why `copy` cannot be a TMA load on ctx's target, in words for --explain and the emitted
 // comment; empty when it can. `annotated` is the layout annotate_layout fixed for the

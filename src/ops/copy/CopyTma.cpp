@@ -104,6 +104,7 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
     const Region& src = copy.src();
     const Region& dst = copy.dst();
     if (!ctx.target.has(Feature::Tma)) return "the target has no TMA";
+    if (ctx.generalShapes) return kGeneralNoTma;
     if (src.buffer->scope != MemScope::Global || dst.buffer->scope != MemScope::Shared)
         return "TMA loads go from global to shared memory";
     if (src.buffer->dtype != dst.buffer->dtype)

@@ -19,6 +19,7 @@ using namespace ir;
 std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, const LowerContext& ctx) {
     const Buffer& c = dst.buffer;
     if (!ctx.target.has(Feature::Tma)) return "the target has no TMA";
+    if (ctx.generalShapes) return kGeneralNoTma;
     if (c->shape.size() < 2 || c->shape.size() > 5)
         return fmt::format("'{}' has {} dimensions; TMA maps have 2 to 5", c->name, c->shape.size());
     const int64_t* inner = asConstInt(c->strides.back());

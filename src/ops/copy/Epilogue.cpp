@@ -97,12 +97,16 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
         return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), storeWithTma(stage, dst, ctx, loc)}, loc);
     }
     // 4. Otherwise every thread gets at least one whole 16-byte vector, and the destination
-    // takes 16-byte vectors (launch checks record what that needs).
+    // takes 16-byte vectors (launch checks record what that needs). A general variant, which
+    // needs nothing of the destination, stores the staged rows an element at a time: a warp
+    // still writes consecutive elements, where the direct stores scatter pieces over rows.
     if (tile[1] % vec16 != 0 || bytes < ctx.threads * 16) return std::nullopt;
-    std::vector<LaunchCheck> before = ctx.launchChecks;
-    if (vectorWidthFor(ctx, dst, tile[1], type) != vec16) {
-        ctx.launchChecks = before;
-        return std::nullopt;
+    if (!ctx.generalShapes) {
+        std::vector<LaunchCheck> before = ctx.launchChecks;
+        if (vectorWidthFor(ctx, dst, tile[1], type) != vec16) {
+            ctx.launchChecks = before;
+            return std::nullopt;
+        }
     }
 
     Buffer stage = ctx.scratch(src.buffer->name + "_stage", type, tile);
@@ -119,8 +123,10 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
     chosen.padElems = choice.layout.pad();
     chosen.reason = choice.reason;
     std::string what = fmt::format("{} (through shared memory: {}[{}][{}])", op.str(), stage->name, tile[0], tile[1]);
-    std::string reason = wasted + ", so every thread stores whole 16-byte vectors without raising the kernel's shared "
-                                  "memory";
+    std::string reason = wasted + (ctx.generalShapes ? ", so a warp stores consecutive elements of the rows (the general "
+                                                       "variant: no vectors)"
+                                                     : ", so every thread stores whole 16-byte vectors")
+                         + " without raising the kernel's shared memory";
     if (ctx.target.has(Feature::Tma)) reason += "; not TMA stores: " + noTma;
     ctx.decide(subject,
                fmt::format("staged through shared memory ({}[{}][{}], {})", stage->name, tile[0], tile[1],

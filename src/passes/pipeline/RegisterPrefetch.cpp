@@ -33,15 +33,18 @@ Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kerne
     std::string tiles;
     for (size_t i : producers) {
         const Region& tile = copyOf(items[i]).dst();
-        bytes += tileBytes(tile);
+        // Elements loaded one at a time take a 32-bit register each until they are stored.
+        bytes += ctx.generalShapes ? tile.elements() * 4 : tileBytes(tile);
         tiles += (tiles.empty() ? "" : ", ") + tile.buffer->name;
     }
     if (producers.empty()) {
         why = "no copy from global into a shared tile that the loop reads later can be a producer";
         return {};
     }
-    // At most 64 registers a thread for the next iteration's tiles.
-    const int64_t perThread = (bytes + ctx.threads - 1) / std::max<int64_t>(ctx.threads, 1), limit = 256;
+    // At most 64 registers a thread for the next iteration's tiles; 32 in a general variant,
+    // whose element loads (with their addresses) beside sm80's mma operands spill past that.
+    const int64_t perThread = (bytes + ctx.threads - 1) / std::max<int64_t>(ctx.threads, 1),
+                  limit = ctx.generalShapes ? 128 : 256;
     if (perThread > limit) {
         why = fmt::format("{} would take {} bytes of registers a thread (more than {})", tiles, perThread, limit);
         return {};
@@ -69,7 +72,9 @@ Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kerne
         const SourceLoc at = items[i].stmt->loc;
         Stmt load = tileOp(std::make_shared<ops::CopyOp>(copy.src(), wholeBuffer(next)), at);
         first.push_back(simplify(substitute(load, {{k, n->min}})));
-        top.push_back(tileOp(std::make_shared<ops::CopyOp>(wholeBuffer(next), copy.dst()), at));
+        // A general variant loads the registers an element at a time: they are stored the same way.
+        auto publish = std::make_shared<ops::CopyOp>(wholeBuffer(next), copy.dst());
+        top.push_back(tileOp(ctx.generalShapes ? publish->withElementMoves() : publish, at));
         prefetch.push_back(substitute(load, {{k, Expr(k) + 1}}));
     }
     // The loads go out after the barrier that publishes the tiles: a barrier may wait for
@@ -86,10 +91,12 @@ Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kerne
     for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) out = allocate((*it)->buffer, out, (*it)->loc);
     for (auto it = fragments.rbegin(); it != fragments.rend(); ++it) out = allocate(*it, out, loc);
     ctx.decide(loopSubject(n), "prefetch through registers", "lowering",
-               fmt::format("target '{}' has no cp_async: each iteration starts loading the next one's {} into "
-                           "registers ({} bytes a thread) before it computes and stores them to shared memory "
-                           "at the top of the next; one version of each tile",
-                           ctx.target.name, tiles, perThread),
+               fmt::format("{}: each iteration starts loading the next one's {} into registers ({} bytes a "
+                           "thread) before it computes and stores them to shared memory at the top of the next; "
+                           "one version of each tile",
+                           ctx.generalShapes ? "the general variant's element loads cannot use cp.async"
+                                             : "target '" + ctx.target.name + "' has no cp_async",
+                           tiles, perThread),
                loc);
     return out;
 }
