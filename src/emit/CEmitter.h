@@ -5,6 +5,7 @@
 #pragma once
 
 #include "emit/Analysis.h"
+#include "emit/CText.h"
 #include "emit/CodeWriter.h"
 #include "emit/Emit.h"
 #include "emit/Names.h"
@@ -259,19 +260,6 @@ std::unique_ptr<CEmitter> makeCudaEmitter(const Target& target, const EmitOption
 std::unique_ptr<CEmitter> makeHipEmitter(const Target& target, const EmitOptions& options);
 std::unique_ptr<CEmitter> makeCpuEmitter(const Target& target, const EmitOptions& options);
 
-// A long line of C split before binary operators / after commas at the lowest nesting depth,
-// continuation lines indented by 8 more spaces; `indent` is the line's own indentation.
-std::vector<std::string> wrapStatement(const std::string& text, int indent);
-
-// Comment lines of at most kLineWidth columns: `text`'s words after `first`, then after `next`.
-constexpr int kLineWidth = 100;
-std::vector<std::string> wrapComment(const std::string& first, const std::string& next, const std::string& text);
-std::string join(const std::vector<std::string>& items, const std::string& sep);
-
-// A C string literal's contents for arbitrary text ("..." not included).
-std::string escapeCString(std::string_view text);
-// Text safe in a // comment: one line, no trailing backslash.
-std::string commentText(std::string_view text);
 // A buffer's element type and shape as the launcher comments show it: "f16[M, K]".
 std::string bufferTypeText(const ir::Buffer& b);
 

@@ -15,35 +15,6 @@ namespace tlc::codegen {
 
 using namespace ir;
 
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-    return out;
-}
-
-// Words of `text` as comment lines "<prefix>..." no longer than the line width.
-std::vector<std::string> wrapComment(const std::string& first, const std::string& next, const std::string& text) {
-    std::vector<std::string> lines;
-    std::string current = first;
-    bool empty = true;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t space = text.find(' ', pos);
-        std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
-        pos = space == std::string::npos ? text.size() : space + 1;
-        if (word.empty()) continue;
-        if (!empty && current.size() + 1 + word.size() > size_t(kLineWidth)) {
-            lines.push_back(current);
-            current = next;
-            empty = true;
-        }
-        current += (empty ? "" : " ") + word;
-        empty = false;
-    }
-    lines.push_back(current);
-    return lines;
-}
-
 std::string bufferTypeText(const Buffer& b) {
     std::vector<std::string> dims;
     for (const auto& d : b->shape) dims.push_back(printExpr(d));
