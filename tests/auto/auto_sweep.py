@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""`auto` on every kernel: each kernel of tests/corpus/*.tl and samples/*.tl compiled for every
+target with the compile-time parameters that size its tiles, blocks and pipelines set to `auto`
+(issue 46).
+
+The source is rewritten (`block_M = 64` becomes `block_M = auto`) and compiled with
+`--kernel NAME --target T`; the recommender fills the parameters. A kernel compiles, or fails
+with the diagnostic the table below expects of it (a kernel where `auto` cannot apply yet); an
+unexpected error, a crash or a timeout is a failure. Each kernel of the two folders must have a
+row in TUNABLE (a new kernel must say which of its parameters are tile, block or pipeline
+sizes), so that none is left out silently.
+
+    auto_sweep.py --tlc build/tlc [--targets sm80,cpu] [--only gqa] [-j N] [--show-picks]
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TARGETS = ["cpu", "cpu-avx2", "cpu-avx512", "cpu-amx", "sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942"]
+
+# kernel -> the compile-time parameters that size a tile, a block or a pipeline. The others
+# are the problem's (head dim, group counts, causal, dtypes, quantisation group sizes, chunk
+# sizes that are part of the tensors' layout): `auto` is not meant for them.
+TUNABLE = {
+    # tests/corpus
+    "block_sparse_attn": ["block_M", "block_N", "stages", "threads"],  # block_N: the mask's block, but it is the kv tile
+    "convolution": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "deepgemm_fp8": ["block_N", "block_M"],  # block_K = group_size: the scales' group
+    "dequant_gemm_fp4": ["block_M", "block_N", "block_K", "num_stages", "threads"],
+    "dequant_gemm_mxfp4": ["block_M", "block_N", "block_K", "num_stages", "threads"],
+    "dequant_gemm_w4a8": ["block_M", "block_N", "block_K", "num_stages", "threads"],
+    "dequant_gemv": ["n_partition", "reduce_thread", "micro_size_k"],
+    "elementwise_add": ["block_M", "block_N", "threads"],
+    "flash_decoding": ["block_N", "block_H", "num_split", "num_stages", "threads"],
+    "gemm_fp8": ["block_M", "block_N", "block_K"],
+    "gemm_splitk": ["block_M", "block_N", "block_K", "split_k"],
+    "gemm_streamk": ["block_M", "block_N", "block_K", "num_stages", "threads"],  # total_sm: the device's
+    "gqa_fwd_bshd": ["block_M", "block_N", "stages", "threads"],
+    "grouped_gemm": ["block_M", "block_N", "block_K", "num_stages", "threads"],
+    "layernorm_fwd": ["blk_m", "threads"],
+    "layernorm_bwd": ["blk_m", "threads"],
+    "linear_attn_fwd": ["BK", "BV"],
+    "mamba_chunk_scan": ["block_M", "block_N", "block_K", "block_Dstate", "stages", "threads"],
+    "mamba_chunk_state": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "mha_bwd_bshd_fwd": ["block_M", "block_N"],
+    "mha_bwd_bshd_prep": ["blk"],
+    "mha_bwd_bshd": ["block_M", "block_N"],
+    "mha_bwd_bshd_post": ["blk"],
+    "mha_fwd_bhsd": ["block_M", "block_N", "stages", "threads"],
+    "mha_fwd_bshd": ["block_M", "block_N", "stages", "threads"],
+    "online_softmax": ["BLOCK_M", "BLOCK_N"],
+    "per_token_cast_fp8": ["blk_m"],
+    "retention_fwd": ["BK", "BV"],
+    "rms_norm_splitk": ["blk_m", "blk_k"],
+    "rms_norm": ["blk_m"],
+    "topk": ["blk_m", "threads"],
+    # samples
+    "block_histogram": ["items", "threads"],
+    "flash_attention": ["block_M", "block_N", "stages", "threads"],
+    "gemm": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemm_auto": [],  # already all `auto`
+    "gemm_bf16": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemm_i8": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemm_nt": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemm_tn": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemm_tt": ["block_M", "block_N", "block_K", "stages", "threads"],
+    "gemv_fp16xint4": ["n_partition", "reduce_thread", "micro_size_k"],
+    "reduce_sum": ["block_M", "block_N", "threads"],
+    "rmsnorm": ["block_M", "threads"],
+    "softmax": ["block_M", "threads"],
+    "softmax_auto": [],  # already `auto`
+    "vector_add": ["block", "threads"],
+    "warp_softmax": ["rows", "per_lane"],
+}
+# samples/gemm_fp8.tl and tests/corpus/gemm_fp8.tl share a kernel name and their parameters.
+
+# (kernel, target regex) -> the diagnostic expected where `auto` cannot apply (a regex over
+# tlc's stderr). Every entry is a limit the compiler states in words, not a crash.
+EXPECTED = {
+}
+
+KERNEL_RE = re.compile(r"^kernel\s+(\w+)\s*<", re.M)
+
+
+def kernels_of(text):
+    """(name, start of its '<', end of its '>') for each kernel of a file."""
+    out = []
+    for m in KERNEL_RE.finditer(text):
+        depth, i = 0, m.end() - 1
+        while i < len(text):
+            if text[i] in "<([":
+                depth += 1
+            elif text[i] in ">)]":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        out.append((m.group(1), m.end() - 1, i))
+    return out
+
+
+def with_auto(text, start, end, params):
+    """The file with `params` of the kernel whose `<...>` is text[start:end + 1] set to auto."""
+    head = text[start:end + 1]
+    for p in params:
+        new, n = re.subn(r"(?<![\w.])(%s)(\s*(?::\s*\w+\s*)?=\s*)(-?[\w.]+|\([^)]*\))" % re.escape(p),
+                         r"\1\2auto", head, count=1)
+        if n != 1:
+            raise SystemExit("auto_sweep: kernel parameter '%s' not found in %r" % (p, head))
+        head = new
+    return text[:start] + head + text[end + 1:]
+
+
+def jobs(files, only):
+    out = []
+    for path in files:
+        text = open(path).read()
+        for name, start, end in kernels_of(text):
+            if name not in TUNABLE:
+                raise SystemExit("auto_sweep: %s: kernel '%s' has no row in TUNABLE" % (path, name))
+            if only and not re.search(only, name):
+                continue
+            out.append((path, name, with_auto(text, start, end, TUNABLE[name])))
+    return out
+
+
+def expected_for(name, target):
+    for (kernel, target_re), diag in EXPECTED.items():
+        if kernel == name and re.fullmatch(target_re, target):
+            return diag
+    return None
+
+
+def run_one(tlc, workdir, path, name, target, timeout):
+    src = os.path.join(workdir, "%s__%s.tl" % (os.path.basename(path)[:-3], name))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([tlc, src, "--kernel", name, "--target", target, "--explain"],
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout after %ss" % timeout, "", time.monotonic() - t0
+    took = time.monotonic() - t0
+    picks = " ".join(re.findall(r"\w+ = \d+ (?=\(auto\))", p.stdout))
+    expected = expected_for(name, target)
+    if expected:
+        if p.returncode == 1 and re.search(expected, p.stderr):
+            return None, "expected: " + expected, took
+        return "expected a diagnostic matching %r, got exit %d: %s" % (expected, p.returncode,
+                                                                       p.stderr.strip()[:400]), "", took
+    if p.returncode != 0:
+        return "exit %d: %s" % (p.returncode, p.stderr.strip()[:600]), "", took
+    if "internal" in p.stderr.lower():
+        return "internal diagnostic: " + p.stderr.strip()[:400], "", took
+    return None, picks, took
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tlc", required=True)
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--only", help="regex over kernel names")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--show-picks", action="store_true", help="print each kernel's chosen values")
+    args = ap.parse_args()
+    files = sorted(os.path.join(ROOT, d, f) for d in ("tests/corpus", "samples")
+                   for f in os.listdir(os.path.join(ROOT, d)) if f.endswith(".tl"))
+    work = jobs(files, args.only)
+    targets = args.targets.split(",")
+    failures = []
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="auto_sweep_") as workdir:
+        for path, name, text in work:  # write the sources once, before the threads read them
+            open(os.path.join(workdir, "%s__%s.tl" % (os.path.basename(path)[:-3], name)), "w").write(text)
+        with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
+            futures = {pool.submit(run_one, args.tlc, workdir, path, name, t, args.timeout): (path, name, t)
+                       for path, name, text in work for t in targets}
+            for fut in concurrent.futures.as_completed(futures):
+                path, name, t = futures[fut]
+                error, info, took = fut.result()
+                where = "%s:%s on %s" % (os.path.relpath(path, ROOT), name, t)
+                if error:
+                    failures.append("%s: %s" % (where, error))
+                elif args.show_picks:
+                    print("ok   %-55s %5.2fs %s" % (where, took, info))
+    for f in sorted(failures):
+        print("FAIL " + f)
+    print("auto_sweep: %d kernels x %d targets, %d failed, %.1fs" %
+          (len(work), len(targets), len(failures), time.monotonic() - t0))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
