@@ -56,7 +56,7 @@ std::optional<Polynomial> Polynomial::scaled(int64_t k) const {
     return out;
 }
 
-std::optional<Polynomial> Polynomial::times(const Polynomial& o) const {
+std::optional<Polynomial> Polynomial::times(const Polynomial& o, size_t maxTerms) const {
     if (isConstant()) return o.scaled(constant);
     if (o.isConstant()) return scaled(o.constant);
     // Every term of one by every term of the other, the constants included as the empty monomial.
@@ -66,7 +66,7 @@ std::optional<Polynomial> Polynomial::times(const Polynomial& o) const {
         return all;
     };
     auto lhs = withConstant(*this), rhs = withConstant(o);
-    if (lhs.size() * rhs.size() > kMaxTerms) return std::nullopt;
+    if (lhs.size() * rhs.size() > maxTerms * maxTerms) return std::nullopt;
     Polynomial out;
     out.compound = compound;
     out.compound.insert(o.compound.begin(), o.compound.end());
@@ -79,6 +79,18 @@ std::optional<Polynomial> Polynomial::times(const Polynomial& o) const {
             std::sort(m.begin(), m.end());
             if (!addTerm(out, m, c)) return std::nullopt;
         }
+    if (out.terms.size() > maxTerms) return std::nullopt;
+    return out;
+}
+
+std::optional<Polynomial> Polynomial::dividedExactly(int64_t d) const {
+    if (d <= 0 || constant % d != 0) return std::nullopt;
+    Polynomial out = *this;
+    out.constant = constant / d;
+    for (auto& [monomial, coeff] : out.terms) {
+        if (coeff % d != 0) return std::nullopt;
+        coeff /= d;
+    }
     return out;
 }
 

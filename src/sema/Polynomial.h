@@ -23,8 +23,8 @@ struct Polynomial {
     // The atoms whose text needs parentheses as a factor ("a / b"), by text.
     std::map<std::string, bool> compound;
 
-    // A product of two polynomials with more terms than this is left unexpanded (an atom of
-    // its own): extents are short sums, and expanding products of long ones only grows text.
+    // A product with more terms than this is left unexpanded (an atom of its own): extents
+    // are short sums, and expanding products of long ones only grows their text.
     static constexpr size_t kMaxTerms = 32;
 
     static Polynomial number(int64_t v) { Polynomial p; p.constant = v; return p; }
@@ -35,8 +35,14 @@ struct Polynomial {
     std::optional<Polynomial> plus(const Polynomial& o) const;
     std::optional<Polynomial> minus(const Polynomial& o) const;
     std::optional<Polynomial> scaled(int64_t k) const;
-    // The product, distributed over both sums: (x + 1) * b is x * b + b.
-    std::optional<Polynomial> times(const Polynomial& o) const;
+    // The product, distributed over both sums: (x + 1) * b is x * b + b. nullopt (not
+    // expanded) where the operands' terms multiply to more than maxTerms^2 or the result has
+    // more than maxTerms.
+    std::optional<Polynomial> times(const Polynomial& o, size_t maxTerms = kMaxTerms) const;
+    // The quotient by d where d divides every coefficient and the constant (exact), else nullopt.
+    std::optional<Polynomial> dividedExactly(int64_t d) const;
+    // Equal as polynomials (the same terms and constant).
+    bool sameAs(const Polynomial& o) const { return constant == o.constant && terms == o.terms; }
 
     // "M", "2 * M + K - 1", "ceildiv(N, 128)", "-i + 64", "M + M * bx", "3 * (a / b)".
     std::string str() const;

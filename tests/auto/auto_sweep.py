@@ -4,9 +4,9 @@ target with the compile-time parameters that size its tiles, blocks and pipeline
 (issue 46).
 
 The source is rewritten (`block_M = 64` becomes `block_M = auto`) and compiled with
-`--kernel NAME --target T`; the recommender fills the parameters. A kernel compiles, or fails
-with the diagnostic the table below expects of it (a kernel where `auto` cannot apply yet); an
-unexpected error, a crash or a timeout is a failure. Each kernel of the two folders must have a
+`--kernel NAME --target T --explain`; the recommender fills the parameters. An error, a crash
+or a timeout is a failure. A kernel that does not compile for a target as written (fp8 gemms
+on sm80) is skipped there, but not on every target. Each kernel of the two folders must have a
 row in TUNABLE (a new kernel must say which of its parameters are tile, block or pipeline
 sizes), so that none is left out silently.
 
@@ -47,7 +47,8 @@ TUNABLE = {
     "layernorm_fwd": ["blk_m", "threads"],
     "layernorm_bwd": ["blk_m", "threads"],
     "linear_attn_fwd": ["BK", "BV"],
-    "mamba_chunk_scan": ["block_M", "block_N", "block_K", "block_Dstate", "stages", "threads"],
+    # block_Dstate must cover dstate (the gemm over the state reads columns 0 : block_Dstate)
+    "mamba_chunk_scan": ["block_M", "block_N", "block_K", "stages", "threads"],
     "mamba_chunk_state": ["block_M", "block_N", "block_K", "stages", "threads"],
     "mha_bwd_bshd_fwd": ["block_M", "block_N"],
     "mha_bwd_bshd_prep": ["blk"],
@@ -81,10 +82,7 @@ TUNABLE = {
 }
 # samples/gemm_fp8.tl and tests/corpus/gemm_fp8.tl share a kernel name and their parameters.
 
-# (kernel, target regex) -> the diagnostic expected where `auto` cannot apply (a regex over
-# tlc's stderr). Every entry is a limit the compiler states in words, not a crash.
-EXPECTED = {
-}
+SKIPPED = "skipped: does not compile as written"
 
 KERNEL_RE = re.compile(r"^kernel\s+(\w+)\s*<", re.M)
 
@@ -131,13 +129,6 @@ def jobs(files, only):
     return out
 
 
-def expected_for(name, target):
-    for (kernel, target_re), diag in EXPECTED.items():
-        if kernel == name and re.fullmatch(target_re, target):
-            return diag
-    return None
-
-
 def run_one(tlc, workdir, path, name, target, timeout):
     src = os.path.join(workdir, "%s__%s.tl" % (os.path.basename(path)[:-3], name))
     t0 = time.monotonic()
@@ -147,13 +138,14 @@ def run_one(tlc, workdir, path, name, target, timeout):
     except subprocess.TimeoutExpired:
         return "timeout after %ss" % timeout, "", time.monotonic() - t0
     took = time.monotonic() - t0
-    picks = " ".join(re.findall(r"\w+ = \d+ (?=\(auto\))", p.stdout))
-    expected = expected_for(name, target)
-    if expected:
-        if p.returncode == 1 and re.search(expected, p.stderr):
-            return None, "expected: " + expected, took
-        return "expected a diagnostic matching %r, got exit %d: %s" % (expected, p.returncode,
-                                                                       p.stderr.strip()[:400]), "", took
+    # A kernel that does not compile for the target as written (fp8 gemms on sm80) says nothing
+    # about `auto`: it is not counted. (Checked only on failure: most compile.)
+    if p.returncode == 1:
+        plain = subprocess.run([tlc, path, "--kernel", name, "--target", target], capture_output=True,
+                               text=True, timeout=timeout)
+        if plain.returncode == 1:
+            return None, SKIPPED, took
+    picks = " ".join(dict.fromkeys(re.findall(r"\w+ = \d+ (?=\(auto\))", p.stdout)))  # once per launch
     if p.returncode != 0:
         return "exit %d: %s" % (p.returncode, p.stderr.strip()[:600]), "", took
     if "internal" in p.stderr.lower():
@@ -175,6 +167,8 @@ def main():
     work = jobs(files, args.only)
     targets = args.targets.split(",")
     failures = []
+    skipped = 0
+    ran = {}  # kernel -> whether each target counted
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="auto_sweep_") as workdir:
         for path, name, text in work:  # write the sources once, before the threads read them
@@ -186,14 +180,19 @@ def main():
                 path, name, t = futures[fut]
                 error, info, took = fut.result()
                 where = "%s:%s on %s" % (os.path.relpath(path, ROOT), name, t)
+                skipped += info == SKIPPED
+                ran.setdefault(name, []).append(info != SKIPPED)
                 if error:
                     failures.append("%s: %s" % (where, error))
                 elif args.show_picks:
                     print("ok   %-55s %5.2fs %s" % (where, took, info))
+    for name, counted in ran.items():
+        if not any(counted):
+            failures.append("%s: does not compile as written on any target swept" % name)
     for f in sorted(failures):
         print("FAIL " + f)
-    print("auto_sweep: %d kernels x %d targets, %d failed, %.1fs" %
-          (len(work), len(targets), len(failures), time.monotonic() - t0))
+    print("auto_sweep: %d kernels x %d targets, %d failed, %d skipped (not compiling as written), %.1fs" %
+          (len(work), len(targets), len(failures), skipped, time.monotonic() - t0))
     return 1 if failures else 0
 
 

@@ -167,11 +167,21 @@ TEST_CASE("polynomial: long products and overflow are refused, not wrong") {
     Polynomial big = Polynomial::atom("M").scaled(int64_t(1) << 62).value();
     CHECK(big.times(Polynomial::number(4)) == std::nullopt);
     CHECK(big.times(Polynomial::atom("N").plus(Polynomial::number(0)).value().scaled(4).value()) == std::nullopt);
-    // A product of two sums of 6 terms would have 36: over the limit, left to the caller.
+    // The square of a sum of 9 terms has 45: over the default limit of 32, left to the caller
+    // (an extent keeps it as an atom); within a larger one it expands.
     Polynomial sum = Polynomial::number(1);
-    for (const char* name : {"a", "b", "c", "d", "e"}) sum = *sum.plus(Polynomial::atom(name));
-    REQUIRE(sum.terms.size() == 5);
+    for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h"}) sum = *sum.plus(Polynomial::atom(name));
+    REQUIRE(sum.terms.size() == 8);
     CHECK(sum.times(sum) == std::nullopt);
+    auto square = sum.times(sum, 64);
+    REQUIRE(square);
+    CHECK(square->terms.size() == 44);
+    CHECK(square->constant == 1);
+    // Exact division by a constant divides every coefficient, or is refused.
+    auto even = Polynomial::atom("H").scaled(2)->plus(Polynomial::number(4));
+    CHECK(even->dividedExactly(2)->str() == "H + 2");
+    CHECK(even->dividedExactly(4) == std::nullopt);
+    CHECK(even->dividedExactly(0) == std::nullopt);
     // Within the limit it expands: (a + 1) * (a + 1) = a * a + 2 * a + 1.
     auto a1 = Polynomial::atom("a").plus(Polynomial::number(1));
     CHECK(a1->times(*a1)->str() == "2 * a + a * a + 1");
