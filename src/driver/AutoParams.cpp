@@ -44,11 +44,10 @@ std::optional<Recommendation> recommendFor(const Program& program, const ast::Ke
     ro.shapeMayNameOtherKernels = true;  // --shape is for the whole file
     ro.top = top;
     ro.kernel = kernel.name;
-    std::optional<Recommendation> r = recommend(program, ro, error, &inputErrors);
-    if (r)
-        for (const auto& [name, value] : shape.given)
-            if (r->shape.count(name)) shape.used.insert(name);
-    return r;
+    std::set<std::string> sizes = symbolicSizeNames(kernel);
+    for (const auto& [name, value] : shape.given)
+        if (sizes.count(name)) shape.used.insert(name);
+    return recommend(program, ro, error, &inputErrors);
 }
 
 } // namespace

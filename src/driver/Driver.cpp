@@ -241,12 +241,12 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         for (const ast::Kernel* k : selected)
             configs.push_back(recommend ? autoConfig(*program, *k, *target, options.defines, autoShape, diags)
                                         : KernelConfig{k});
-        // --shape names sizes of the kernels the recommender searched; a name none of them has
+        Compiled compiled = compile(*program, configs, compileOptions, diags);
+        // --shape names sizes of the kernels with `auto` parameters; a name none of them has
         // is a mistake on the command line (as a -D that names nothing is).
-        if (recommend && !diags.hasErrors())
+        if (recommend)
             for (const auto& [name, value] : autoShape.given)
                 if (!autoShape.used.count(name)) diags.reportCommandLine(DiagId::err_shape_unknown, name);
-        Compiled compiled = compile(*program, configs, compileOptions, diags);
         if (!compiled.checked) return;
         if (options.emit == EmitKind::Ast) {
             result = ast::dump(*compiled.file);

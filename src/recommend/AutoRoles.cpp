@@ -3,7 +3,6 @@
 #include "ast/AST.h"
 
 #include <cctype>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -22,43 +21,6 @@ const char* autoRoleName(AutoRole r) {
 }
 
 namespace {
-
-void forEachName(const ast::Expr* e, const std::function<void(const std::string&)>& f) {
-    if (!e) return;
-    switch (e->kind) {
-    case ast::ExprKind::Name: f(e->as<ast::Name>()->name); break;
-    case ast::ExprKind::List:
-        for (const auto& el : e->as<ast::List>()->elements) forEachName(el.get(), f);
-        break;
-    case ast::ExprKind::Call:
-        for (const auto& a : e->as<ast::Call>()->args) forEachName(a.value.get(), f);
-        break;
-    case ast::ExprKind::Index: {
-        const auto* ix = e->as<ast::Index>();
-        forEachName(ix->base.get(), f);
-        for (const auto& s : ix->subscripts) {
-            forEachName(s.point.get(), f);
-            forEachName(s.lo.get(), f);
-            forEachName(s.hi.get(), f);
-            forEachName(s.length.get(), f);
-        }
-        break;
-    }
-    case ast::ExprKind::Unary: forEachName(e->as<ast::Unary>()->operand.get(), f); break;
-    case ast::ExprKind::Binary:
-        forEachName(e->as<ast::Binary>()->lhs.get(), f);
-        forEachName(e->as<ast::Binary>()->rhs.get(), f);
-        break;
-    case ast::ExprKind::Ternary: {
-        const auto* t = e->as<ast::Ternary>();
-        forEachName(t->cond.get(), f);
-        forEachName(t->thenExpr.get(), f);
-        forEachName(t->elseExpr.get(), f);
-        break;
-    }
-    default: break;
-    }
-}
 
 // What the roles are read from: the `stages =` and `threads =` arguments that are a parameter
 // alone, the buffers gemm reads and writes, and the names in each allocation's shape.
@@ -92,7 +54,8 @@ struct Uses {
         } else if (const auto* let = s->as<ast::LetStmt>()) {
             if (const auto* c = let->value ? let->value->as<ast::Call>() : nullptr) {
                 if ((c->callee == "alloc_shared" || c->callee == "alloc_fragment") && !c->args.empty())
-                    forEachName(c->args.front().value.get(), [&](const std::string& n) { shapes[let->name].insert(n); });
+                    ast::forEachName(c->args.front().value.get(),
+                                     [&](const ast::Name& n) { shapes[let->name].insert(n.name); });
                 call(c);
             }
         } else if (const auto* e = s->as<ast::ExprStmt>()) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <optional>
 #include <cstdint>
 #include <set>
 #include <vector>
@@ -12,29 +14,45 @@ namespace tlc {
 
 namespace {
 
-// The identifiers of a symbolic extent's canonical text ("heads / 2" -> heads).
-std::set<std::string> namesIn(const std::string& text) {
-    std::set<std::string> out;
-    for (size_t i = 0; i < text.size();) {
-        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        if (!word(text[i])) {
-            ++i;
-            continue;
-        }
-        size_t j = i;
-        while (j < text.size() && word(text[j])) ++j;
-        if (!std::isdigit(static_cast<unsigned char>(text[i]))) out.insert(text.substr(i, j - i));
-        i = j;
+// A dimension's value at `shape`, when it is arithmetic the model can follow (sizes, constants,
+// + - * / %, ceildiv, min, max): `heads / groups`, `ceildiv(seqlen, chunk_size)`, a
+// convolution's `(H + 2 * P - D * (K - 1) - 1) / S + 1`. In doubles: no overflow on the way.
+std::optional<double> valueAt(const ast::Expr& e, const std::map<std::string, int64_t>& shape, int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    if (e.constant) {
+        if (const auto* v = std::get_if<int64_t>(&*e.constant)) return double(*v);
+        return std::nullopt;
     }
-    return out;
+    auto sub = [&](const ast::Expr* x) { return x ? valueAt(*x, shape, depth + 1) : std::nullopt; };
+    if (const auto* n = e.as<ast::Name>()) {
+        if (auto it = shape.find(n->name); it != shape.end()) return double(it->second);
+        return std::nullopt;
+    }
+    if (const auto* u = e.as<ast::Unary>(); u && u->op == ast::UnaryOp::Neg) {
+        auto v = sub(u->operand.get());
+        return v ? std::optional<double>(-*v) : std::nullopt;
+    }
+    if (const auto* b = e.as<ast::Binary>()) {
+        auto l = sub(b->lhs.get()), r = sub(b->rhs.get());
+        if (!l || !r) return std::nullopt;
+        switch (b->op) {
+        case ast::BinaryOp::Add: return *l + *r;
+        case ast::BinaryOp::Sub: return *l - *r;
+        case ast::BinaryOp::Mul: return *l * *r;
+        case ast::BinaryOp::Div: return *r > 0 ? std::optional<double>(std::floor(*l / *r)) : std::nullopt;
+        case ast::BinaryOp::Mod: return *r > 0 ? std::optional<double>(std::fmod(*l, *r)) : std::nullopt;
+        default: return std::nullopt;
+        }
+    }
+    if (const auto* c = e.as<ast::Call>(); c && c->args.size() == 2) {
+        auto l = sub(c->args[0].value.get()), r = sub(c->args[1].value.get());
+        if (!l || !r) return std::nullopt;
+        if (c->callee == "ceildiv" && *r > 0) return std::ceil(*l / *r);
+        if (c->callee == "min") return std::min(*l, *r);
+        if (c->callee == "max") return std::max(*l, *r);
+    }
+    return std::nullopt;
 }
-
-// One tensor parameter as the budget sees it: the product of its constant dimensions and, per
-// symbolic dimension, the sizes it names.
-struct TensorSizes {
-    double constantElements = 1;
-    std::vector<std::vector<std::string>> dims;
-};
 
 } // namespace
 
@@ -46,38 +64,34 @@ std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std:
         shape[d->name] = it == given.end() ? kDefaultShapeExtent : it->second;
         order.push_back(d->name);
     }
-    std::vector<TensorSizes> tensors;
-    for (const ast::Param& p : checked.params) {
-        if (!p.decl || p.decl->type.kind != Type::Kind::Tensor) continue;
-        TensorSizes t;
-        for (const Extent& e : p.decl->type.shape) {
-            if (e.isConstant()) {
-                t.constantElements *= double(std::max<int64_t>(*e.value, 1));
+    // A tensor's elements at the current shape. A dimension the model cannot evaluate counts as
+    // the product of the sizes it names (`f(N)` as N: usually an overestimate).
+    auto elements = [&](const ast::Param& p, std::set<std::string>& named) {
+        double n = 1;
+        for (const auto& dim : p.type.dims) {
+            std::set<std::string> names;
+            ast::forEachName(dim.get(), [&](const ast::Name& x) {
+                if (shape.count(x.name)) names.insert(x.name);
+            });
+            named.insert(names.begin(), names.end());
+            if (auto v = valueAt(*dim, shape)) {
+                n *= std::max(*v, 1.0);
                 continue;
             }
-            std::vector<std::string> sizes;
-            for (const std::string& n : namesIn(e.symbol))
-                if (shape.count(n)) sizes.push_back(n);
-            t.dims.push_back(std::move(sizes));
+            for (const auto& s : names) n *= double(shape[s]);
         }
-        tensors.push_back(std::move(t));
-    }
-    auto elements = [&](const TensorSizes& t) {
-        double n = t.constantElements;
-        for (const auto& dim : t.dims)
-            for (const auto& s : dim) n *= double(shape[s]);
         return n;
     };
     // Halve the largest free size of a tensor over the budget until none is; sizes --shape
     // gave are kept (a tensor over the budget at the user's shape is the user's choice).
-    for (const TensorSizes& t : tensors) {
-        while (elements(t) > double(kShapeElementBudget)) {
+    for (const ast::Param& p : checked.params) {
+        if (p.type.dims.empty()) continue;  // a scalar
+        for (;;) {
+            std::set<std::string> named;
+            if (elements(p, named) <= double(kShapeElementBudget)) break;
             const std::string* largest = nullptr;
             for (const std::string& s : order) {
-                bool inTensor = false;
-                for (const auto& dim : t.dims)
-                    for (const auto& n : dim) inTensor = inTensor || n == s;
-                if (!inTensor || given.count(s) || shape[s] <= 1) continue;
+                if (!named.count(s) || given.count(s) || shape[s] <= 1) continue;
                 if (!largest || shape[s] > shape[*largest]) largest = &s;
             }
             if (!largest) break;

@@ -22,9 +22,9 @@ constexpr int64_t kShapeElementBudget = int64_t(1) << 30;
 
 // Every symbolic size of `checked` (a kernel sema accepted) with its value: `given`'s (--shape)
 // where it names one; otherwise kDefaultShapeExtent, halved, largest first, while some tensor
-// parameter whose dimensions name it would exceed kShapeElementBudget elements. A dimension
-// counts as the product of the sizes it names times nothing else (`heads / groups` as heads:
-// an overestimate, so the budget holds), a constant dimension as its value.
+// parameter whose dimensions name it would exceed kShapeElementBudget elements. Dimensions are
+// evaluated at the shape (`heads / groups`, `ceildiv(seqlen, chunk_size)`); one the model cannot
+// evaluate counts as the product of the sizes it names.
 std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std::map<std::string, int64_t>& given);
 
 // `--shape M=8192,N=8192`: names with positive 32-bit values. False with `error` set otherwise.

@@ -294,11 +294,11 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
     for (const auto& p : r.params) params.push_back({{"name", p.name}, {"role", autoRoleName(p.role)}, {"values", p.values}});
     j["parameters"] = params;
     j["enumerated"] = r.enumerated;
-    j["tried"] = r.tried;
-    j["search"] = r.staged ? "staged" : "all";
     j["rejected"] = r.rejected;
     j["lowered"] = r.compiled;
     if (!r.firstRejection.empty()) j["first_rejection"] = r.firstRejection;
+    j["search"] = r.staged ? "staged" : "all";
+    j["tried"] = r.tried;
     Json list = Json::array();
     int rank = 0;
     for (const auto& c : r.ranked) {

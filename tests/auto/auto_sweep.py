@@ -11,6 +11,7 @@ row in TUNABLE (a new kernel must say which of its parameters are tile, block or
 sizes), so that none is left out silently.
 
     auto_sweep.py --tlc build/tlc [--targets sm80,cpu] [--only gqa] [-j N] [--show-picks]
+    auto_sweep.py --print-auto FILE.tl   # the file with its kernels' parameters `auto` (lit tests)
 """
 import argparse
 import concurrent.futures
@@ -22,6 +23,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Swept besides tests/corpus/*.tl and samples/*.tl: families the issue names that live elsewhere.
+EXTRA_FILES = ["tests/run/kernels/mla_decode.tl"]
 
 TARGETS = ["cpu", "cpu-avx2", "cpu-avx512", "cpu-amx", "sm80", "sm86", "sm89", "sm90", "gfx90a", "gfx942"]
 
@@ -62,6 +66,8 @@ TUNABLE = {
     "rms_norm_splitk": ["blk_m", "blk_k"],
     "rms_norm": ["blk_m"],
     "topk": ["blk_m", "threads"],
+    # tests/run/kernels
+    "mla_decode": ["block_N", "block_H", "stages", "threads"],
     # samples
     "block_histogram": ["items", "threads"],
     "flash_attention": ["block_M", "block_N", "stages", "threads"],
@@ -155,15 +161,27 @@ def run_one(tlc, workdir, path, name, target, timeout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tlc", required=True)
+    ap.add_argument("--tlc")
+    ap.add_argument("--print-auto", metavar="FILE", help="print FILE with its kernels' TUNABLE parameters auto")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--only", help="regex over kernel names")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--show-picks", action="store_true", help="print each kernel's chosen values")
     args = ap.parse_args()
+    if args.print_auto:
+        text = open(args.print_auto).read()
+        for name, start, end in reversed(kernels_of(text)):  # from the end: earlier offsets stay valid
+            if name not in TUNABLE:
+                raise SystemExit("auto_sweep: %s: kernel '%s' has no row in TUNABLE" % (args.print_auto, name))
+            text = with_auto(text, start, end, TUNABLE[name])
+        sys.stdout.write(text)
+        return 0
+    if not args.tlc:
+        ap.error("--tlc is required")
     files = sorted(os.path.join(ROOT, d, f) for d in ("tests/corpus", "samples")
                    for f in os.listdir(os.path.join(ROOT, d)) if f.endswith(".tl"))
+    files += [os.path.join(ROOT, f) for f in EXTRA_FILES]
     work = jobs(files, args.only)
     targets = args.targets.split(",")
     failures = []
