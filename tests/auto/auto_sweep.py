@@ -31,12 +31,17 @@ TARGETS = ["cpu", "cpu-avx2", "cpu-avx512", "cpu-amx", "sm80", "sm86", "sm89", "
 
 # kernel -> the compile-time parameters that size a tile, a block or a pipeline. The others
 # are the problem's (head dim, group counts, causal, dtypes, quantisation group sizes, chunk
-# sizes that are part of the tensors' layout): `auto` is not meant for them.
+# sizes that are part of the tensors' layout), or tiles the caller's data or host code is laid
+# out by (a block mask's blocks, padding to a multiple of the tile): `auto` is not meant for
+# them. The cpu corpus run passes with these `auto` (every pick is a correct kernel), except
+# flash_decoding's test of workspace_size, which expects num_split = 4's bytes.
 TUNABLE = {
     # tests/corpus
-    "block_sparse_attn": ["block_M", "block_N", "stages", "threads"],  # block_N: the mask's block, but it is the kv tile
+    # block_M, block_N: the blocks BlockSparseMask has a bit for (64 x 64 in the test's masks)
+    "block_sparse_attn": ["stages", "threads"],
     "convolution": ["block_M", "block_N", "block_K", "stages", "threads"],
-    "deepgemm_fp8": ["block_N", "block_M"],  # block_K = group_size: the scales' group
+    # block_N and block_K: one scale of B per group_size x group_size block
+    "deepgemm_fp8": ["block_M"],
     "dequant_gemm_fp4": ["block_M", "block_N", "block_K", "num_stages", "threads"],
     "dequant_gemm_mxfp4": ["block_M", "block_N", "block_K", "num_stages", "threads"],
     "dequant_gemm_w4a8": ["block_M", "block_N", "block_K", "num_stages", "threads"],
@@ -47,7 +52,8 @@ TUNABLE = {
     "gemm_splitk": ["block_M", "block_N", "block_K", "split_k"],
     "gemm_streamk": ["block_M", "block_N", "block_K", "num_stages", "threads"],  # total_sm: the device's
     "gqa_fwd_bshd": ["block_M", "block_N", "stages", "threads"],
-    "grouped_gemm": ["block_M", "block_N", "block_K", "num_stages", "threads"],
+    # block_M: the host pads each group's rows to a multiple of it (batch_padded_offsets)
+    "grouped_gemm": ["block_N", "block_K", "num_stages", "threads"],
     "layernorm_fwd": ["blk_m", "threads"],
     "layernorm_bwd": ["blk_m", "threads"],
     "linear_attn_fwd": ["BK", "BV"],
