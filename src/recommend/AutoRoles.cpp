@@ -105,9 +105,12 @@ std::vector<int64_t> autoCandidates(AutoRole role, const Target& target) {
     case AutoRole::TileExtent: return {1, 2, 4, 8, 16, 32, 64, 128, 256};
     case AutoRole::Split: return {1, 2, 4, 8, 16};
     // The cpu runs a pipelined loop's iterations in order: more stages only cost storage, and
-    // trying them would multiply the search (and tlc's compile time) for nothing.
+    // trying them would multiply the search (and tlc's compile time) for nothing. GPUs without
+    // cp.async (CDNA) prefetch a loop one iteration ahead through registers for any stages >= 2
+    // (docs/lowering.md, "Prefetching through registers"): 2 stands for them all.
     case AutoRole::Stages:
-        return target.backend == Backend::Cpu ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 3, 4, 5};
+        if (target.backend == Backend::Cpu) return {1};
+        return target.has(Feature::CpAsync) ? std::vector<int64_t>{1, 2, 3, 4, 5} : std::vector<int64_t>{1, 2};
     case AutoRole::Threads: {
         std::vector<int64_t> out;
         for (int64_t t : {64, 128, 256, 512})
