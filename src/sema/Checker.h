@@ -99,6 +99,7 @@ public:
     bool isCompileTime(const ast::Expr& e) const;
     Extent extentOf(const ast::Expr& e) const;
     std::optional<Polynomial> polynomialOf(const ast::Expr& e) const;
+    std::string operandText(const ast::Expr& x, const Polynomial& p) const;
     std::string canonical(const ast::Expr& e) const;
     std::string structuralText(const ast::Expr& e) const;
     std::string brief(const ast::Expr& e) const;  // structuralText clipped for messages

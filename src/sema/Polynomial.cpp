@@ -80,6 +80,10 @@ std::optional<Polynomial> Polynomial::times(const Polynomial& o, size_t maxTerms
             if (!addTerm(out, m, c)) return std::nullopt;
         }
     if (out.terms.size() > maxTerms) return std::nullopt;
+    size_t text = 0;
+    for (const auto& [monomial, coeff] : out.terms)
+        for (const auto& factor : monomial) text += factor.size();
+    if (text > kMaxTextBytes) return std::nullopt;
     return out;
 }
 

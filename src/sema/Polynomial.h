@@ -26,6 +26,10 @@ struct Polynomial {
     // A product with more terms than this is left unexpanded (an atom of its own): extents
     // are short sums, and expanding products of long ones only grows their text.
     static constexpr size_t kMaxTerms = 32;
+    // Nor is one whose factors' text would pass this many bytes: expanding repeats each factor
+    // in several terms, so nested products of sums would grow their text exponentially
+    // ((((a + 1) * (n + 1) + 2) * (n + 1) + 3) * ...); left as atoms, it grows linearly.
+    static constexpr size_t kMaxTextBytes = 2048;
 
     static Polynomial number(int64_t v) { Polynomial p; p.constant = v; return p; }
     static Polynomial atom(std::string text, bool compound = false);
@@ -37,7 +41,7 @@ struct Polynomial {
     std::optional<Polynomial> scaled(int64_t k) const;
     // The product, distributed over both sums: (x + 1) * b is x * b + b. nullopt (not
     // expanded) where the operands' terms multiply to more than maxTerms^2 or the result has
-    // more than maxTerms.
+    // more than maxTerms terms or kMaxTextBytes of factors.
     std::optional<Polynomial> times(const Polynomial& o, size_t maxTerms = kMaxTerms) const;
     // The quotient by d where d divides every coefficient and the constant (exact), else nullopt.
     std::optional<Polynomial> dividedExactly(int64_t d) const;

@@ -46,15 +46,25 @@ std::optional<Polynomial> KernelChecker::polynomialOf(const Expr& e) const {
     // so that long operator chains stay linear. Products distribute over sums whether their
     // factors are constants or not: `(bx + 1) * block_M - bx * block_M` is `block_M` with
     // block_M `auto` (unknown yet) as with block_M = 64.
-    if (auto* b = e.as<Binary>()) {
-        std::optional<Polynomial> out;
-        if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul) {
-            auto l = polynomialOf(*b->lhs), r = polynomialOf(*b->rhs);
-            out = b->op == BinaryOp::Add ? l->plus(*r) : b->op == BinaryOp::Sub ? l->minus(*r) : l->times(*r);
-        }
+    if (auto* b = e.as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+        auto l = polynomialOf(*b->lhs), r = polynomialOf(*b->rhs);
+        auto out = b->op == BinaryOp::Add ? l->plus(*r) : b->op == BinaryOp::Sub ? l->minus(*r) : l->times(*r);
         if (out) return out;
+        // Too large to expand (or an overflow): an atom whose text is made from the operands'
+        // forms already computed, so that a chain of such products stays linear (rebuilding
+        // the text from the tree would expand every operand again, at every level).
+        return Polynomial::atom(operandText(*b->lhs, *l) + " " + spelling(b->op) + " " + operandText(*b->rhs, *r),
+                                true);
     }
     return asAtom();
+}
+
+// The text structuralText gives an operand, from its polynomial form `p` already computed.
+std::string KernelChecker::operandText(const Expr& x, const Polynomial& p) const {
+    std::string text = x.constant ? toString(*x.constant)
+                                  : x.type.isScalar() && isInteger(x.type.dtype) ? p.str() : structuralText(x);
+    return isAtomicText(x) && (x.kind != ExprKind::Name || text.find(' ') == std::string::npos) ? text
+                                                                                                : "(" + text + ")";
 }
 
 std::string KernelChecker::canonical(const Expr& e) const {
