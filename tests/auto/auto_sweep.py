@@ -12,6 +12,7 @@ sizes), so that none is left out silently.
 
     auto_sweep.py --tlc build/tlc [--targets sm80,cpu] [--only gqa] [-j N] [--show-picks]
     auto_sweep.py --print-auto FILE.tl   # the file with its kernels' parameters `auto` (lit tests)
+    auto_sweep.py --write-auto DIR       # every swept file so, into DIR (compile-auto builds them)
 """
 import argparse
 import concurrent.futures
@@ -48,7 +49,7 @@ TUNABLE = {
     "dequant_gemv": ["n_partition", "reduce_thread", "micro_size_k"],
     "elementwise_add": ["block_M", "block_N", "threads"],
     "flash_decoding": ["block_N", "block_H", "num_split", "num_stages", "threads"],
-    "gemm_fp8": ["block_M", "block_N", "block_K"],
+    "tests/corpus/gemm_fp8.tl:gemm_fp8": ["block_M", "block_N", "block_K"],
     "gemm_splitk": ["block_M", "block_N", "block_K", "split_k"],
     "gemm_streamk": ["block_M", "block_N", "block_K", "num_stages", "threads"],  # total_sm: the device's
     "gqa_fwd_bshd": ["block_M", "block_N", "stages", "threads"],
@@ -79,6 +80,7 @@ TUNABLE = {
     "flash_attention": ["block_M", "block_N", "stages", "threads"],
     "gemm": ["block_M", "block_N", "block_K", "stages", "threads"],
     "gemm_auto": [],  # already all `auto`
+    "samples/gemm_fp8.tl:gemm_fp8": ["block_M", "block_N", "block_K", "stages", "threads"],
     "gemm_bf16": ["block_M", "block_N", "block_K", "stages", "threads"],
     "gemm_i8": ["block_M", "block_N", "block_K", "stages", "threads"],
     "gemm_nt": ["block_M", "block_N", "block_K", "stages", "threads"],
@@ -92,7 +94,8 @@ TUNABLE = {
     "vector_add": ["block", "threads"],
     "warp_softmax": ["rows", "per_lane"],
 }
-# samples/gemm_fp8.tl and tests/corpus/gemm_fp8.tl share a kernel name and their parameters.
+# A kernel whose name two files share has a row per file: "path:kernel" (a row by name alone
+# would apply to both).
 
 SKIPPED = "skipped: does not compile as written"
 
@@ -128,21 +131,37 @@ def with_auto(text, start, end, params):
     return text[:start] + head + text[end + 1:]
 
 
+def tunable(path, name):
+    """The TUNABLE row of kernel `name` of the file at `path`."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    for key in (rel + ":" + name, name):
+        if key in TUNABLE:
+            return TUNABLE[key]
+    raise SystemExit("auto_sweep: %s: kernel '%s' has no row in TUNABLE" % (path, name))
+
+
+def all_auto(path):
+    """The text of `path` with every kernel's TUNABLE parameters auto."""
+    text = open(path).read()
+    for name, start, end in reversed(kernels_of(text)):  # from the end: earlier offsets stay valid
+        text = with_auto(text, start, end, tunable(path, name))
+    return text
+
+
 def jobs(files, only):
     out = []
     for path in files:
         text = open(path).read()
         for name, start, end in kernels_of(text):
-            if name not in TUNABLE:
-                raise SystemExit("auto_sweep: %s: kernel '%s' has no row in TUNABLE" % (path, name))
+            params = tunable(path, name)
             if only and not re.search(only, name):
                 continue
-            out.append((path, name, with_auto(text, start, end, TUNABLE[name])))
+            out.append((path, name, with_auto(text, start, end, params)))
     return out
 
 
 def run_one(tlc, workdir, path, name, target, timeout):
-    src = os.path.join(workdir, "%s__%s.tl" % (os.path.basename(path)[:-3], name))
+    src = os.path.join(workdir, "%s__%s.tl" % (os.path.relpath(path, ROOT)[:-3].replace("/", "__"), name))
     t0 = time.monotonic()
     try:
         p = subprocess.run([tlc, src, "--kernel", name, "--target", target, "--explain"],
@@ -169,6 +188,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tlc")
     ap.add_argument("--print-auto", metavar="FILE", help="print FILE with its kernels' TUNABLE parameters auto")
+    ap.add_argument("--write-auto", metavar="DIR", help="write every swept file so into DIR")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--only", help="regex over kernel names")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
@@ -176,18 +196,19 @@ def main():
     ap.add_argument("--show-picks", action="store_true", help="print each kernel's chosen values")
     args = ap.parse_args()
     if args.print_auto:
-        text = open(args.print_auto).read()
-        for name, start, end in reversed(kernels_of(text)):  # from the end: earlier offsets stay valid
-            if name not in TUNABLE:
-                raise SystemExit("auto_sweep: %s: kernel '%s' has no row in TUNABLE" % (args.print_auto, name))
-            text = with_auto(text, start, end, TUNABLE[name])
-        sys.stdout.write(text)
+        sys.stdout.write(all_auto(args.print_auto))
         return 0
-    if not args.tlc:
-        ap.error("--tlc is required")
     files = sorted(os.path.join(ROOT, d, f) for d in ("tests/corpus", "samples")
                    for f in os.listdir(os.path.join(ROOT, d)) if f.endswith(".tl"))
     files += [os.path.join(ROOT, f) for f in EXTRA_FILES]
+    if args.write_auto:
+        os.makedirs(args.write_auto, exist_ok=True)
+        for path in files:  # samples__gemm_fp8.tl: two files may share a name
+            with open(os.path.join(args.write_auto, os.path.relpath(path, ROOT).replace("/", "__")), "w") as f:
+                f.write(all_auto(path))
+        return 0
+    if not args.tlc:
+        ap.error("--tlc is required")
     work = jobs(files, args.only)
     targets = args.targets.split(",")
     failures = []
@@ -196,7 +217,8 @@ def main():
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="auto_sweep_") as workdir:
         for path, name, text in work:  # write the sources once, before the threads read them
-            open(os.path.join(workdir, "%s__%s.tl" % (os.path.basename(path)[:-3], name)), "w").write(text)
+            open(os.path.join(workdir, "%s__%s.tl" % (os.path.relpath(path, ROOT)[:-3].replace("/", "__"), name)),
+                 "w").write(text)
         with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
             futures = {pool.submit(run_one, args.tlc, workdir, path, name, t, args.timeout): (path, name, t)
                        for path, name, text in work for t in targets}
