@@ -148,7 +148,13 @@ def all_auto(path):
     return text
 
 
+VARIANT_RE = re.compile(r"^// corpus-variant: *(\w+) +(.*)$", re.M)
+
+
 def jobs(files, only):
+    """(source path, kernel, rewritten text, extra tlc flags, label) for each kernel, and again
+    for each `// corpus-variant: NAME -D x=y` of its file whose -D values name its parameters
+    (the causal forms of the attention kernels)."""
     out = []
     for path in files:
         text = open(path).read()
@@ -156,15 +162,25 @@ def jobs(files, only):
             params = tunable(path, name)
             if only and not re.search(only, name):
                 continue
-            out.append((path, name, with_auto(text, start, end, params)))
+            rewritten = with_auto(text, start, end, params)
+            out.append((path, name, rewritten, [], name))
+            for variant, flags in VARIANT_RE.findall(text):
+                flags = flags.split()
+                names = [flags[i + 1].split("=")[0] for i in range(len(flags) - 1) if flags[i] == "-D"]
+                if names and all(re.search(r"\b%s\s*(:\s*\w+\s*)?=" % n, text[start:end]) for n in names):
+                    out.append((path, name, rewritten, flags, "%s (%s)" % (name, variant)))
     return out
 
 
-def run_one(tlc, workdir, path, name, target, timeout):
-    src = os.path.join(workdir, "%s__%s.tl" % (os.path.relpath(path, ROOT)[:-3].replace("/", "__"), name))
+def source_name(path, name):
+    return "%s__%s.tl" % (os.path.relpath(path, ROOT)[:-3].replace("/", "__"), name)
+
+
+def run_one(tlc, workdir, path, name, flags, target, timeout):
+    src = os.path.join(workdir, source_name(path, name))
     t0 = time.monotonic()
     try:
-        p = subprocess.run([tlc, src, "--kernel", name, "--target", target, "--explain"],
+        p = subprocess.run([tlc, src, "--kernel", name, "--target", target, "--explain"] + flags,
                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout after %ss" % timeout, "", time.monotonic() - t0
@@ -172,7 +188,7 @@ def run_one(tlc, workdir, path, name, target, timeout):
     # A kernel that does not compile for the target as written (fp8 gemms on sm80) says nothing
     # about `auto`: it is not counted. (Checked only on failure: most compile.)
     if p.returncode == 1:
-        plain = subprocess.run([tlc, path, "--kernel", name, "--target", target], capture_output=True,
+        plain = subprocess.run([tlc, path, "--kernel", name, "--target", target] + flags, capture_output=True,
                                text=True, timeout=timeout)
         if plain.returncode == 1:
             return None, SKIPPED, took
@@ -216,18 +232,17 @@ def main():
     ran = {}  # kernel -> whether each target counted
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="auto_sweep_") as workdir:
-        for path, name, text in work:  # write the sources once, before the threads read them
-            open(os.path.join(workdir, "%s__%s.tl" % (os.path.relpath(path, ROOT)[:-3].replace("/", "__"), name)),
-                 "w").write(text)
+        for path, name, text, flags, label in work:  # write the sources once, before the threads read them
+            open(os.path.join(workdir, source_name(path, name)), "w").write(text)
         with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
-            futures = {pool.submit(run_one, args.tlc, workdir, path, name, t, args.timeout): (path, name, t)
-                       for path, name, text in work for t in targets}
+            futures = {pool.submit(run_one, args.tlc, workdir, path, name, flags, t, args.timeout): (path, label, t)
+                       for path, name, text, flags, label in work for t in targets}
             for fut in concurrent.futures.as_completed(futures):
-                path, name, t = futures[fut]
+                path, label, t = futures[fut]
                 error, info, took = fut.result()
-                where = "%s:%s on %s" % (os.path.relpath(path, ROOT), name, t)
+                where = "%s:%s on %s" % (os.path.relpath(path, ROOT), label, t)
                 skipped += info == SKIPPED
-                ran.setdefault(name, []).append(info != SKIPPED)
+                ran.setdefault(label, []).append(info != SKIPPED)
                 if error:
                     failures.append("%s: %s" % (where, error))
                 elif args.show_picks:
@@ -237,7 +252,7 @@ def main():
             failures.append("%s: does not compile as written on any target swept" % name)
     for f in sorted(failures):
         print("FAIL " + f)
-    print("auto_sweep: %d kernels x %d targets, %d failed, %d skipped (not compiling as written), %.1fs" %
+    print("auto_sweep: %d kernels and variants x %d targets, %d failed, %d skipped (not compiling as written), %.1fs" %
           (len(work), len(targets), len(failures), skipped, time.monotonic() - t0))
     return 1 if failures else 0
 
