@@ -97,7 +97,8 @@ int recommendMain(int argc, char** argv) {
     app.add_option("input", options.input, "Input .tl file, or - for standard input");
     app.add_option("--target,-t", options.target, "Target: " + targetNames());
     app.add_option("--target-profile", options.targetProfile, "A hardware profile (JSON) to use as the target");
-    app.add_option("--shape", rec.shape, "Sizes for the model: NAME=N,... (others: 4096)");
+    app.add_option("--shape", rec.shape,
+                   "Sizes for the model: NAME=N,... (others: 4096, less where a tensor would pass 2^30 elements)");
     app.add_option("--top", rec.top, "How many candidates to print")->capture_default_str();
     app.add_option("--kernel", options.kernel, "The kernel (default: the first with 'auto' parameters)");
     std::vector<std::string> defines;
@@ -160,6 +161,9 @@ int main(int argc, char** argv) {
                    "Emit the recommender's top N configurations of each kernel with 'auto' parameters, and a "
                    "launcher that picks one by problem size (docs/recommend.md)")
         ->check(CLI::Range(1, 16));
+    app.add_option("--shape", options.shape,
+                   "Sizes the recommender models 'auto' kernels at: NAME=N,... (others: 4096, less where a tensor "
+                   "would pass 2^30 elements; docs/recommend.md)");
     app.add_flag("--explain", options.explain,
                  "Print every value the compiler chose (inferred or 'auto') and why, instead of the source "
                  "(with -o, besides the files); JSON with --diagnostics-format=json");

@@ -217,4 +217,41 @@ std::string dump(const File& file) {
     return d.out;
 }
 
+void forEachName(const Expr* e, const std::function<void(const Name&)>& f) {
+    if (!e) return;
+    switch (e->kind) {
+    case ExprKind::Name: f(*e->as<Name>()); break;
+    case ExprKind::List:
+        for (const auto& el : e->as<List>()->elements) forEachName(el.get(), f);
+        break;
+    case ExprKind::Call:
+        for (const auto& a : e->as<Call>()->args) forEachName(a.value.get(), f);
+        break;
+    case ExprKind::Index: {
+        const auto* ix = e->as<Index>();
+        forEachName(ix->base.get(), f);
+        for (const auto& s : ix->subscripts) {
+            forEachName(s.point.get(), f);
+            forEachName(s.lo.get(), f);
+            forEachName(s.hi.get(), f);
+            forEachName(s.length.get(), f);
+        }
+        break;
+    }
+    case ExprKind::Unary: forEachName(e->as<Unary>()->operand.get(), f); break;
+    case ExprKind::Binary:
+        forEachName(e->as<Binary>()->lhs.get(), f);
+        forEachName(e->as<Binary>()->rhs.get(), f);
+        break;
+    case ExprKind::Ternary: {
+        const auto* t = e->as<Ternary>();
+        forEachName(t->cond.get(), f);
+        forEachName(t->thenExpr.get(), f);
+        forEachName(t->elseExpr.get(), f);
+        break;
+    }
+    default: break;
+    }
+}
+
 } // namespace tlc::ast

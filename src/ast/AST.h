@@ -7,6 +7,7 @@
 #include "ast/Type.h"
 #include "support/SourceFile.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -357,5 +358,9 @@ struct File {
 
 // Readable dump used by `--emit=ast` and the builder's tests.
 std::string dump(const File& file);
+
+// Calls f with every name an expression mentions (operands, arguments, subscripts), in order;
+// for code that reads the tree as parsed (the recommender's roles of `auto` parameters).
+void forEachName(const Expr* e, const std::function<void(const Name&)>& f);
 
 } // namespace tlc::ast

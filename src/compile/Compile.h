@@ -44,8 +44,9 @@ struct CompileOptions {
     const Target* target = nullptr;  // null: sema only (then `stop` is Checked)
     Defines defines;
     CompileStage stop = CompileStage::Lowered;
-    // The recommender's and the variant dispatcher's kernels are one launch: a kernel with several
-    // grids or global scratch is reported (err_auto_multi_grid) instead of built.
+    // The variant dispatcher's kernels are one launch: a kernel with several grids or global
+    // scratch is reported (err_auto_multi_grid) instead of built. (The recommender ranks such a
+    // kernel by the sum of its launches.)
     bool oneLaunch = false;
     PassOptions passes;
     std::ostream* dumps = nullptr;  // --print-after, --time-passes; null: discarded

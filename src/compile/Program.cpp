@@ -37,4 +37,15 @@ std::string severalGridsOrScratch(const ast::Kernel& k) {
     return scratch ? "global scratch (alloc_global)" : "";
 }
 
+std::set<std::string> symbolicSizeNames(const ast::Kernel& k) {
+    std::set<std::string> params, out;
+    for (const auto& tp : k.templateParams) params.insert(tp.name);
+    for (const auto& p : k.params)
+        for (const auto& d : p.type.dims)
+            ast::forEachName(d.get(), [&](const ast::Name& n) {
+                if (!params.count(n.name)) out.insert(n.name);
+            });
+    return out;
+}
+
 } // namespace tlc

@@ -9,6 +9,7 @@
 #include "support/SourceFile.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,9 +36,13 @@ private:
 // Whether the kernel has an `auto` parameter that `defines` does not fix.
 bool hasOpenAutoParams(const ast::Kernel& kernel, const std::map<std::string, std::string>& defines);
 
-// "2 grids" or "global scratch (alloc_global)" when the kernel has them, else "": the
-// recommender and the variant dispatcher know kernels of one launch only. Read from the syntax,
-// so it can be asked before the kernel is checked.
+// "2 grids" or "global scratch (alloc_global)" when the kernel has them, else "": the variant
+// dispatcher launches kernels of one launch only. Read from the syntax, so it can be asked
+// before the kernel is checked.
 std::string severalGridsOrScratch(const ast::Kernel& kernel);
+
+// The names of the kernel's symbolic sizes: the names in its tensor parameters' dimensions
+// that are not compile-time parameters (read from the syntax, as severalGridsOrScratch).
+std::set<std::string> symbolicSizeNames(const ast::Kernel& kernel);
 
 } // namespace tlc

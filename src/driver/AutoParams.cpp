@@ -35,30 +35,37 @@ std::string shapeText(const std::map<std::string, int64_t>& shape) {
 }
 
 std::optional<Recommendation> recommendFor(const Program& program, const ast::Kernel& kernel, int top,
-                                           const Target& target, const Defines& defines) {
+                                           const Target& target, const Defines& defines, AutoShape& shape,
+                                           std::string& error, bool& inputErrors) {
     RecommendOptions ro;
     ro.target = &target;
     ro.defines = defines;
+    ro.shape = shape.given;
+    ro.shapeMayNameOtherKernels = true;  // --shape is for the whole file
     ro.top = top;
     ro.kernel = kernel.name;
-    std::string error;
-    return recommend(program, ro, error);  // on error, the checker reports what is wrong with the kernel
+    std::set<std::string> sizes = symbolicSizeNames(kernel);
+    for (const auto& [name, value] : shape.given)
+        if (sizes.count(name)) shape.used.insert(name);
+    return recommend(program, ro, error, &inputErrors);
 }
 
 } // namespace
 
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, DiagnosticEngine& diags) {
+                        const Defines& defines, AutoShape& autoShape, DiagnosticEngine& diags) {
     KernelConfig config{&kernel};
     if (!hasOpenAutoParams(kernel, defines)) return config;
-    if (std::string what = severalGridsOrScratch(kernel); !what.empty()) {
-        diags.report(DiagId::err_auto_multi_grid, kernel.nameRange, kernel.name, what);
+    std::string error;
+    bool inputErrors = false;
+    std::optional<Recommendation> r = recommendFor(program, kernel, 1, target, defines, autoShape, error, inputErrors);
+    if (!r) {
+        // Errors in the kernel itself are the checker's to report, where they are.
+        if (!inputErrors) diags.report(DiagId::note_auto_not_searched, kernel.nameRange, kernel.name, error);
         return config;
     }
-    std::optional<Recommendation> r = recommendFor(program, kernel, 1, target, defines);
-    if (!r) return config;
     if (r->ranked.empty()) {
-        diags.report(DiagId::note_auto_no_candidate, kernel.nameRange, kernel.name, r->enumerated, target.name,
+        diags.report(DiagId::note_auto_no_candidate, kernel.nameRange, kernel.name, r->tried, target.name,
                      r->firstRejection);
         return config;
     }
@@ -69,7 +76,7 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
         "the recommender's best of {} configurations ({} lowered) for target '{}'{}: estimate {:.1f} us "
         "(compute {:.1f} us, memory {:.1f} us), {} bytes of shared memory, {} thread{}, {} block{} per SM, "
         "{} wave{} (see 'tlc recommend')",
-        r->enumerated, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
+        r->tried, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
         best.computeUs, best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
         best.blocksPerSM, best.blocksPerSM == 1 ? "" : "s", best.waves, best.waves == 1 ? "" : "s");
     return config;
@@ -89,9 +96,12 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 }
 
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
-                     DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     AutoShape& autoShape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
                      std::vector<ExplainedKernel>& explained, VariantSet& set) {
-    std::optional<Recommendation> r = recommendFor(program, kernel, top, *options.target, options.defines);
+    std::string error;
+    bool inputErrors = false;
+    std::optional<Recommendation> r =
+        recommendFor(program, kernel, top, *options.target, options.defines, autoShape, error, inputErrors);
     if (!r || r->ranked.empty()) return false;
     set.name = kernel.name;
     set.shape = shapeText(r->shape);

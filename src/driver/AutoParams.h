@@ -7,18 +7,28 @@
 #include "compile/Compile.h"
 #include "emit/Emit.h"
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace tlc {
 
+// The problem shape the recommender models the kernels at (--shape NAME=VALUE,...: sizes of any
+// of the file's kernels; the others take the defaults of recommend/ModelShape.h), and which of
+// its names some kernel's recommendation used (a name none used is an error on the command line).
+struct AutoShape {
+    std::map<std::string, int64_t> given;
+    std::set<std::string> used;
+};
+
 // The configuration of a kernel whose `auto` parameters `defines` leaves open: the recommender's
 // best candidate, each value logged with the model's estimate (--explain; the emitted code's
-// comments list the values too). Where no candidate compiles (or the kernel has several
-// launches), the kernel as written after a note or error saying why: IR building then reports
-// what is left `auto`.
+// comments list the values too). A kernel of several launches is ranked by their total.
+// Where no candidate compiles or the search cannot run, the kernel as written after a note
+// saying why: IR building then reports what is left `auto`.
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, DiagnosticEngine& diags);
+                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags);
 
 // "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
 // by the first letters of its words (all of its name where two would read the same).
@@ -28,7 +38,7 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 // lowered kernels to `kernels`, their decision logs to `explained`, and returns the set; false
 // when the recommender finds no configuration.
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
-                     DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     AutoShape& shape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
                      std::vector<ExplainedKernel>& explained, VariantSet& set);
 
 } // namespace tlc

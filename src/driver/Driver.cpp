@@ -8,6 +8,7 @@
 #include "emit/Emit.h"
 #include "ir/Printer.h"
 #include "passes/Passes.h"
+#include "recommend/ModelShape.h"
 #include "recommend/Recommend.h"
 #include "support/AtomicFile.h"
 #include "support/Diagnostics.h"
@@ -173,6 +174,12 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         return kExitUsage;
     }
 
+    AutoShape autoShape;
+    if (std::string error; !parseShapeOption(options.shape, autoShape.given, error)) {
+        usageError(err, error);
+        return kExitUsage;
+    }
+
     std::string text, readError;
     if (!readInput(options.input, text, readError)) {
         usageError(err, readError);
@@ -223,7 +230,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                     return true;  // nothing more to say about it
                 }
                 VariantSet set;
-                if (!compileVariants(*program, *k, options.emitVariants, compileOptions, diags, kernels, explained, set))
+                if (!compileVariants(*program, *k, options.emitVariants, compileOptions, autoShape, diags, kernels,
+                                     explained, set))
                     return false;
                 variantSets.push_back(std::move(set));
                 return true;
@@ -234,8 +242,14 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         const bool recommend = target && !options.syntaxOnly && options.emit != EmitKind::Ast && !diags.hasErrors();
         std::vector<KernelConfig> configs;
         for (const ast::Kernel* k : selected)
-            configs.push_back(recommend ? autoConfig(*program, *k, *target, options.defines, diags) : KernelConfig{k});
+            configs.push_back(recommend ? autoConfig(*program, *k, *target, options.defines, autoShape, diags)
+                                        : KernelConfig{k});
         Compiled compiled = compile(*program, configs, compileOptions, diags);
+        // --shape names sizes of the kernels with `auto` parameters; a name none of them has
+        // is a mistake on the command line (as a -D that names nothing is).
+        if (recommend)
+            for (const auto& [name, value] : autoShape.given)
+                if (!autoShape.used.count(name)) diags.reportCommandLine(DiagId::err_shape_unknown, name);
         if (!compiled.checked) return;
         if (options.emit == EmitKind::Ast) {
             result = ast::dump(*compiled.file);
@@ -303,23 +317,9 @@ int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec
     ro.top = rec.top;
     ro.kernel = options.kernel;
     ro.defines = options.defines;
-    // --shape NAME=N,NAME=N: positive integers.
-    std::string_view shape = rec.shape;
-    while (!shape.empty()) {
-        size_t comma = shape.find(',');
-        std::string item(shape.substr(0, comma));
-        shape = comma == std::string_view::npos ? std::string_view() : shape.substr(comma + 1);
-        size_t eq = item.find('=');
-        std::string name = eq == std::string::npos ? item : item.substr(0, eq);
-        std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-        bool ok = !name.empty() && !value.empty() && value.size() <= 10 &&
-                  std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-        int64_t v = ok ? std::stoll(value) : 0;
-        if (!ok || v < 1 || v > INT32_MAX) {
-            usageError(err, fmt::format("--shape expects NAME=N,... with N a positive 32-bit integer, got '{}'", item));
-            return kExitUsage;
-        }
-        ro.shape[name] = v;
+    if (std::string error; !parseShapeOption(rec.shape, ro.shape, error)) {
+        usageError(err, error);
+        return kExitUsage;
     }
     std::string text, readError;
     if (!readInput(options.input, text, readError)) {

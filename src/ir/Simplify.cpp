@@ -1,6 +1,7 @@
 #include "ir/Simplify.h"
 
 #include "ir/Addends.h"
+#include "ir/SumOfProducts.h"
 #include "ir/Visitor.h"
 
 #include <algorithm>
@@ -217,6 +218,7 @@ private:
             if (isConstInt(b, 0)) return a;
             if (equal(a, b)) return intImm(0, t);
             if (y) return simplifyAdd(a, -*y);
+            if (Expr r = cancelDifference(a, b, t)) return r;
             break;
         case BinaryOp::Mul:
             if (isConstInt(b, 1)) return a;
@@ -361,6 +363,17 @@ private:
         Expr sum = terms[0];
         for (size_t i = 1; i < terms.size(); ++i) sum = binary(BinaryOp::Add, sum, terms[i]);
         return sum;
+    }
+
+    // a - b where terms of the two sides cancel once products are distributed over sums:
+    // (x + 1) * 64 - x * 64 is 64, (x + 1) * n - x * n is n. Rewritten only when something
+    // cancels, so that other differences print as written.
+    static Expr cancelDifference(const Expr& a, const Expr& b, DType t) {
+        auto x = SumOfProducts::of(a), y = SumOfProducts::of(b);
+        if (!x || !y) return {};
+        auto d = x->minus(*y);
+        if (!d || d->terms.size() >= x->terms.size() + y->terms.size()) return {};
+        return d->toExpr(t);
     }
 
     Expr simplifyAdd(const Expr& e, int64_t c) {

@@ -126,7 +126,10 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     TileWork work;
     TileWorkVisitor visitor(work);
     visitor.visit(kernel.body);
-    std::map<const ir::BufferNode*, int> versions(visitor.sharedStages.begin(), visitor.sharedStages.end());
+    // Only targets with cp.async keep a version of a pipelined loop's tiles per stage; the
+    // others run the loop in order, or prefetch the next iteration's tiles into registers.
+    std::map<const ir::BufferNode*, int> versions;
+    if (target.has(Feature::CpAsync)) versions.insert(visitor.sharedStages.begin(), visitor.sharedStages.end());
     work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
     for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
     return work;
@@ -164,8 +167,9 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue) * 1e6;
     e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
     // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
-    // then go to the fewest).
-    double depth = cpu ? 1.0 : double(e.stages) * double(perSM);
+    // then go to the fewest); GPUs without cp.async prefetch one iteration ahead at most.
+    double stagesInFlight = cpu ? 1.0 : t.has(Feature::CpAsync) ? double(e.stages) : double(std::min(e.stages, 2));
+    double depth = cpu ? 1.0 : stagesInFlight * double(perSM);
     // A barrier round per iteration of the loop around the tile ops, in every wave.
     e.syncUs = double(e.waves) * a.tileLoopTrips * kBarrierUs;
     e.timeUs = (std::max(e.computeUs, e.memoryUs) + std::min(e.computeUs, e.memoryUs) / depth) / e.waveEfficiency +

@@ -2,6 +2,7 @@
 
 #include "ast/AST.h"
 #include "compile/Compile.h"
+#include "recommend/ModelShape.h"
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
@@ -17,78 +18,18 @@
 
 namespace tlc {
 
-const char* autoRoleName(AutoRole r) {
-    switch (r) {
-    case AutoRole::TileExtent: return "tile";
-    case AutoRole::Stages: return "stages";
-    case AutoRole::Threads: return "threads";
-    }
-    return "tile";
-}
-
 namespace {
-
-// Where a parameter is the whole value of a `stages =` or `threads =` keyword argument (of
-// `pipelined` and `grid`), that is its role.
-void collectRoles(const ast::Call* call, std::map<std::string, AutoRole>& roles) {
-    if (!call) return;
-    for (const auto& a : call->args) {
-        const auto* n = a.value ? a.value->as<ast::Name>() : nullptr;
-        if (!n) continue;
-        if (a.keyword == "stages") roles.emplace(n->name, AutoRole::Stages);
-        if (a.keyword == "threads") roles.emplace(n->name, AutoRole::Threads);
-    }
-}
-void collectRoles(const ast::Stmt* s, std::map<std::string, AutoRole>& roles) {
-    if (!s) return;
-    if (const auto* b = s->as<ast::Block>()) {
-        for (const auto& x : b->stmts) collectRoles(x.get(), roles);
-    } else if (const auto* f = s->as<ast::ForStmt>()) {
-        collectRoles(f->iter.get(), roles);
-        collectRoles(f->body.get(), roles);
-    } else if (const auto* w = s->as<ast::WhileStmt>()) {
-        collectRoles(w->body.get(), roles);
-    } else if (const auto* i = s->as<ast::IfStmt>()) {
-        collectRoles(i->thenBlock.get(), roles);
-        collectRoles(i->elseStmt.get(), roles);
-    } else if (const auto* g = s->as<ast::GridStmt>()) {
-        collectRoles(g->launch.get(), roles);
-        collectRoles(g->body.get(), roles);
-    }
-}
-
-// The role of an `auto` parameter: from its use where it is a `stages` or `threads` argument,
-// else from its name (docs/recommend.md).
-AutoRole roleOf(const std::string& name, const std::map<std::string, AutoRole>& uses) {
-    if (auto it = uses.find(name); it != uses.end()) return it->second;
-    std::string lower;
-    for (char c : name) lower += char(std::tolower(static_cast<unsigned char>(c)));
-    if (lower.find("stage") != std::string::npos) return AutoRole::Stages;
-    if (lower.find("thread") != std::string::npos) return AutoRole::Threads;
-    return AutoRole::TileExtent;
-}
-
-std::vector<int64_t> candidatesFor(AutoRole role, const Target& target) {
-    switch (role) {
-    case AutoRole::TileExtent: return {16, 32, 64, 128, 256};
-    // The cpu runs a pipelined loop's iterations in order: more stages only cost storage, and
-    // trying them would multiply the search (and tlc's compile time) for nothing.
-    case AutoRole::Stages: return target.backend == Backend::Cpu ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 3, 4, 5};
-    case AutoRole::Threads: {
-        std::vector<int64_t> out;
-        for (int64_t t : {64, 128, 256, 512})
-            if (t <= target.maxThreadsPerBlock) out.push_back(t);
-        return out;
-    }
-    }
-    return {};
-}
 
 // The most candidate configurations the recommender compiles, and the most bytes of input it
 // compiles in all (candidates x input size; samples/gemm_auto.tl: 2500 x 1.3 KB).
 constexpr int64_t kMaxCandidates = 20000;
 constexpr double kMaxCandidateBytes = 8.0 * 1024 * 1024;
-
+// Up to this many combinations every one is tried (gemm_auto's 2500 on a GPU), if their
+// compiles stay within kMaxCandidateBytes. Beyond, the search is staged: the tile values with
+// stages and threads at a probe value first, then every stages and threads value for the best
+// kStagedRefine tile configurations (Mamba's chunk scan, 6 KB: 277 compiles instead of 2500).
+constexpr int64_t kExhaustiveLimit = 2500;
+constexpr size_t kStagedRefine = 8;
 
 // "block_M=16, block_N=32": a candidate, for a rejection's message.
 std::string valuesText(const std::vector<std::pair<std::string, int64_t>>& values) {
@@ -97,14 +38,66 @@ std::string valuesText(const std::vector<std::pair<std::string, int64_t>>& value
     return v;
 }
 
+bool searchedInStage2(AutoRole r) { return r == AutoRole::Stages || r == AutoRole::Threads; }
+
+// The value a stages or threads parameter takes while the staged search tries tile values:
+// what tile inference would pick for a plain gemm (2 stages, 4 warps); on the cpu the first
+// (threads change nothing there, stages have one candidate).
+int64_t probeValue(const AutoParam& p, const Target& target) {
+    int64_t want = p.role == AutoRole::Stages ? 2 : 128;
+    if (target.backend == Backend::Cpu) return p.values.front();
+    int64_t best = p.values.front();
+    for (int64_t v : p.values)
+        if (std::llabs(v - want) < std::llabs(best - want)) best = v;
+    return best;
+}
+
 struct Evaluated {
     CandidateEstimate estimate;
-    TileWork work;  // of its Tile IR
+    std::vector<TileWork> works;  // of its Tile IR, one per launch
 };
+
+// The estimate of a candidate's launches. A kernel of several grids (flash decoding's split and
+// combine) runs them one after another: their times, work and traffic add up, and what
+// describes one launch (blocks, occupancy, shared memory, threads) is the costliest one's.
+// `lowered`: the parts are lowered, and their exact shared memory counts.
+std::string estimateLaunches(const std::vector<TileWork>& works, const std::vector<ir::Kernel>& parts, bool lowered,
+                             const Target& target, CandidateEstimate& out) {
+    double time = 0, compute = 0, memory = 0, sync = 0, flops = 0, bytes = 0, worst = -1;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const ir::Kernel& k = parts[i];
+        // Lowered: the kernel's pool, or the plan of the Tile IR (a version of each tile per
+        // stage where the target pipelines), whichever is larger.
+        int64_t shared = lowered ? std::max(k.sharedBytes, works[i].plannedSharedBytes) : works[i].plannedSharedBytes;
+        CandidateEstimate e;
+        std::string why = estimate(works[i], works[i].blocks, k.threads, shared, target, e);
+        if (!why.empty()) return parts.size() > 1 ? fmt::format("grid {} of {}: {}", i + 1, parts.size(), why) : why;
+        e.loweredSharedBytes = lowered ? k.sharedBytes : 0;
+        time += e.timeUs;
+        compute += e.computeUs;
+        memory += e.memoryUs;
+        sync += e.syncUs;
+        flops += e.flops;
+        bytes += e.globalBytes;
+        if (e.timeUs > worst) {
+            worst = e.timeUs;
+            out = e;
+        }
+    }
+    out.timeUs = time;
+    out.computeUs = compute;
+    out.memoryUs = memory;
+    out.syncUs = sync;
+    out.flops = flops;
+    out.globalBytes = bytes;
+    out.intensity = bytes > 0 ? flops / bytes : 0;
+    return "";
+}
 
 } // namespace
 
-std::optional<Recommendation> recommend(const Program& program, const RecommendOptions& options, std::string& error) {
+std::optional<Recommendation> recommend(const Program& program, const RecommendOptions& options, std::string& error,
+                                        bool* inputErrors) {
     const Target& target = *options.target;
     // The kernel and its auto parameters, from the input as written (auto unresolved).
     const ast::Kernel* kernel = nullptr;
@@ -126,13 +119,10 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     CompileOptions compileOptions;
     compileOptions.target = &target;
     compileOptions.defines = definesFor(*kernel, options.defines);
-    compileOptions.oneLaunch = true;
-    std::map<std::string, AutoRole> uses;
-    collectRoles(kernel->body.get(), uses);
     for (const auto& tp : kernel->templateParams) {
         if (!tp.isAuto || compileOptions.defines.count(tp.name)) continue;
-        AutoRole role = roleOf(tp.name, uses);
-        r.params.push_back({tp.name, role, candidatesFor(role, target)});
+        AutoRole role = autoRoleOf(*kernel, tp.name);
+        r.params.push_back({tp.name, role, autoCandidates(role, target)});
     }
     if (r.params.empty()) {
         error = fmt::format("kernel '{}' has no 'auto' parameter left to choose", kernel->name);
@@ -146,14 +136,12 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
         Compiled plain = compile(program, {KernelConfig(kernel)}, checkOnly, diags);
         if (!plain.checked) {
             error = firstError(diags);
+            if (inputErrors) *inputErrors = true;
             return std::nullopt;
         }
-        for (const ast::Decl* d : plain.file->kernels.front()->sizeParams) {
-            auto it = options.shape.find(d->name);
-            r.shape[d->name] = it == options.shape.end() ? kDefaultShapeExtent : it->second;
-        }
+        r.shape = modelShape(*plain.file->kernels.front(), options.shape);
         for (const auto& [name, value] : options.shape)
-            if (!r.shape.count(name)) {
+            if (!r.shape.count(name) && !options.shapeMayNameOtherKernels) {
                 error = fmt::format("--shape names '{}', which is not a symbolic size of kernel '{}'", name, r.kernel);
                 return std::nullopt;
             }
@@ -161,16 +149,22 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     // The candidates are compiled at the model's shape.
     for (const auto& [name, value] : r.shape) compileOptions.defines[name] = std::to_string(value);
 
-    // Every combination, first parameter slowest.
-    int64_t total = 1;
-    for (const auto& p : r.params) total *= int64_t(p.values.size());
+    // Every combination (first parameter slowest), or the staged search's share of them.
+    int64_t total = 1, tileCombinations = 1, laterCombinations = 1;
+    for (const auto& p : r.params) {
+        total *= int64_t(p.values.size());
+        (searchedInStage2(p.role) ? laterCombinations : tileCombinations) *= int64_t(p.values.size());
+    }
     // Each candidate compiles the whole input: bound the work by candidates x input size, so
     // that hostile input cannot make tlc run for long (deterministically, unlike a time limit).
-    const size_t inputBytes = program.source().text().size();
-    if (total > kMaxCandidates || double(total) * double(inputBytes) > kMaxCandidateBytes) {
+    const double inputBytes = double(program.source().text().size());
+    auto tooMuch = [&](int64_t n) { return n > kMaxCandidates || double(n) * inputBytes > kMaxCandidateBytes; };
+    r.staged = (total > kExhaustiveLimit || tooMuch(total)) && laterCombinations > 1;
+    int64_t budget = r.staged ? tileCombinations + int64_t(kStagedRefine) * laterCombinations : total;
+    if (tooMuch(budget)) {
         error = fmt::format("kernel '{}' has {} candidate configurations, too many to try for an input of {} bytes; "
                             "fix some 'auto' parameters with -D",
-                            r.kernel, total, inputBytes);
+                            r.kernel, r.staged ? tileCombinations : total, int64_t(inputBytes));
         return std::nullopt;
     }
     r.enumerated = total;
@@ -179,6 +173,7 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
         if (r.firstRejection.empty()) r.firstRejection = fmt::format("{}: {}", valuesText(values), why);
     };
     std::vector<Evaluated> early;
+    std::set<std::vector<int64_t>> tried;
     // On the cpu a block's threads run one after another: `threads` changes nothing the model
     // sees, so once a value compiles for the other parameters' values, the larger ones (which
     // would tie and lose to it) are not tried.
@@ -187,42 +182,75 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
                             std::any_of(r.params.begin(), r.params.end(),
                                         [](const AutoParam& p) { return p.role == AutoRole::Threads; });
     compileOptions.stop = CompileStage::TileIR;
-    for (int64_t index = 0; index < total; ++index) {
-        int64_t rest = index;
+    auto tryValues = [&](const std::vector<int64_t>& values) {
+        if (!tried.insert(values).second) return;
         KernelConfig config{kernel};
-        config.autoValues.resize(r.params.size());
         std::vector<int64_t> others;  // the values of the parameters other than threads
-        for (size_t i = r.params.size(); i-- > 0;) {
-            const auto& p = r.params[i];
-            int64_t v = p.values[size_t(rest % int64_t(p.values.size()))];
-            rest /= int64_t(p.values.size());
-            config.autoValues[i] = {p.name, v};
-            if (p.role != AutoRole::Threads) others.push_back(v);
+        for (size_t i = 0; i < r.params.size(); ++i) {
+            config.autoValues.push_back({r.params[i].name, values[i]});
+            if (r.params[i].role != AutoRole::Threads) others.push_back(values[i]);
         }
-        if (cpuThreads && threadsSettled.count(others)) continue;
+        if (cpuThreads && threadsSettled.count(others)) return;
+        ++r.tried;
         DiagnosticEngine diags(program.source());
         Compiled c = compile(program, {config}, compileOptions, diags);
         Evaluated ev;
         std::string why = c.kernels.empty() ? firstError(diags) : "";
         if (why.empty()) {
-            const ir::Kernel& k = c.kernels.front();
-            ev.work = analyzeTileWork(k, target);
-            why = estimate(ev.work, ev.work.blocks, k.threads, ev.work.plannedSharedBytes, target, ev.estimate);
+            for (const ir::Kernel& k : c.kernels) ev.works.push_back(analyzeTileWork(k, target));
+            why = estimateLaunches(ev.works, c.kernels, false, target, ev.estimate);
         }
         if (!why.empty()) {
             reject(config.autoValues, why);
-            continue;
+            return;
         }
         ev.estimate.values = config.autoValues;
         if (cpuThreads) threadsSettled.insert(others);
         early.push_back(std::move(ev));
-    }
+    };
+    // Calls `f` with every combination of the values of the parameters `which` selects (first
+    // parameter slowest), the others at `fixed`'s values.
+    auto forEachCombination = [&](const std::vector<int64_t>& fixed, auto&& which, auto&& f) {
+        std::vector<size_t> free;
+        int64_t count = 1;
+        for (size_t i = 0; i < r.params.size(); ++i)
+            if (which(r.params[i])) {
+                free.push_back(i);
+                count *= int64_t(r.params[i].values.size());
+            }
+        for (int64_t index = 0; index < count; ++index) {
+            std::vector<int64_t> values = fixed;
+            int64_t rest = index;
+            for (size_t j = free.size(); j-- > 0;) {
+                const AutoParam& p = r.params[free[j]];
+                values[free[j]] = p.values[size_t(rest % int64_t(p.values.size()))];
+                rest /= int64_t(p.values.size());
+            }
+            f(values);
+        }
+    };
     auto better = [](const CandidateEstimate& x, const CandidateEstimate& y) {
         if (x.timeUs != y.timeUs) return x.timeUs < y.timeUs;
         return x.values < y.values;
     };
-    std::stable_sort(early.begin(), early.end(),
-                     [&](const Evaluated& x, const Evaluated& y) { return better(x.estimate, y.estimate); });
+    auto byEstimate = [&](const Evaluated& x, const Evaluated& y) { return better(x.estimate, y.estimate); };
+    std::vector<int64_t> probes;
+    for (const auto& p : r.params) probes.push_back(probeValue(p, target));
+    if (!r.staged) {
+        forEachCombination(probes, [](const AutoParam&) { return true; }, tryValues);
+    } else {
+        forEachCombination(probes, [](const AutoParam& p) { return !searchedInStage2(p.role); }, tryValues);
+        std::stable_sort(early.begin(), early.end(), byEstimate);
+        std::vector<std::vector<int64_t>> best;
+        for (size_t i = 0; i < early.size() && best.size() < kStagedRefine; ++i) {
+            std::vector<int64_t> values;
+            for (const auto& [name, v] : early[i].estimate.values) values.push_back(v);
+            best.push_back(std::move(values));
+        }
+        for (const auto& values : best)
+            forEachCombination(values, [](const AutoParam& p) { return searchedInStage2(p.role); }, tryValues);
+    }
+    std::stable_sort(early.begin(), early.end(), byEstimate);
 
     // Lower the best ones, in that order, with the exact shared memory; re-rank those.
     size_t wanted = size_t(std::max(options.top, 1));
@@ -234,17 +262,12 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
         DiagnosticEngine diags(program.source());
         Compiled c = compile(program, {KernelConfig(kernel, ev.estimate.values)}, compileOptions, diags);
         std::string why;
-        if (c.kernels.empty() || diags.hasErrors()) {
+        if (c.kernels.size() != ev.works.size() || diags.hasErrors()) {
             why = firstError(diags);
             if (why.empty()) why = "lowering failed";
         } else {
-            const ir::Kernel& k = c.kernels.front();
             CandidateEstimate e;
-            // The lowered kernel's shared memory, or what a multi-buffered pipeline of the
-            // stages needs (targets that run the loop unpipelined), whichever is larger.
-            int64_t shared = std::max(k.sharedBytes, ev.work.plannedSharedBytes);
-            why = estimate(ev.work, ev.estimate.blocks, k.threads, shared, target, e);
-            e.loweredSharedBytes = k.sharedBytes;
+            why = estimateLaunches(ev.works, c.kernels, true, target, e);
             e.values = ev.estimate.values;
             if (why.empty()) lowered.push_back(e);
         }
@@ -274,6 +297,8 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
     j["rejected"] = r.rejected;
     j["lowered"] = r.compiled;
     if (!r.firstRejection.empty()) j["first_rejection"] = r.firstRejection;
+    j["search"] = r.staged ? "staged" : "all";
+    j["tried"] = r.tried;
     Json list = Json::array();
     int rank = 0;
     for (const auto& c : r.ranked) {

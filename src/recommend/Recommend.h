@@ -7,7 +7,9 @@
 #pragma once
 
 #include "compile/Defines.h"
+#include "recommend/AutoRoles.h"
 #include "recommend/CostModel.h"
+#include "recommend/ModelShape.h"
 #include "target/Target.h"
 
 #include <cstdint>
@@ -20,10 +22,6 @@ namespace tlc {
 
 class Program;
 
-// What an `auto` parameter is used for, from its name (docs/recommend.md): the candidates differ.
-enum class AutoRole { TileExtent, Stages, Threads };
-const char* autoRoleName(AutoRole r);
-
 struct AutoParam {
     std::string name;
     AutoRole role;
@@ -33,7 +31,8 @@ struct AutoParam {
 struct RecommendOptions {
     const Target* target = nullptr;
     Defines defines;                       // -D: fixed values (an auto parameter given here is not searched)
-    std::map<std::string, int64_t> shape;  // --shape: values of the symbolic sizes for the model
+    std::map<std::string, int64_t> shape;  // --shape: values of the symbolic sizes for the model (ModelShape.h)
+    bool shapeMayNameOtherKernels = false;  // a name that is no size of this kernel is left out, not an error
     int top = 5;
     std::string kernel;                    // empty: the first kernel with auto parameters
 };
@@ -42,22 +41,22 @@ struct Recommendation {
     std::string kernel;
     std::vector<AutoParam> params;
     std::map<std::string, int64_t> shape;  // every symbolic size, with the value the model used
-    int64_t enumerated = 0;                // candidate configurations
+    int64_t enumerated = 0;                // candidate configurations: every combination of the values
+    int64_t tried = 0;                     // of those, compiled and estimated (all, unless the search was staged)
+    bool staged = false;                   // tile values first, then stages and threads for the best of them
     int64_t compiled = 0;                  // lowered and accepted
     int64_t rejected = 0;                  // rejected (by the checker, lowering or the model's limits)
     std::string firstRejection;            // why the first rejected candidate was rejected
     std::vector<CandidateEstimate> ranked; // best first, at most `top`
 };
 
-// The size given to a symbolic size the shape does not name.
-constexpr int64_t kDefaultShapeExtent = 4096;
-
 // Runs the recommender on a kernel of `program` (parsed without errors): every candidate
 // configuration compiled through compile() (compile/Compile.h), ranked by the cost model
 // (recommend/CostModel.h). Returns nullopt with `error` set when the input does not get that
-// far (check errors: `error` holds the first message; no kernel with auto parameters; a shape
-// naming no size of the kernel).
-std::optional<Recommendation> recommend(const Program& program, const RecommendOptions& options, std::string& error);
+// far (check errors: `error` holds the first message and `*inputErrors` is set; no kernel with
+// auto parameters; a shape naming no size of the kernel; too many candidates).
+std::optional<Recommendation> recommend(const Program& program, const RecommendOptions& options, std::string& error,
+                                        bool* inputErrors = nullptr);
 
 // The JSON `tlc recommend` prints.
 std::string recommendationJson(const Recommendation& r, const Target& target);

@@ -423,14 +423,14 @@ Type KernelChecker::checkIndex(Index& ix, bool operand) {
             break;
         }
         case Subscript::Form::Range: {
-            Affine hi = s.hi ? *affineOf(*s.hi)
-                             : (dimExtent.isConstant() ? Affine::number(*dimExtent.value)
-                                                       : Affine::atom(dimExtent.symbol,
-                                                                      dimExtent.symbol.find(' ') != std::string::npos));
-            Affine lo = s.lo ? *affineOf(*s.lo) : Affine::number(0);
+            Polynomial hi = s.hi ? *polynomialOf(*s.hi)
+                                 : (dimExtent.isConstant() ? Polynomial::number(*dimExtent.value)
+                                                           : Polynomial::atom(dimExtent.symbol,
+                                                                              dimExtent.symbol.find(' ') != std::string::npos));
+            Polynomial lo = s.lo ? *polynomialOf(*s.lo) : Polynomial::number(0);
             if (s.lo && !checkBound(*s.lo, d, false)) return Type::error();
             if (s.hi && !checkBound(*s.hi, d, true)) return Type::error();
-            std::optional<Affine> extent = hi.minus(lo);
+            std::optional<Polynomial> extent = hi.minus(lo);
             if (!extent) {
                 diags_.report(DiagId::err_constant_overflow, s.range, "overflow computing the region extent");
                 return Type::error();

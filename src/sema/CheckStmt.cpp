@@ -327,9 +327,12 @@ void KernelChecker::checkGrid(GridStmt& g) {
     if (gridCount_ == kMaxGrids + 1) diags_.report(DiagId::err_too_many_grids, launch.calleeRange, kernel_.name, kMaxGrids);
     kernel_.grids.push_back(&g);
     gridThreads_.clear();
+    gridThreadsPending_ = false;
     threadsMissingReported_ = false;
     checkCall(launch, CallSite::Launch);
     if (const Expr* threads = boundArg(launch, "threads"); threads && !threads->type.isError()) {
+        // Given but not known yet: a count over `auto` parameters (the recommender binds them).
+        gridThreadsPending_ = !threads->constant;
         if (const auto* list = threads->as<List>()) {
             for (const auto& el : list->elements)
                 if (el->constant && asInt(*el->constant)) gridThreads_.push_back(*asInt(*el->constant));

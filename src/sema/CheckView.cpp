@@ -16,99 +16,55 @@ using namespace ast;
 
 namespace {
 
-// A polynomial with integer coefficients over atoms (names, or the canonical text of a
-// sub-expression that is not a polynomial): monomial (sorted atoms) -> coefficient, no zeros.
-using Monomial = std::vector<std::string>;
-using Poly = std::map<Monomial, int64_t>;
-
-std::optional<Poly> addPoly(const Poly& a, const Poly& b, int64_t sign) {
-    Poly out = a;
-    for (const auto& [m, c] : b) {
-        int64_t term = 0, sum = 0;
-        if (__builtin_mul_overflow(c, sign, &term) || __builtin_add_overflow(out[m], term, &sum)) return std::nullopt;
-        if (sum == 0) out.erase(m);
-        else out[m] = sum;
-    }
-    return out;
-}
-
-// Polynomials larger than this are not compared (lets that square each other would blow up).
+// Element counts are compared expanded, so they may grow larger than an extent's canonical form
+// (lets that square each other are refused rather than expanded without bound).
 constexpr size_t kMaxTerms = 256;
-
-std::optional<Poly> mulPoly(const Poly& a, const Poly& b) {
-    if (a.size() * b.size() > kMaxTerms * kMaxTerms) return std::nullopt;
-    Poly out;
-    for (const auto& [ma, ca] : a)
-        for (const auto& [mb, cb] : b) {
-            Monomial m = ma;
-            m.insert(m.end(), mb.begin(), mb.end());
-            std::sort(m.begin(), m.end());
-            int64_t term = 0, sum = 0;
-            if (__builtin_mul_overflow(ca, cb, &term) || __builtin_add_overflow(out[m], term, &sum)) return std::nullopt;
-            if (sum == 0) out.erase(m);
-            else out[m] = sum;
-        }
-    if (out.size() > kMaxTerms) return std::nullopt;
-    return out;
-}
-
-Poly constantPoly(int64_t v) { return v ? Poly{{Monomial{}, v}} : Poly{}; }
-
-} // namespace
-
-namespace {
 
 struct PolyBuilder {
     const KernelChecker& checker;
     int depth = 0;
     int budget = 4096;  // expressions visited, lets expanded each time they are named
 
-    std::optional<Poly> of(const Expr& e) {
+    std::optional<Polynomial> of(const Expr& e) {
         if (e.constant) {
-            if (auto v = asInt(*e.constant)) return constantPoly(*v);
+            if (auto v = asInt(*e.constant)) return Polynomial::number(*v);
             return std::nullopt;
         }
         if (++depth > 64 || --budget < 0) {  // lets nest and repeat: bounded work
             --depth;
             return std::nullopt;
         }
-        std::optional<Poly> out = build(e);
+        std::optional<Polynomial> out = build(e);
         --depth;
         return out;
     }
 
-    std::optional<Poly> build(const Expr& e) {
+    std::optional<Polynomial> build(const Expr& e) {
         if (const auto* n = e.as<Name>()) {
             // A `let` stands for its value, so that `let OH = H - 2;` and `H - 2` agree.
             if (n->decl && n->decl->kind == Decl::Kind::Let && n->decl->stmt)
                 if (const auto* let = n->decl->stmt->as<LetStmt>()) return of(*let->value);
-            return Poly{{Monomial{n->name}, 1}};
+            return Polynomial::atom(n->name);
         }
         if (const auto* u = e.as<Unary>(); u && u->op == UnaryOp::Neg) {
             auto p = of(*u->operand);
-            return p ? addPoly({}, *p, -1) : std::nullopt;
+            return p ? p->scaled(-1) : std::nullopt;
         }
         if (const auto* b = e.as<Binary>()) {
             if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul) {
                 auto l = of(*b->lhs), r = of(*b->rhs);
                 if (!l || !r) return std::nullopt;
-                if (b->op == BinaryOp::Mul) return mulPoly(*l, *r);
-                return addPoly(*l, *r, b->op == BinaryOp::Add ? 1 : -1);
+                if (b->op == BinaryOp::Mul) return l->times(*r, kMaxTerms);
+                return b->op == BinaryOp::Add ? l->plus(*r) : l->minus(*r);
             }
             if (b->op == BinaryOp::Div && b->rhs->constant) {
                 auto d = asInt(*b->rhs->constant);
                 auto l = of(*b->lhs);
-                bool exact = d && *d > 0 && l;
-                if (exact)
-                    for (const auto& [m, c] : *l) exact = exact && c % *d == 0;
-                if (exact) {
-                    Poly out;
-                    for (const auto& [m, c] : *l) out[m] = c / *d;
-                    return out;
-                }
+                if (d && l)
+                    if (auto q = l->dividedExactly(*d)) return q;
             }
         }
-        return Poly{{Monomial{checker.structuralText(e)}, 1}};
+        return Polynomial::atom(checker.structuralText(e));
     }
 };
 
@@ -181,31 +137,25 @@ Type KernelChecker::checkView(Call& c) {
     // Equal element counts, as polynomials over the sizes. Counts that cannot be compared (an
     // overflow, or expressions too large to expand) are not provably equal either: an error.
     PolyBuilder builder{*this};
-    std::optional<Poly> viewCount = constantPoly(1), tensorCount = constantPoly(1);
-    for (const auto& el : elements) {
-        auto p = builder.of(*el);
-        viewCount = p && viewCount ? mulPoly(*viewCount, *p) : std::nullopt;
-    }
+    std::optional<Polynomial> viewCount = Polynomial::number(1), tensorCount = Polynomial::number(1);
+    auto times = [](const std::optional<Polynomial>& count, const std::optional<Polynomial>& p) {
+        return p && count ? count->times(*p, kMaxTerms) : std::nullopt;
+    };
+    for (const auto& el : elements) viewCount = times(viewCount, builder.of(*el));
     const Param* param = nullptr;
     for (const auto& p : kernel_.params)
         if (p.decl == root) param = &p;
     if (param) {
-        for (const auto& dim : param->type.dims) {
-            auto p = builder.of(*dim);
-            tensorCount = p && tensorCount ? mulPoly(*tensorCount, *p) : std::nullopt;
-        }
+        for (const auto& dim : param->type.dims) tensorCount = times(tensorCount, builder.of(*dim));
     } else if (root && root->stmt) {  // a view of a view: its extents
         const auto* let = root->stmt->as<LetStmt>();
         const auto* call = let ? let->value->as<Call>() : nullptr;
         const auto* list = call && call->boundArgs.size() > 1 ? call->boundArgs[1]->as<List>() : nullptr;
         if (!list) tensorCount = std::nullopt;
         else
-            for (const auto& el : list->elements) {
-                auto p = builder.of(*el);
-                tensorCount = p && tensorCount ? mulPoly(*tensorCount, *p) : std::nullopt;
-            }
+            for (const auto& el : list->elements) tensorCount = times(tensorCount, builder.of(*el));
     }
-    if (!viewCount || !tensorCount || *viewCount != *tensorCount) {
+    if (!viewCount || !tensorCount || !viewCount->sameAs(*tensorCount)) {
         diags_.report(DiagId::err_view_element_count, dims.range, productText(shape), root ? root->name : brief(tensor),
                       productText(t.shape));
         if (root) diags_.note(root->range, fmt::format("'{}' declared here", root->name));

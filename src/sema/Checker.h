@@ -2,13 +2,13 @@
 //   CheckKernel.cpp   compile-time parameters, -D, tensor parameters and sizes, kernel-wide rules
 //   CheckStmt.cpp     statements, scopes, loops, the grid, assignments
 //   CheckExpr.cpp     names, operators, element access and regions, folding
-//   Symbolic.cpp      symbolic extents (affine forms, canonical text), message text, dependencies
+//   Symbolic.cpp      symbolic extents (polynomial forms, canonical text), message text, dependencies
 //   CheckCall.cpp     builtin calls: argument binding, argument kinds, casts, math
 //   CheckTileOps.cpp  copy, gemm, reductions and the other tile operations
 // Internal to src/sema; the interface is checkFile() in Sema.h.
 #pragma once
 
-#include "sema/Affine.h"
+#include "sema/Polynomial.h"
 #include "sema/Builtins.h"
 #include "sema/ConstFold.h"
 #include "sema/Scope.h"
@@ -99,7 +99,8 @@ public:
     void explainNotConstant(const ast::Expr& e);
     bool isCompileTime(const ast::Expr& e) const;
     Extent extentOf(const ast::Expr& e) const;
-    std::optional<Affine> affineOf(const ast::Expr& e) const;
+    std::optional<Polynomial> polynomialOf(const ast::Expr& e) const;
+    std::string operandText(const ast::Expr& x, const Polynomial& p) const;
     std::string canonical(const ast::Expr& e) const;
     std::string structuralText(const ast::Expr& e) const;
     std::string brief(const ast::Expr& e) const;  // structuralText clipped for messages
@@ -172,7 +173,8 @@ public:
         std::vector<Control> controls;
     };
     std::vector<ThreadAtomic> threadAtomics_;
-    std::vector<int64_t> gridThreads_;  // the current grid's threads per dimension; empty: left out
+    std::vector<int64_t> gridThreads_;  // the current grid's threads per dimension; empty: left out or pending
+    bool gridThreadsPending_ = false;   // given, over `auto` parameters not bound yet: no count to check against
     bool threadsMissingReported_ = false;
     Type threadBuiltinResult(ast::Call& c, const BuiltinInfo& info);
     Type dp4aResult(ast::Call& c);

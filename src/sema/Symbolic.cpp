@@ -1,4 +1,4 @@
-// Symbolic extents and expression text: affine normal forms, canonical text (so that equal
+// Symbolic extents and expression text: polynomial normal forms, canonical text (so that equal
 // extents compare equal), message text, and what a name's value depends on.
 #include "sema/Checker.h"
 
@@ -30,43 +30,51 @@ Extent KernelChecker::extentOf(const Expr& e) const {
     return Extent::symbolic(canonical(e));
 }
 
-std::optional<Affine> KernelChecker::affineOf(const Expr& e) const {
+std::optional<Polynomial> KernelChecker::polynomialOf(const Expr& e) const {
     if (e.constant)
-        if (auto v = asInt(*e.constant)) return Affine::number(*v);
+        if (auto v = asInt(*e.constant)) return Polynomial::number(*v);
     auto asAtom = [&]() {
         bool compound = !isAtomicText(e);
-        return Affine::atom(structuralText(e), compound);
+        return Polynomial::atom(structuralText(e), compound);
     };
     if (auto* u = e.as<Unary>(); u && u->op == UnaryOp::Neg) {
-        if (auto a = affineOf(*u->operand); a)
-            if (auto n = a->scaled(-1)) return n;
+        if (auto p = polynomialOf(*u->operand); p)
+            if (auto n = p->scaled(-1)) return n;
         return asAtom();
     }
     // Each operand is visited once (no text is built for a subtree that is then discarded),
-    // so that long operator chains stay linear.
-    if (auto* b = e.as<Binary>()) {
-        std::optional<Affine> out;
-        if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
-            auto l = affineOf(*b->lhs), r = affineOf(*b->rhs);
-            out = b->op == BinaryOp::Add ? l->plus(*r) : l->minus(*r);
-        } else if (b->op == BinaryOp::Mul) {
-            auto constantOf = [](const Expr& x) { return x.constant ? asInt(*x.constant) : std::nullopt; };
-            if (auto k = constantOf(*b->lhs)) out = affineOf(*b->rhs)->scaled(*k);
-            else if (auto k2 = constantOf(*b->rhs)) out = affineOf(*b->lhs)->scaled(*k2);
-        }
+    // so that long operator chains stay linear. Products distribute over sums whether their
+    // factors are constants or not: `(bx + 1) * block_M - bx * block_M` is `block_M` with
+    // block_M `auto` (unknown yet) as with block_M = 64.
+    if (auto* b = e.as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+        auto l = polynomialOf(*b->lhs), r = polynomialOf(*b->rhs);
+        auto out = b->op == BinaryOp::Add ? l->plus(*r) : b->op == BinaryOp::Sub ? l->minus(*r) : l->times(*r);
         if (out) return out;
+        // Too large to expand (or an overflow): an atom whose text is made from the operands'
+        // forms already computed, so that a chain of such products stays linear (rebuilding
+        // the text from the tree would expand every operand again, at every level).
+        return Polynomial::atom(operandText(*b->lhs, *l) + " " + spelling(b->op) + " " + operandText(*b->rhs, *r),
+                                true);
     }
     return asAtom();
 }
 
+// The text structuralText gives an operand, from its polynomial form `p` already computed.
+std::string KernelChecker::operandText(const Expr& x, const Polynomial& p) const {
+    std::string text = x.constant ? toString(*x.constant)
+                                  : x.type.isScalar() && isInteger(x.type.dtype) ? p.str() : structuralText(x);
+    return isAtomicText(x) && (x.kind != ExprKind::Name || text.find(' ') == std::string::npos) ? text
+                                                                                                : "(" + text + ")";
+}
+
 std::string KernelChecker::canonical(const Expr& e) const {
     if (e.constant) return toString(*e.constant);
-    if (e.type.isScalar() && isInteger(e.type.dtype)) return affineOf(e)->str();
+    if (e.type.isScalar() && isInteger(e.type.dtype)) return polynomialOf(e)->str();
     return structuralText(e);
 }
 
 // Source-like text with constants substituted and operands in canonical form; used for
-// atoms of affine forms and in messages.
+// atoms of polynomial forms and in messages.
 std::string KernelChecker::structuralText(const Expr& e) const {
     if (e.constant && !std::holds_alternative<DType>(*e.constant)) return toString(*e.constant);
     auto operand = [&](const Expr& x) {

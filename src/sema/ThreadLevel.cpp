@@ -71,7 +71,7 @@ void KernelChecker::checkThreadsArg(Call& c, Expr& arg) {
 }
 
 Type KernelChecker::threadBuiltinResult(Call& c, const BuiltinInfo& info) {
-    if (gridThreads_.empty()) {
+    if (gridThreads_.empty() && !gridThreadsPending_) {
         if (!threadsMissingReported_) diags_.report(DiagId::err_thread_level_needs_threads, c.calleeRange, c.callee);
         threadsMissingReported_ = true;
     }

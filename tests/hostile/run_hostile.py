@@ -140,6 +140,17 @@ def cases():
         out.append((f"params-{count}",
                     ("kernel k(" + ", ".join(f"p{i}: f32[M]" for i in range(count)) + ") { @ }\n").encode(), 1,
                     msg))
+    # Products of sums nested 200 deep in a region's bounds: symbolic extents distribute products
+    # over sums, which repeats each factor in several terms; without a bound on the expanded
+    # text this grew exponentially with the depth (sema/Polynomial.h, kMaxTextBytes).
+    nested = "bx"
+    for i in range(200):
+        nested = f"({nested} + {i}) * (n{i % 4} + 1)"
+    out.append(("nested-products-of-sums",
+                ("kernel k(A: f32[M], n0: i32, n1: i32, n2: i32, n3: i32) {\n"
+                 "    grid(M, threads = 32) as (bx) {\n        let t = alloc_shared([64], f32);\n"
+                 f"        copy(A[{nested} : {nested} + 64], t);\n        let x = zz;\n    }}\n}}\n").encode(),
+                5, r"unknown name 'zz'"))
     out.append(("lone-kernel-keyword", b"kernel", 1, r"unexpected end of file"))
     out.append(("lone-quote", b'"', 1, r"unterminated string"))
     out.append(("lone-slash-star", b"/*", 1, r"unterminated"))

@@ -51,6 +51,28 @@ TEST_CASE("a scale that divides the divisor cancels, for either sign") {
     }
 }
 
+TEST_CASE("differences cancel once products distribute over sums") {
+    VarPtr x = makeVar("x"), n = makeVar("n"), y = makeVar("y");
+    Expr e = Expr(x), b = Expr(n), z = Expr(y);
+    // (x + c) * b - x * b -> c * b, with b a constant or a variable, the factors in either order.
+    CHECK(printExpr(simplify((e + 1) * 64 - e * 64)) == "64");
+    CHECK(printExpr(simplify((e + 1) * b - e * b)) == "n");
+    CHECK(printExpr(simplify((e + 3) * b - b * e)) == "n * 3");
+    CHECK(printExpr(simplify(b * (e + 2) - e * b)) == "n * 2");
+    // Sums regrouped: (x + y) - (x + 1) is y - 1.
+    CHECK(printExpr(simplify((e + z) - (e + 1))) == "y - 1");
+    // Nothing cancels: written as it was.
+    CHECK(printExpr(simplify(e * 2 - z)) == "x * 2 - y");
+    CHECK(printExpr(simplify((e + 1) * b - z * b)) == "(x + 1) * n - y * n");
+    // The rewritten difference has the value of the original.
+    for (int64_t xv = -5; xv <= 5; ++xv)
+        for (int64_t nv = -3; nv <= 7; nv += 5) {
+            std::map<const Var*, int64_t> env{{x.get(), xv}, {n.get(), nv}, {y.get(), 11}};
+            Expr original = (e + 3) * (b + 2) - e * b - z;
+            CHECK(tlc::testing::evalInt(simplify(original), env) == tlc::testing::evalInt(original, env));
+        }
+}
+
 TEST_CASE("comparisons of equal expressions decide") {
     VarPtr x = makeVar("x");
     CHECK(printExpr(simplify(binary(BinaryOp::Eq, Expr(x) % 8, Expr(x) % 8))) == "true");

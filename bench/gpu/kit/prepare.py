@@ -117,23 +117,58 @@ def pipeline_depths(tlc, source, target, flags):
                      if d["subject"].startswith("pipeline depth of "))
 
 
+def recommended_values(args, out, exp):
+    """The recommender's rank 1 for an experiment's `recommend` parameters (sm90): its source with
+    them `auto` (tests/auto/auto_sweep.py's rewrite), ranked at the experiment's shape."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "auto"))
+    import auto_sweep  # noqa: E402
+    source = exp["kernels"][0][1]
+    text = open(os.path.join(ROOT, source)).read()
+    for name, start, end in reversed(auto_sweep.kernels_of(text)):
+        if name == exp.get("kernel", name):
+            text = auto_sweep.with_auto(text, start, end, exp["recommend"]["params"])
+    auto = os.path.join(out, "gen", "experiments", exp["name"] + "_auto.tl")
+    os.makedirs(os.path.dirname(auto), exist_ok=True)
+    with open(auto, "w") as f:
+        f.write(text)
+    shape = ",".join(f"{k}={v}" for k, v in exp["recommend"]["shape"].items())
+    cmd = [args.tlc, "recommend", auto, "--target=sm90", f"--shape={shape}", "--top=1"]
+    if exp.get("kernel"):
+        cmd.append(f"--kernel={exp['kernel']}")
+    return json.loads(run(cmd))["candidates"][0]["values"]
+
+
 def prepare_experiments(args, out):
     """experiments.QUEUE's kernels (sm90) into gen/experiments, with what the manifest needs to
-    build and run them."""
+    build and run them. A configuration tlc refuses for sm90 is left out, and said so; the
+    recommender's pick, where an experiment asks for it, is a kernel marked `pick`."""
     queue = []
     for exp in experiments.QUEUE:
+        # (index, label, source, -D values, the recommender's pick?, what the runner needs: "kernel", ...)
+        entries = [(i, label, source, defines, False, extra[0] if extra else {})
+                   for i, (label, source, defines, *extra) in enumerate(exp["kernels"])]
+        if exp.get("recommend"):
+            values = recommended_values(args, out, exp)
+            text = ", ".join(f"{k}={v}" for k, v in values.items())
+            entries.insert(0, ("rank1", f"recommender's rank 1: {text}", exp["kernels"][0][1],
+                               tuple(f"{k}={v}" for k, v in values.items()), True, {}))
         kernels = []
-        for i, (label, source, defines, *extra) in enumerate(exp["kernels"]):
-            extra = extra[0] if extra else {}  # "kernel": which of the source's, and what the runner needs
+        for i, label, source, defines, pick, extra in entries:
+            kernel = extra.get("kernel") or exp.get("kernel")  # which of the source's kernels
             kid = experiments.kernel_id(exp, i)
             cu = os.path.join("gen", "experiments", kid + ".cu")
-            flags = [x for d in defines for x in ("-D", d)]
+            flags = [x for d in defines for x in ("-D", d)] + ([f"--kernel={kernel}"] if kernel else [])
             path = os.path.join(ROOT, source)
-            emit(args.tlc, path, "sm90", flags, os.path.join(out, cu), kernel=extra.get("kernel"))
-            if extra.get("kernel"):
-                flags += [f"--kernel={extra['kernel']}"]
+            try:
+                emit(args.tlc, path, "sm90", flags, os.path.join(out, cu))
+            except RuntimeError as e:
+                if pick:
+                    raise
+                print(f"prepare: experiment {exp['name']}: {label}: tlc refused it, left out:\n{e}", file=sys.stderr)
+                continue
             kernels.append({"id": kid, "label": label, "source": source, "defines": list(defines), "cu": cu,
-                            "target": "sm90", "launcher": experiments.launcher_name(path),
+                            "target": "sm90", "pick": pick,
+                            "launcher": "tl_" + kernel if kernel else experiments.launcher_name(path),
                             "depth": pipeline_depths(args.tlc, path, "sm90", flags)} | extra)
         queue.append({k: exp[k] for k in ("name", "title", "question", "kind", "dtype", "shapes")} |
                      {"kernels": kernels})

@@ -147,7 +147,7 @@ class Experiments(unittest.TestCase):
         bench.bench_memory = fake_memory
         try:
             kernels = [{"id": "a", "label": "softmax"}, {"id": "b", "label": "rmsnorm"}]
-            rows, wrong = experiments.run_rows(None, {"dtype": "f16"}, kernels, lambda k: "lib", 30, print)
+            rows, wrong, _ = experiments.run_rows(None, {"dtype": "f16"}, kernels, lambda k: "lib", 30, print)
         finally:
             bench.bench_memory = saved
         self.assertEqual(calls, [0, 1])
@@ -156,6 +156,23 @@ class Experiments(unittest.TestCase):
         self.assertTrue(rows[3][3].startswith("WRONG"))
         self.assertEqual(rows[3][-1], "")
         self.assertEqual(wrong, 1)
+
+    def test_recommend(self):
+        """An experiment that asks for the recommender's pick names parameters of its kernel, all
+        of which its grid varies, and a size of it for the shape."""
+        asked = [e for e in experiments.QUEUE if e.get("recommend")]
+        self.assertTrue(asked)
+        for exp in asked:
+            source = os.path.join(prepare.ROOT, exp["kernels"][0][1])
+            with open(source) as f:
+                text = f.read()
+            header = text[text.index("kernel " + exp["kernel"]):]
+            header = header[:header.index(">")]
+            for p in exp["recommend"]["params"]:
+                self.assertIn(p + " = ", header)
+                self.assertTrue(all(any(d.startswith(p + "=") for d in defines) for _, _, defines in exp["kernels"]))
+            for size in exp["recommend"]["shape"]:
+                self.assertIn(f"[{size},", text)
 
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))
@@ -186,6 +203,14 @@ class Manifest(unittest.TestCase):
         depth = next(e for e in m["experiments"] if e["name"] == "gemm_depth")
         for k in depth["kernels"]:
             self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
+        # The recommender's pick in the experiments that ask for it: one kernel, emitted.
+        for e in m["experiments"]:
+            picks = [k for k in e["kernels"] if k.get("pick")]
+            asked = any(x.get("recommend") for x in experiments.QUEUE if x["name"] == e["name"])
+            self.assertEqual(len(picks), 1 if asked else 0, e["name"])
+            for k in picks:
+                self.assertTrue(k["label"].startswith("recommender's rank 1: "), k["label"])
+                self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
         depths = {k["label"]: k["depth"] for k in depth["kernels"]}
         self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept")
         self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])

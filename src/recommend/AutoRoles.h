@@ -1,0 +1,32 @@
+// What each `auto` parameter of a kernel is for, and so which values the recommender tries for
+// it (docs/recommend.md, "`auto` parameters and their candidates"): read from its uses in the
+// kernel as written, then from its name.
+#pragma once
+
+#include "target/Target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tlc {
+
+namespace ast { struct Kernel; }
+
+enum class AutoRole {
+    GemmTile,    // sizes a buffer that a gemm reads or writes: whole matrix-instruction tiles
+    TileExtent,  // any other tile extent (rows of a norm, a vector's length, ...)
+    Split,       // how many parts the work is split into (split-K, split-KV)
+    Stages,      // a pipeline's depth
+    Threads,     // a block's threads
+    ThreadDim,   // one dimension of a block's threads (`threads = (reduce_thread, n_partition)`)
+};
+const char* autoRoleName(AutoRole r);
+
+// The role of the `auto` parameter `name` of `kernel` (as parsed).
+AutoRole autoRoleOf(const ast::Kernel& kernel, const std::string& name);
+
+// The values tried for a parameter of that role on `target`, ascending.
+std::vector<int64_t> autoCandidates(AutoRole role, const Target& target);
+
+} // namespace tlc

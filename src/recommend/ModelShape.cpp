@@ -1,0 +1,124 @@
+#include "recommend/ModelShape.h"
+
+#include "ast/AST.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace tlc {
+
+namespace {
+
+// A dimension's value at `shape`, when it is arithmetic the model can follow (sizes, constants,
+// + - * / %, ceildiv, min, max): `heads / groups`, `ceildiv(seqlen, chunk_size)`, a
+// convolution's `(H + 2 * P - D * (K - 1) - 1) / S + 1`. In doubles: no overflow on the way.
+std::optional<double> valueAt(const ast::Expr& e, const std::map<std::string, int64_t>& shape, int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    if (e.constant) {
+        if (const auto* v = std::get_if<int64_t>(&*e.constant)) return double(*v);
+        return std::nullopt;
+    }
+    auto sub = [&](const ast::Expr* x) { return x ? valueAt(*x, shape, depth + 1) : std::nullopt; };
+    if (const auto* n = e.as<ast::Name>()) {
+        if (auto it = shape.find(n->name); it != shape.end()) return double(it->second);
+        return std::nullopt;
+    }
+    if (const auto* u = e.as<ast::Unary>(); u && u->op == ast::UnaryOp::Neg) {
+        auto v = sub(u->operand.get());
+        return v ? std::optional<double>(-*v) : std::nullopt;
+    }
+    if (const auto* b = e.as<ast::Binary>()) {
+        auto l = sub(b->lhs.get()), r = sub(b->rhs.get());
+        if (!l || !r) return std::nullopt;
+        switch (b->op) {
+        case ast::BinaryOp::Add: return *l + *r;
+        case ast::BinaryOp::Sub: return *l - *r;
+        case ast::BinaryOp::Mul: return *l * *r;
+        case ast::BinaryOp::Div: return *r > 0 ? std::optional<double>(std::floor(*l / *r)) : std::nullopt;
+        case ast::BinaryOp::Mod: return *r > 0 ? std::optional<double>(std::fmod(*l, *r)) : std::nullopt;
+        default: return std::nullopt;
+        }
+    }
+    if (const auto* c = e.as<ast::Call>(); c && c->args.size() == 2) {
+        auto l = sub(c->args[0].value.get()), r = sub(c->args[1].value.get());
+        if (!l || !r) return std::nullopt;
+        if (c->callee == "ceildiv" && *r > 0) return std::ceil(*l / *r);
+        if (c->callee == "min") return std::min(*l, *r);
+        if (c->callee == "max") return std::max(*l, *r);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std::map<std::string, int64_t>& given) {
+    std::map<std::string, int64_t> shape;
+    std::vector<std::string> order;  // the sizes, in the kernel's order (ties halve the first)
+    for (const ast::Decl* d : checked.sizeParams) {
+        auto it = given.find(d->name);
+        shape[d->name] = it == given.end() ? kDefaultShapeExtent : it->second;
+        order.push_back(d->name);
+    }
+    // A tensor's elements at the current shape. A dimension the model cannot evaluate counts as
+    // the product of the sizes it names (`f(N)` as N: usually an overestimate).
+    auto elements = [&](const ast::Param& p, std::set<std::string>& named) {
+        double n = 1;
+        for (const auto& dim : p.type.dims) {
+            std::set<std::string> names;
+            ast::forEachName(dim.get(), [&](const ast::Name& x) {
+                if (shape.count(x.name)) names.insert(x.name);
+            });
+            named.insert(names.begin(), names.end());
+            if (auto v = valueAt(*dim, shape)) {
+                n *= std::max(*v, 1.0);
+                continue;
+            }
+            for (const auto& s : names) n *= double(shape[s]);
+        }
+        return n;
+    };
+    // Halve the largest free size of a tensor over the budget until none is; sizes --shape
+    // gave are kept (a tensor over the budget at the user's shape is the user's choice).
+    for (const ast::Param& p : checked.params) {
+        if (p.type.dims.empty()) continue;  // a scalar
+        for (;;) {
+            std::set<std::string> named;
+            if (elements(p, named) <= double(kShapeElementBudget)) break;
+            const std::string* largest = nullptr;
+            for (const std::string& s : order) {
+                if (!named.count(s) || given.count(s) || shape[s] <= 1) continue;
+                if (!largest || shape[s] > shape[*largest]) largest = &s;
+            }
+            if (!largest) break;
+            shape[*largest] /= 2;
+        }
+    }
+    return shape;
+}
+
+bool parseShapeOption(std::string_view text, std::map<std::string, int64_t>& out, std::string& error) {
+    while (!text.empty()) {
+        size_t comma = text.find(',');
+        std::string item(text.substr(0, comma));
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+        size_t eq = item.find('=');
+        std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+        std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+        bool ok = !name.empty() && !value.empty() && value.size() <= 10 &&
+                  std::all_of(value.begin(), value.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        int64_t v = ok ? std::stoll(value) : 0;
+        if (!ok || v < 1 || v > INT32_MAX) {
+            error = "--shape expects NAME=N,... with N a positive 32-bit integer, got '" + item + "'";
+            return false;
+        }
+        out[name] = v;
+    }
+    return true;
+}
+
+} // namespace tlc
