@@ -36,6 +36,15 @@ std::optional<double> valueAt(const ast::Expr& e, const std::map<std::string, in
         auto l = sub(b->lhs.get()), r = sub(b->rhs.get());
         if (!l || !r) return std::nullopt;
         switch (b->op) {
+        // Comparisons and logic as 1 or 0: a precondition's value (`require N <= block_N`).
+        case ast::BinaryOp::Lt: return double(*l < *r);
+        case ast::BinaryOp::Le: return double(*l <= *r);
+        case ast::BinaryOp::Gt: return double(*l > *r);
+        case ast::BinaryOp::Ge: return double(*l >= *r);
+        case ast::BinaryOp::Eq: return double(*l == *r);
+        case ast::BinaryOp::Ne: return double(*l != *r);
+        case ast::BinaryOp::And: return double(*l != 0 && *r != 0);
+        case ast::BinaryOp::Or: return double(*l != 0 || *r != 0);
         case ast::BinaryOp::Add: return *l + *r;
         case ast::BinaryOp::Sub: return *l - *r;
         case ast::BinaryOp::Mul: return *l * *r;
@@ -96,6 +105,28 @@ std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std:
             }
             if (!largest) break;
             shape[*largest] /= 2;
+        }
+    }
+    // The kernel's preconditions (`require`) hold at the shape where the model can evaluate
+    // them: the sizes one names are halved, largest first, until it does (`require N <= block_N`
+    // with block_N = 1024 models N = 1024, not a launch the kernel refuses).
+    if (checked.body) {
+        for (const auto& s : checked.body->stmts) {
+            const auto* req = s->as<ast::RequireStmt>();
+            if (!req) continue;
+            std::set<std::string> named;
+            ast::forEachName(req->cond.get(), [&](const ast::Name& x) {
+                if (shape.count(x.name) && !given.count(x.name)) named.insert(x.name);
+            });
+            for (;;) {
+                std::optional<double> holds = valueAt(*req->cond, shape);
+                if (!holds || *holds != 0) break;
+                const std::string* largest = nullptr;
+                for (const std::string& n : order)
+                    if (named.count(n) && shape[n] > 1 && (!largest || shape[n] > shape[*largest])) largest = &n;
+                if (!largest) break;
+                shape[*largest] /= 2;
+            }
         }
     }
     return shape;

@@ -72,6 +72,8 @@ TUNABLE = {
     "retention_fwd": ["BK", "BV"],
     "rms_norm_splitk": ["blk_m", "blk_k"],
     "rms_norm": ["blk_m"],
+    # block_N: the rows the block holds whole (require N <= block_N): the caller's row length
+    "rms_norm_residual": ["threads"],
     "topk": ["blk_m", "threads"],
     # tests/run/kernels
     "mla_decode": ["block_N", "block_H", "stages", "threads"],

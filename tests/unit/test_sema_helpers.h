@@ -121,6 +121,7 @@ inline void forEachExpr(const ast::Stmt& s, const std::function<void(const ast::
         forEachExpr(*s.as<GridStmt>()->launch, f);
         forEachExpr(*s.as<GridStmt>()->body, f);
         break;
+    case StmtKind::Require: forEachExpr(*s.as<RequireStmt>()->cond, f); break;
     }
 }
 
