@@ -208,7 +208,7 @@ Stmt spreadLoop(LowerContext& ctx, int64_t T, const std::vector<int64_t>& extent
     if (!oneDim) inner_ = letStmt(e, vec == 1 ? q : q * vec, inner_);
     if (vectors % T != 0) inner_ = ifThenElse(q < vectors, inner_);
     Stmt loop;
-    if (batch > 0 && !rolled && iterations > batch && iterations % batch == 0 && it != (vars.empty() ? nullptr : vars[0])) {
+    if (batch > 0 && !rolled && iterations > batch && iterations % batch == 0) {
         // Batches of `batch` unrolled iterations, the batches kept a loop: at most `batch` moves
         // of a thread in flight (and in registers) at once.
         VarPtr outer = ctx.freshVar("pass"), lane = ctx.freshVar("step");

@@ -91,20 +91,23 @@ std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std:
         }
         return n;
     };
-    // Halve the largest free size of a tensor over the budget until none is; sizes --shape
-    // gave are kept (a tensor over the budget at the user's shape is the user's choice).
+    // Halves the largest of `named` that --shape did not give (a size the user gave is the
+    // user's choice); false when none is left to halve.
+    auto halveLargest = [&](const std::set<std::string>& named) {
+        const std::string* largest = nullptr;
+        for (const std::string& s : order) {
+            if (!named.count(s) || given.count(s) || shape[s] <= 1) continue;
+            if (!largest || shape[s] > shape[*largest]) largest = &s;
+        }
+        if (largest) shape[*largest] /= 2;
+        return largest != nullptr;
+    };
+    // No tensor over the budget.
     for (const ast::Param& p : checked.params) {
         if (p.type.dims.empty()) continue;  // a scalar
         for (;;) {
             std::set<std::string> named;
-            if (elements(p, named) <= double(kShapeElementBudget)) break;
-            const std::string* largest = nullptr;
-            for (const std::string& s : order) {
-                if (!named.count(s) || given.count(s) || shape[s] <= 1) continue;
-                if (!largest || shape[s] > shape[*largest]) largest = &s;
-            }
-            if (!largest) break;
-            shape[*largest] /= 2;
+            if (elements(p, named) <= double(kShapeElementBudget) || !halveLargest(named)) break;
         }
     }
     // The kernel's preconditions (`require`) hold at the shape where the model can evaluate
@@ -115,17 +118,10 @@ std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std:
             const auto* req = s->as<ast::RequireStmt>();
             if (!req) continue;
             std::set<std::string> named;
-            ast::forEachName(req->cond.get(), [&](const ast::Name& x) {
-                if (shape.count(x.name) && !given.count(x.name)) named.insert(x.name);
-            });
+            ast::forEachName(req->cond.get(), [&](const ast::Name& x) { named.insert(x.name); });
             for (;;) {
                 std::optional<double> holds = valueAt(*req->cond, shape);
-                if (!holds || *holds != 0) break;
-                const std::string* largest = nullptr;
-                for (const std::string& n : order)
-                    if (named.count(n) && shape[n] > 1 && (!largest || shape[n] > shape[*largest])) largest = &n;
-                if (!largest) break;
-                shape[*largest] /= 2;
+                if (!holds || *holds != 0 || !halveLargest(named)) break;
             }
         }
     }

@@ -22,6 +22,9 @@ from bench import P, I, checked, launcher, median_ms, rel_err
 DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
 LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
 
+# issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
+
 QUEUE = [
     {
         "name": "gemm_depth",
@@ -32,7 +35,7 @@ QUEUE = [
                     "rising where (stages - 1) x 16 KB reaches the latency's bytes.",
         "kind": "gemm",
         "dtype": "f16",
-        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)],
+        "shapes": GEMM_SHAPES,
         "kernels": [
             ("128x128x32, 3 stages as written", DEPTH_SOURCE, ("deepen=false",)),
             ("128x128x32, 3 stages deepened", DEPTH_SOURCE, ()),
@@ -85,7 +88,7 @@ QUEUE = [
                     "128x256 at block_K = 32 and 64, 256x128, and whether deepening a block_K = 64 loop pays.",
         "kind": "gemm",
         "dtype": "f16",
-        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)],
+        "shapes": GEMM_SHAPES,
         "kernels": [
             ("128x128x32, 256 threads, deepened", DEPTH_SOURCE, ("threads=256",)),
             ("128x256x32, 256 threads, deepened", DEPTH_SOURCE, ("block_N=256", "threads=256")),
