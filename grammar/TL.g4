@@ -39,8 +39,10 @@ stmt
 // `if (c)` and `if c` both parse: the parentheses are an ordinary ParenExpr.
 ifStmt : IF cond=expr thenBlock=block (ELSE (elseIf=ifStmt | elseBlock=block))? ;
 
-loopVars : ID | '(' ID (',' ID)* ')' ;
-gridVars : ID | '(' ID (',' ID)* ')' ;
+// Several variables go in parentheses; the bare list `for i, j in ...` (Python's and TileLang's
+// habit) parses too, so that the AST builder can say what to write and checking goes on.
+loopVars : ID | '(' ID (',' ID)* ')' | ID (',' ID)+ ;
+gridVars : ID | '(' ID (',' ID)* ')' | ID (',' ID)+ ;
 
 expr
     : primary                                                 # PrimaryExpr

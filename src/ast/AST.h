@@ -84,6 +84,7 @@ struct Name : Expr {
 struct List : Expr {
     static constexpr ExprKind Kind = ExprKind::List;
     std::vector<ExprPtr> elements;
+    bool parenthesized = false;  // written `(a, b)`, as `threads = (32, 4)`; shapes take `[...]`
     List(SourceRange r, std::vector<ExprPtr> e) : Expr(Kind, r), elements(std::move(e)) {}
 };
 

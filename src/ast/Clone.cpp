@@ -34,7 +34,11 @@ ExprPtr clone(const ExprPtr& e) {
     case ExprKind::BoolLit: return std::make_unique<BoolLit>(e->range, e->as<BoolLit>()->value);
     case ExprKind::StringLit: return std::make_unique<StringLit>(e->range, e->as<StringLit>()->value);
     case ExprKind::Name: return std::make_unique<Name>(e->range, e->as<Name>()->name);
-    case ExprKind::List: return std::make_unique<List>(e->range, cloneAll(e->as<List>()->elements));
+    case ExprKind::List: {
+        auto list = std::make_unique<List>(e->range, cloneAll(e->as<List>()->elements));
+        list->parenthesized = e->as<List>()->parenthesized;
+        return list;
+    }
     case ExprKind::Call: return cloneCall(*e->as<Call>());
     case ExprKind::Index: {
         const auto* i = e->as<Index>();
@@ -127,6 +131,14 @@ std::unique_ptr<Kernel> cloneSyntax(const Kernel& k) {
         out->params.push_back(Param{p.name, p.range, std::move(t), nullptr});
     }
     out->body = cloneBlock(k.body.get());
+    return out;
+}
+
+ExprPtr cloneSyntax(const Expr& e) {
+    // clone() takes the owning pointer; a non-owning one around `e` is never released.
+    ExprPtr borrowed(const_cast<Expr*>(&e));
+    ExprPtr out = clone(borrowed);
+    (void)borrowed.release();
     return out;
 }
 

@@ -11,5 +11,6 @@ namespace tlc::ast {
 
 std::unique_ptr<File> cloneSyntax(const File& file);
 std::unique_ptr<Kernel> cloneSyntax(const Kernel& kernel);
+ExprPtr cloneSyntax(const Expr& e);
 
 } // namespace tlc::ast

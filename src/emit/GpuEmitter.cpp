@@ -300,9 +300,9 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     arity(1);
     for (const auto& m : table)
         if (n == m.name) return fmt::format("{}({})", f32 ? m.f32 : m.f64, args[0]);
-    if (n == "sigmoid") {
+    if (n == "sigmoid" || n == "silu" || n == "gelu") {
         needSection("math");
-        return "tl::sigmoid(" + args[0] + ")";
+        return fmt::format("tl::{}({})", n, args[0]);
     }
     if (n == "fast_tanh") {
         if (!f32) return "tanh(" + args[0] + ")";

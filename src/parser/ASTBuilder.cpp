@@ -30,6 +30,7 @@ SourceRange rangeOf(antlr4::ParserRuleContext* ctx) {
 class Builder {
 public:
     explicit Builder(DiagnosticEngine& diags) : diags_(diags) {}
+    unsigned recoverableErrors() const { return recoverableErrors_; }
 
     std::unique_ptr<File> file(TLParser::FileContext* ctx) {
         auto f = std::make_unique<File>();
@@ -41,6 +42,9 @@ public:
 
 private:
     DiagnosticEngine& diags_;
+    // Errors after which the AST is still exactly what the author meant (a habit from Python
+    // spelt differently): checking goes on, so that the rest of the file is reported too.
+    unsigned recoverableErrors_ = 0;
 
     std::unique_ptr<Kernel> kernel(TLParser::KernelContext* ctx) {
         auto k = std::make_unique<Kernel>();
@@ -95,6 +99,18 @@ private:
         return std::make_unique<Block>(rangeOf(ctx), std::move(stmts));
     }
 
+    // `for i, j in ...` (Python's habit) parses so that the rest of the file is still checked;
+    // it is an error that shows the form to write.
+    void checkParenthesized(antlr4::ParserRuleContext* list, const std::vector<antlr4::tree::TerminalNode*>& ids,
+                            std::string_view what, std::string_view open, std::string_view close) {
+        if (ids.size() < 2 || list->getStart()->getText() == "(") return;
+        std::string names;
+        for (auto* id : ids) names += (names.empty() ? "" : ", ") + id->getText();
+        diags_.report(DiagId::err_vars_unparenthesized, rangeOf(list), what,
+                      fmt::format("{}{}{}", open, names, close));
+        ++recoverableErrors_;
+    }
+
     static std::vector<LoopVar> vars(const std::vector<antlr4::tree::TerminalNode*>& ids) {
         std::vector<LoopVar> out;
         for (auto* id : ids) out.push_back({id->getText(), rangeOf(id), nullptr});
@@ -121,6 +137,7 @@ private:
             return std::make_unique<AssignStmt>(r, expr(s->target), compoundOp(s->op->getText()), expr(s->value));
         if (auto* s = dynamic_cast<TLParser::ForStmtContext*>(ctx)) {
             auto call = callOf(s->iter, s->argList(), {tokenBegin(s->iter), lastCloseParen(s)});
+            checkParenthesized(s->loopVars(), s->loopVars()->ID(), "loop", "for (", ") in");
             return std::make_unique<ForStmt>(r, vars(s->loopVars()->ID()), std::move(call), block(s->block()));
         }
         if (auto* s = dynamic_cast<TLParser::IfStatementContext*>(ctx)) return ifStmt(s->ifStmt());
@@ -129,6 +146,7 @@ private:
         if (auto* s = dynamic_cast<TLParser::GridStmtContext*>(ctx)) {
             antlr4::Token* gridTok = s->GRID()->getSymbol();
             auto call = callOf(gridTok, s->argList(), {tokenBegin(gridTok), lastCloseParen(s, s->AS())});
+            checkParenthesized(s->gridVars(), s->gridVars()->ID(), "grid", "as (", ")");
             return std::make_unique<GridStmt>(r, std::move(call), vars(s->gridVars()->ID()), block(s->block()));
         }
         if (auto* s = dynamic_cast<TLParser::RequireStmtContext*>(ctx))
@@ -266,7 +284,9 @@ private:
             std::vector<ExprPtr> elements;
             elements.push_back(expr(p->expr()));
             for (auto& e : exprList(p->exprList())) elements.push_back(std::move(e));
-            return std::make_unique<List>(r, std::move(elements));
+            auto list = std::make_unique<List>(r, std::move(elements));
+            list->parenthesized = true;
+            return list;
         }
         if (auto* p = dynamic_cast<TLParser::BoolLitContext*>(ctx))
             return std::make_unique<BoolLit>(r, p->TRUE() != nullptr);
@@ -325,7 +345,12 @@ private:
 } // namespace
 
 std::unique_ptr<File> buildAST(TLParser::FileContext* tree, DiagnosticEngine& diags) {
-    return Builder(diags).file(tree);
+    unsigned errorsBefore = diags.errorCount();
+    Builder builder(diags);
+    std::unique_ptr<File> file = builder.file(tree);
+    // Any other error (a literal that does not fit) left a stand-in value in the tree.
+    if (diags.errorCount() - errorsBefore > builder.recoverableErrors()) return nullptr;
+    return file;
 }
 
 } // namespace tlc::parser

@@ -21,6 +21,7 @@ struct ParseLimits {
 };
 
 // Returns the AST, or null when the file has lexical or syntax errors (all reported to diags).
+// An AST may come with errors that left it whole (ASTBuilder.h): sema checks it, then stops.
 std::unique_ptr<ast::File> parseFile(const SourceFile& file, DiagnosticEngine& diags,
                                      const ParseLimits& limits = {});
 

@@ -108,6 +108,8 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Abs, "abs", BuiltinKind::Math, kOne},
     {Builtin::Tanh, "tanh", BuiltinKind::Math, kOne},
     {Builtin::Sigmoid, "sigmoid", BuiltinKind::Math, kOne},
+    {Builtin::Silu, "silu", BuiltinKind::Math, kOne},
+    {Builtin::Gelu, "gelu", BuiltinKind::Math, kOne},
     {Builtin::Erf, "erf", BuiltinKind::Math, kOne},
     {Builtin::Pow, "pow", BuiltinKind::Math, kPow},
     {Builtin::FastExp, "fast_exp", BuiltinKind::Math, kOne},

@@ -2,6 +2,7 @@
 // kind each parameter wants, where each builtin may appear, casts, and the result types of
 // the scalar helpers.
 #include "sema/Checker.h"
+#include "support/Utf8.h"
 
 #include <fmt/format.h>
 
@@ -52,7 +53,9 @@ Type KernelChecker::checkCall(Call& c, CallSite site) {
         // A misspelt allocation is never "corrected" to memory of another space.
         std::string_view space = allocSpaceOf(c.callee);
         if (!space.empty() && allocSpaceOf(best) != space) best.clear();
-        if (!best.empty())
+        if (std::string_view advice = spellingElsewhere(c.callee); !advice.empty())
+            diags_.note(c.calleeRange, std::string(advice));
+        else if (!best.empty())
             diags_.note(c.calleeRange, fmt::format("did you mean '{}'?", best));
         for (auto& a : c.args) checkValue(*a.value);
         return c.type = Type::error();
@@ -255,6 +258,16 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         diags_.report(DiagId::err_dtype_used_as_value, arg.range, expected, toString(*arg.constant));
         arg.type = Type::error();
     };
+    // `(64, 64)` where a shape or list goes (Python's tuple habit): said, then checked as the
+    // list it means, so that one slip gives one error.
+    if (auto* list = arg.as<List>(); list && list->parenthesized &&
+        (p.kind == ParamKind::Shape || p.kind == ParamKind::GlobalShape || p.kind == ParamKind::IntList ||
+         p.kind == ParamKind::Dims)) {
+        std::string text = diags_.file().text(list->range);
+        std::string bracketed = text.size() >= 2 ? "[" + text.substr(1, text.size() - 2) + "]" : text;
+        diags_.report(DiagId::err_list_in_parentheses, list->range,
+                      p.kind == ParamKind::IntList ? "a list" : "a shape", clipUtf8(bracketed, 48));
+    }
 
     switch (p.kind) {
     case ParamKind::Tile:
@@ -376,6 +389,13 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         return;
     }
     case ParamKind::DType: {
+        if (auto* s = arg.as<StringLit>()) {
+            auto dt = parseDType(s->value);
+            diags_.report(DiagId::err_dtype_as_string, arg.range,
+                          dt ? fmt::format("write {}", dtypeName(*dt)) : std::string("write one such as f32 or bf16"));
+            arg.type = Type::error();
+            return;
+        }
         if (auto* n = arg.as<Name>(); n && !scope_.lookup(n->name) && !parseDType(n->name)) {
             resolveDTypeName(n->name, n->range);  // reports "unknown dtype" with a suggestion
             arg.type = Type::error();

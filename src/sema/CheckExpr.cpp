@@ -136,7 +136,9 @@ Type KernelChecker::checkName(Name& n) {
         return Type::error();
     }
     diags_.report(DiagId::err_unknown_name, n.range, n.name);
-    if (auto best = closestMatch(n.name, scope_.visibleNames()); !best.empty())
+    if (std::string_view advice = spellingElsewhere(n.name); !advice.empty())
+        diags_.note(n.range, std::string(advice));
+    else if (auto best = closestMatch(n.name, scope_.visibleNames()); !best.empty())
         diags_.note(scope_.lookup(best)->range, fmt::format("did you mean '{}'?", best));
     return Type::error();
 }

@@ -39,7 +39,11 @@ std::optional<int64_t> bufferBytes(const Type& t) {
 
 void KernelChecker::checkBlock(Block& block) {
     ScopeFrame frame(scope_, [this](const std::vector<Decl*>& decls) { reportUnused(decls); });
-    for (auto& s : block.stmts) checkStmt(*s);
+    for (auto& s : block.stmts) {
+        if (auto* assign = s->as<AssignStmt>())
+            if (StmtPtr loop = wholeTileLoop(*assign)) s = std::move(loop);
+        checkStmt(*s);
+    }
 }
 
 void KernelChecker::checkStmt(Stmt& stmt) {

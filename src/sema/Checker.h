@@ -187,6 +187,13 @@ public:
                               const std::map<const ast::Decl*, Varying>& varying) const;
     void checkThreadLevel();
 
+    // ---- whole-tile assignments (WholeTile.cpp) ----
+    // `G_f = silu(G_f) * U_f;` on on-chip tiles of one shape: the `parallel` loop over the tile
+    // that does it element by element, or null when `s` is no such assignment. A tile operand of
+    // another shape is reported, and the statement becomes an empty block.
+    ast::StmtPtr wholeTileLoop(ast::AssignStmt& s);
+    bool indexWholeTiles(ast::ExprPtr& e, const ast::Decl& target, const std::vector<std::string>& vars);
+
     // ---- calls (CheckCall.cpp) ----
     Type checkCall(ast::Call& c, CallSite site);
     bool bindArgs(ast::Call& c, const BuiltinInfo& info);

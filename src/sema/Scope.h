@@ -57,4 +57,8 @@ private:
 // The candidate closest to `name` by edit distance, when it is close enough to be a typo.
 std::string closestMatch(std::string_view name, const std::vector<std::string>& candidates);
 
+// What to write instead of a name that CUDA, C, PyTorch or TileLang spell differently
+// (`expf`, `__syncthreads`, `threadIdx`, `T.Parallel`'s `Parallel`): a note's text, or empty.
+std::string_view spellingElsewhere(std::string_view name);
+
 } // namespace tlc::sema

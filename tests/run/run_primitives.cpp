@@ -20,6 +20,7 @@
 #include "while_loop.h"
 #include "row_vectors.h"
 #include "split_k.h"
+#include "whole_tile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -802,6 +803,31 @@ void readInPlace(int M, int shift) {
     check("elements after Y untouched (read in place)" + at, after, std::vector<double>(after.size(), -7.0), 0, 0);
 }
 
+// Issue 48: whole-tile assignments with silu and gelu (tests/run/kernels/whole_tile.tl).
+void wholeTiles(int M, int N) {
+    std::string at = " " + dims({M, N});
+    auto G = random<tl::half>(size_t(M) * N, 81, -4.0, 4.0), U = random<tl::half>(size_t(M) * N, 82, -2.0, 2.0);
+    std::vector<tl::half> Y(G.size(), tl::half(-7.0f));
+    std::vector<double> wantY(Y.size());
+    for (size_t i = 0; i < Y.size(); ++i) {
+        double g = toDouble(G[i]);
+        wantY[i] = g / (1.0 + std::exp(-g)) * toDouble(U[i]);
+    }
+    expectStatus("swiglu status" + at, tl_kernels::swiglu(G.data(), U.data(), Y.data(), M, N), 0);
+    check("whole tiles: Y = silu(G) * U" + at, Y, wantY, 4e-3, 4e-3);
+
+    auto X = random<tl::half>(size_t(M) * N, 83, -3.0, 3.0);
+    auto B = random<float>(size_t(M) * N, 84, -1.0, 1.0);
+    std::vector<float> Z(X.size(), -7.0f);
+    std::vector<double> wantZ(Z.size());
+    for (size_t i = 0; i < Z.size(); ++i) {
+        double x = toDouble(X[i]), v = x + B[i];
+        wantZ[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) + 0.5 * x;
+    }
+    expectStatus("gelu_residual status" + at, tl_kernels::gelu_residual(X.data(), B.data(), Z.data(), M, N), 0);
+    check("whole tiles: Z = gelu(X + B) + 0.5 X" + at, Z, wantZ, 1e-5, 1e-5);
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -866,5 +892,7 @@ int main() {
     splitKGemms(128, 64, 520);
     histogram(1000);
     histogram(1003);
+    wholeTiles(64, 128);
+    wholeTiles(45, 70);  // partial tiles in both directions, rows no GPU vector covers
     return summary();
 }

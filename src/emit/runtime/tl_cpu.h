@@ -179,6 +179,12 @@ inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// silu(x) = x sigmoid(x) (PyTorch's SiLU); gelu(x) = x Phi(x) with the exact erf form (PyTorch's
+// GELU without approximate = "tanh").
+inline float silu(float x) { return x * sigmoid(x); }
+inline double silu(double x) { return x * sigmoid(x); }
+inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+inline double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)); }
 // exp and exp2 of floats without a library call, so that the C++ compiler vectorises the loops
 // that use them (glibc's vector forms need -ffast-math). x = n ln2 + r with |r| <= ln2 / 2
 // (n by the 1.5 * 2^23 shifter, r by a two-constant Cody-Waite), e^r by a degree-6 minimax
