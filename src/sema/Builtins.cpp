@@ -30,6 +30,7 @@ constexpr P kClear[] = {req("buffer", K::Tile)};
 constexpr P kFill[] = {req("buffer", K::Tile), req("value", K::Scalar)};
 constexpr P kReduce[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(-1)),
                          opt("clear", K::ConstBool, true)};
+constexpr P kArgReduce[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(-1))};
 constexpr P kCumsum[] = {req("src", K::Tile), req("dst", K::Tile), opt("dim", K::ConstInt, int64_t(0)),
                          opt("reverse", K::ConstBool, false)};
 constexpr P kAtomicAdd[] = {req("dst", K::Tile), req("src", K::TileOrScalar), absent("order", K::Name)};
@@ -82,6 +83,9 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::ReduceSum, "reduce_sum", BuiltinKind::TileOp, kReduce},
     {Builtin::ReduceAbsSum, "reduce_abssum", BuiltinKind::TileOp, kReduce},
     {Builtin::ReduceAbsMax, "reduce_absmax", BuiltinKind::TileOp, kReduce},
+    // Rewritten into reductions before they are checked (Sugar.cpp): never lowered as such.
+    {Builtin::ArgMax, "argmax", BuiltinKind::TileOp, kArgReduce},
+    {Builtin::ArgMin, "argmin", BuiltinKind::TileOp, kArgReduce},
     {Builtin::Cumsum, "cumsum", BuiltinKind::TileOp, kCumsum},
     {Builtin::AtomicAdd, "atomic_add", BuiltinKind::TileOp, kAtomicAdd},
     {Builtin::UseSwizzle, "use_swizzle", BuiltinKind::TileOp, kUseSwizzle},

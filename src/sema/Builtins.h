@@ -17,7 +17,7 @@ enum class Builtin {
     // a reshaped view of a contiguous global tensor (a `let` initialiser, like the allocations)
     View,
     // tile operations
-    Copy, Gemm, Clear, Fill, ReduceMax, ReduceMin, ReduceSum, ReduceAbsSum, ReduceAbsMax, Cumsum,
+    Copy, Gemm, Clear, Fill, ReduceMax, ReduceMin, ReduceSum, ReduceAbsSum, ReduceAbsMax, ArgMax, ArgMin, Cumsum,
     AtomicAdd, UseSwizzle, AnnotateLayout, Im2col,
     // loop iterators and the launch
     Range, Serial, Unroll, Parallel, Pipelined, Grid,

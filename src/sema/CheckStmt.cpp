@@ -42,6 +42,8 @@ void KernelChecker::checkBlock(Block& block) {
     for (auto& s : block.stmts) {
         if (auto* assign = s->as<AssignStmt>())
             if (StmtPtr loop = wholeTileLoop(*assign)) s = std::move(loop);
+        if (auto* call = s->as<ExprStmt>())
+            if (StmtPtr block = argReduceBlock(*call)) s = std::move(block);
         checkStmt(*s);
     }
 }

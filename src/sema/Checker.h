@@ -187,12 +187,16 @@ public:
                               const std::map<const ast::Decl*, Varying>& varying) const;
     void checkThreadLevel();
 
-    // ---- whole-tile assignments (WholeTile.cpp) ----
+    // ---- statements that stand for others (Sugar.cpp) ----
     // `G_f = silu(G_f) * U_f;` on on-chip tiles of one shape: the `parallel` loop over the tile
     // that does it element by element, or null when `s` is no such assignment. A tile operand of
     // another shape is reported, and the statement becomes an empty block.
     ast::StmtPtr wholeTileLoop(ast::AssignStmt& s);
     bool indexWholeTiles(ast::ExprPtr& e, const ast::Decl& target, const std::vector<std::string>& vars);
+    // `argmax(src, dst, dim)` / `argmin`: the block of statements it stands for, an empty block
+    // when its arguments are wrong (reported), or null when `s` is no such call.
+    ast::StmtPtr argReduceBlock(ast::ExprStmt& s);
+    std::vector<std::string> freshLoopNames(size_t count) const;
 
     // ---- calls (CheckCall.cpp) ----
     Type checkCall(ast::Call& c, CallSite site);

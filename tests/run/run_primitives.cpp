@@ -828,6 +828,36 @@ void wholeTiles(int M, int N) {
     check("whole tiles: Z = gelu(X + B) + 0.5 X" + at, Z, wantZ, 1e-5, 1e-5);
 }
 
+// argmax / argmin along rows and columns of [16, 96] tiles; values drawn from few levels, so
+// that rows hold ties (the first index wins, as in PyTorch).
+void argReductions(int M) {
+    const int N = 96, blockM = 16, R = (M + blockM - 1) / blockM;
+    auto levels = random<int>(size_t(M) * N, 85, 0, 40);
+    std::vector<float> X(levels.size());
+    for (size_t i = 0; i < X.size(); ++i) X[i] = float(levels[i]) * 0.25f - 5.0f;
+    std::vector<int> Imax(M, -7), Imin(M, -7), Jmax(size_t(R) * N, -7);
+    std::vector<double> wantMax(M), wantMin(M), wantJ(Jmax.size());
+    for (int i = 0; i < M; ++i) {
+        const float* row = &X[size_t(i) * N];
+        wantMax[i] = double(std::max_element(row, row + N) - row);
+        wantMin[i] = double(std::min_element(row, row + N) - row);
+    }
+    for (int b = 0; b < R; ++b)
+        for (int j = 0; j < N; ++j) {
+            int best = 0;  // rows past M are not in the tile's values: the copy reads them as 0
+            for (int i = 1; i < blockM; ++i) {
+                auto at = [&](int r) { return b * blockM + r < M ? X[size_t(b * blockM + r) * N + j] : 0.0f; };
+                if (at(i) > at(best)) best = i;
+            }
+            wantJ[size_t(b) * N + j] = best;
+        }
+    std::string at = " M=" + std::to_string(M);
+    expectStatus("row_argmax status" + at, tl_kernels::row_argmax(X.data(), Imax.data(), Imin.data(), Jmax.data(), M, R), 0);
+    check("argmax along rows, first of ties" + at, Imax, wantMax, 0, 0);
+    check("argmin along rows, first of ties" + at, Imin, wantMin, 0, 0);
+    check("argmax along the tile's columns (dim 0, kept)" + at, Jmax, wantJ, 0, 0);
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -894,5 +924,7 @@ int main() {
     histogram(1003);
     wholeTiles(64, 128);
     wholeTiles(45, 70);  // partial tiles in both directions, rows no GPU vector covers
+    argReductions(64);
+    argReductions(45);  // a partial last row block
     return summary();
 }
