@@ -37,8 +37,6 @@ const char* spelling(BinaryOp op) {
     return "?";
 }
 
-namespace {
-
 // A string literal as it could be written in a .tl file: the inverse of the lexer's escapes.
 std::string quoted(const std::string& value) {
     std::string out = "\"";
@@ -53,6 +51,8 @@ std::string quoted(const std::string& value) {
     }
     return out + "\"";
 }
+
+namespace {
 
 // Expressions print as fully parenthesised source; statements as an indented tree.
 class Dumper {

@@ -359,6 +359,11 @@ struct File {
 
 // Readable dump used by `--emit=ast` and the builder's tests.
 std::string dump(const File& file);
+// The file as .tl source that parses to the same tree (Print.cpp; `--emit=tile-source`).
+std::string printSource(const File& file);
+std::string printExpr(const Expr& e);
+// A string literal as a .tl file writes it: the inverse of the lexer's escapes.
+std::string quoted(const std::string& value);
 
 // Calls f with every name an expression mentions (operands, arguments, subscripts), in order;
 // for code that reads the tree as parsed (the recommender's roles of `auto` parameters).

@@ -7,8 +7,9 @@ namespace tlc {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, EmitKind>, 7> kEmitKinds = {{
+constexpr std::array<std::pair<std::string_view, EmitKind>, 8> kEmitKinds = {{
     {"ast", EmitKind::Ast},
+    {"tile-source", EmitKind::TileSource},
     {"tile-ir", EmitKind::TileIR},
     {"layouts", EmitKind::Layouts},
     {"thread-ir", EmitKind::ThreadIR},

@@ -9,7 +9,7 @@
 
 namespace tlc {
 
-enum class EmitKind { Ast, TileIR, Layouts, ThreadIR, Shared, Source, Python };
+enum class EmitKind { Ast, TileSource, TileIR, Layouts, ThreadIR, Shared, Source, Python };
 
 // The spellings --emit accepts, in the order --help lists them.
 const std::vector<std::string>& emitKindNames();

@@ -1,5 +1,6 @@
 #include "compile/Program.h"
 
+#include "beginner/WholeTensor.h"
 #include "parser/Parser.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@ namespace tlc {
 std::unique_ptr<Program> Program::parse(const SourceFile& source, DiagnosticEngine& diags) {
     std::unique_ptr<ast::File> file = parseFile(source, diags);
     if (!file) return nullptr;
+    // The beginner level's whole-tensor kernels become tile dataflow before anything checks them.
+    if (!beginner::lowerWholeTensorKernels(*file, diags)) return nullptr;
     return std::unique_ptr<Program>(new Program(source, std::move(file)));
 }
 

@@ -218,7 +218,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         // General variants are part of the source (the IR dumps show the kernels as written).
         compileOptions.generalVariants = source && !options.assumeAligned;
         compileOptions.assumeAligned = options.assumeAligned;
-        if (options.emit == EmitKind::Ast || options.syntaxOnly || !target) compileOptions.stop = CompileStage::Checked;
+        // --emit=tile-source: the file as the developer level writes it (whole-tensor kernels
+        // lowered), printed before sema's own rewrites; checked, so that it is known to compile.
+        if (options.emit == EmitKind::TileSource) result = ast::printSource(program->syntax());
+        if (options.emit == EmitKind::Ast || options.emit == EmitKind::TileSource || options.syntaxOnly || !target)
+            compileOptions.stop = CompileStage::Checked;
         else if (options.emit == EmitKind::TileIR || options.emit == EmitKind::Layouts) compileOptions.stop = CompileStage::TileIR;
         // --emit-variants: kernels with `auto` parameters become their variants (compiled
         // here) and leave the file; the rest compile as usual.
@@ -239,7 +243,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             if (selected.empty()) return;
         }
         // The other kernels' `auto` parameters: the recommender's best values.
-        const bool recommend = target && !options.syntaxOnly && options.emit != EmitKind::Ast && !diags.hasErrors();
+        const bool recommend = target && !options.syntaxOnly && options.emit != EmitKind::Ast &&
+                               options.emit != EmitKind::TileSource && !diags.hasErrors();
         std::vector<KernelConfig> configs;
         for (const ast::Kernel* k : selected)
             configs.push_back(recommend ? autoConfig(*program, *k, *target, options.defines, autoShape, diags)
@@ -255,6 +260,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             result = ast::dump(*compiled.file);
             return;
         }
+        if (options.emit == EmitKind::TileSource) return;
         explained.insert(explained.end(), compiled.explained.begin(), compiled.explained.end());
         for (ir::Kernel& k : compiled.kernels) {
             switch (options.emit) {
@@ -263,6 +269,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             case EmitKind::ThreadIR: result += ir::printKernel(k); break;
             case EmitKind::Shared: result += describeSharedPlan(k); break;
             case EmitKind::Ast:
+            case EmitKind::TileSource:
             case EmitKind::Source:
             case EmitKind::Python: break;
             }

@@ -274,7 +274,8 @@ protected:
         static const char* plain[] = {"exp", "exp2", "log", "log2", "sqrt", "abs", "tanh", "erf"};
         for (const char* p : plain)
             if (base == p) return fmt::format("std::{}({})", p, args[0]);
-        if (base == "rsqrt" || base == "sigmoid" || base == "silu" || base == "gelu") {
+        if (base == "rsqrt" || base == "sigmoid" || base == "silu" || base == "gelu" ||
+            base == "relu") {
             needSection("math");
             return fmt::format("tl::{}({})", base, args[0]);
         }

@@ -300,7 +300,7 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     arity(1);
     for (const auto& m : table)
         if (n == m.name) return fmt::format("{}({})", f32 ? m.f32 : m.f64, args[0]);
-    if (n == "sigmoid" || n == "silu" || n == "gelu") {
+    if (n == "sigmoid" || n == "silu" || n == "gelu" || n == "relu") {
         needSection("math");
         return fmt::format("tl::{}({})", n, args[0]);
     }

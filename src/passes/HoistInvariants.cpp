@@ -24,7 +24,7 @@ namespace {
 
 bool pureMath(const std::string& name) {
     static const std::set<std::string> functions = {"exp",   "exp2", "log",  "log2",    "sqrt", "rsqrt", "tanh",
-                                                    "erf",   "abs",  "pow",  "sigmoid", "silu", "gelu", "fast_exp", "fast_exp2",
+                                                    "erf",   "abs",  "pow",  "sigmoid", "silu", "gelu", "relu", "fast_exp", "fast_exp2",
                                                     "fast_log", "fast_log2", "fast_sqrt", "fast_rsqrt", "fast_tanh"};
     return functions.count(name) != 0;
 }

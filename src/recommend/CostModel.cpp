@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace tlc {
 
@@ -27,6 +28,8 @@ struct TileWorkVisitor : ir::IRVisitor {
     explicit TileWorkVisitor(TileWork& work) : w(work) {}
 
     std::map<const ir::BufferNode*, int> sharedStages;     // buffers written in a pipelined loop
+    std::map<const ir::BufferNode*, int64_t> fragmentElements;
+    std::set<const ir::BufferNode*> gemmOperands;
     double multiplier = 1;   // product of the trip counts of the enclosing loops
     int pipelineStages = 0;  // of the innermost enclosing pipelined loop; 0 outside
 
@@ -58,7 +61,10 @@ struct TileWorkVisitor : ir::IRVisitor {
     }
     void visitAllocate(const ir::Allocate* a) override {
         int64_t bytes = elementsOf(a->buffer) * dtypeBytes(a->buffer->dtype);
-        if (a->buffer->scope == MemScope::Fragment) w.fragmentBytes += bytes;
+        if (a->buffer->scope == MemScope::Fragment) {
+            w.fragmentBytes += bytes;
+            fragmentElements[a->buffer.get()] = elementsOf(a->buffer);
+        }
         ir::IRVisitor::visitAllocate(a);
     }
     void visitTileOpStmt(const ir::TileOpStmt* s) override {
@@ -73,6 +79,9 @@ struct TileWorkVisitor : ir::IRVisitor {
         if (pipelineStages > 0)
             for (const ir::Region* r : writes)
                 if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
+        if (op.name() == "gemm")
+            for (const auto* list : {&reads, &writes})
+                for (const ir::Region* r : *list) gemmOperands.insert(r->buffer.get());
         if (op.name() == "gemm" && reads.size() >= 2 && !writes.empty()) {
             // A[m, k], B[k, n], C[m, n] in any orientation: m*n*k = sqrt(|A| |B| |C|).
             double mnk = std::sqrt(double(reads[0]->elements()) * double(reads[1]->elements()) *
@@ -126,6 +135,9 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     TileWork work;
     TileWorkVisitor visitor(work);
     visitor.visit(kernel.body);
+    for (const auto& [buffer, elements] : visitor.fragmentElements)
+        work.fragmentRegisterBytes += elements * (visitor.gemmOperands.count(buffer) ? dtypeBytes(buffer->dtype)
+                                                                                       : std::max(dtypeBytes(buffer->dtype), 4));
     // Only targets with cp.async keep a version of a pipelined loop's tiles per stage; the
     // others run the loop in order, or prefetch the next iteration's tiles into registers.
     std::map<const ir::BufferNode*, int> versions;
@@ -149,7 +161,7 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     int64_t perSM = std::min<int64_t>(t.maxBlocksPerSM, t.maxThreadsPerSM / std::max(threads, 1));
     if (shared > 0) perSM = std::min<int64_t>(perSM, t.sharedMemPerSM / shared);
     if (t.registersPerSM > 0) {
-        int64_t regs = (a.fragmentBytes / 4 + threads - 1) / std::max(threads, 1) + 32;
+        int64_t regs = (a.fragmentRegisterBytes / 4 + threads - 1) / std::max(threads, 1) + 32;
         e.registersPerThread = int(std::min<int64_t>(regs, 1 << 20));
         if (t.maxRegistersPerThread > 0 && regs > t.maxRegistersPerThread)
             return fmt::format("needs about {} registers per thread for its fragments; target '{}' allows {}", regs,

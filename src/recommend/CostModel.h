@@ -20,6 +20,10 @@ struct TileWork {
     double flops = 0;         // per block
     double globalBytes = 0;   // per block: global regions of tile ops, global loads and stores
     int64_t fragmentBytes = 0;
+    // The fragments as registers hold them: a gemm's operands and accumulators packed (16-bit
+    // pairs in one register), every other fragment a register an element at least (elementwise
+    // code converts and computes on unpacked values; the general variant loads them one by one).
+    int64_t fragmentRegisterBytes = 0;
     int maxStages = 1;        // of the deepest pipelined loop
     std::optional<DType> gemmType;
     int64_t gemmM = 0, gemmN = 0, gemmK = 0;  // the first gemm's tile (the cpu model's micro-kernel)

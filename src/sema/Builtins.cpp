@@ -114,6 +114,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {Builtin::Sigmoid, "sigmoid", BuiltinKind::Math, kOne},
     {Builtin::Silu, "silu", BuiltinKind::Math, kOne},
     {Builtin::Gelu, "gelu", BuiltinKind::Math, kOne},
+    {Builtin::Relu, "relu", BuiltinKind::Math, kOne},
     {Builtin::Erf, "erf", BuiltinKind::Math, kOne},
     {Builtin::Pow, "pow", BuiltinKind::Math, kPow},
     {Builtin::FastExp, "fast_exp", BuiltinKind::Math, kOne},

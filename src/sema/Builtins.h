@@ -24,7 +24,7 @@ enum class Builtin {
     // integer helpers
     Ceildiv, Floordiv, Floormod, Min, Max, Clamp,
     // math
-    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Tanh, Sigmoid, Silu, Gelu, Erf, Pow,
+    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Tanh, Sigmoid, Silu, Gelu, Relu, Erf, Pow,
     FastExp, FastExp2, FastLog, FastLog2, FastTanh,
     // bits
     Reinterpret,

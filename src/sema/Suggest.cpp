@@ -94,7 +94,6 @@ constexpr Spelling kSpellings[] = {
     {"mma", "a tile product is 'gemm(A, B, C)' (C += A @ B, C a fragment)"},
     {"zeros", "allocate with 'alloc_fragment(shape, dtype)' and zero it with 'clear(buffer)'"},
     {"reduce_mean", "write 'reduce_sum' and divide each element by the extent"},
-    {"relu", "write 'max(x, 0)'"},
     {"where", "write 'cond ? a : b'"},
     {"cast", "a conversion is the dtype as a function: 'f32(x)', 'f16(x)'"},
     {"astype", "a conversion is the dtype as a function: 'f32(x)', 'f16(x)'"},

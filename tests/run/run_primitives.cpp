@@ -20,6 +20,7 @@
 #include "while_loop.h"
 #include "row_vectors.h"
 #include "split_k.h"
+#include "whole_tensor.h"
 #include "whole_tile.h"
 
 #include <algorithm>
@@ -858,6 +859,49 @@ void argReductions(int M) {
     check("argmax along the tile's columns (dim 0, kept)" + at, Jmax, wantJ, 0, 0);
 }
 
+// Issue 48's beginner level: whole-tensor kernels (tests/run/kernels/whole_tensor.tl).
+void wholeTensors(int M, int N, int B) {
+    std::string at = " " + dims({B, M, N});
+    {
+        auto X = random<float>(size_t(M) * N, 91, -2.0, 2.0), b = random<float>(size_t(N), 92, -1.0, 1.0);
+        std::vector<float> Y(X.size(), -7.0f);
+        std::vector<double> want(Y.size());
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) want[size_t(i) * N + j] = std::max(0.0, double(X[size_t(i) * N + j]) * 2.0 + b[j]);
+        expectStatus("bias_relu status" + at, tl_kernels::bias_relu(X.data(), b.data(), Y.data(), M, N), 0);
+        check("whole tensors: Y = relu(X * 2 + b), b broadcast along rows" + at, Y, want, 1e-6, 1e-6);
+    }
+    {
+        const size_t n = size_t(B) * M * N;
+        auto G = random<tl::bfloat16>(n, 93, -4.0, 4.0), U = random<tl::bfloat16>(n, 94, -2.0, 2.0);
+        auto r = random<float>(size_t(M), 95, 0.5, 1.5);
+        std::vector<tl::bfloat16> Y(n, tl::bfloat16(-7.0f));
+        std::vector<double> want(n);
+        for (size_t e = 0; e < n; ++e) {
+            double g = toDouble(G[e]);
+            want[e] = g / (1.0 + std::exp(-g)) * toDouble(U[e]) * r[(e / N) % M];
+        }
+        expectStatus("swiglu3 status" + at, tl_kernels::swiglu3(G.data(), U.data(), r.data(), Y.data(), B, M, N), 0);
+        check("whole tensors: rank 3, a [S, 1] scale broadcast along the last dimension" + at, Y, want, 1e-2, 1e-2);
+    }
+    {
+        const float alpha = 0.75f;
+        auto x = random<tl::half>(size_t(N), 96, -2.0, 2.0), y = random<tl::half>(size_t(N), 97, -2.0, 2.0);
+        std::vector<tl::half> y2 = y;
+        std::vector<float> z(size_t(N), -7.0f);
+        std::vector<double> wantY(N), wantZ(N);
+        for (int j = 0; j < N; ++j) {
+            double t = double(alpha) * toDouble(x[j]);
+            double yj = toDouble(tl::half(float(toDouble(y[j]) + t)));  // y is stored as f16 first
+            wantY[j] = yj;
+            wantZ[j] = 0.5 * yj * (1.0 + std::erf(yj / std::sqrt(2.0))) - t;
+        }
+        expectStatus("axpy2 status" + at, tl_kernels::axpy2(alpha, x.data(), y2.data(), z.data(), N), 0);
+        check("whole tensors: y = y + alpha x in f16" + at, y2, wantY, 2e-3, 2e-3);
+        check("whole tensors: z reads the new y" + at, z, wantZ, 1e-5, 1e-5);
+    }
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -926,5 +970,7 @@ int main() {
     wholeTiles(45, 70);  // partial tiles in both directions, rows no GPU vector covers
     argReductions(64);
     argReductions(45);  // a partial last row block
+    wholeTensors(64, 128, 2);
+    wholeTensors(45, 70, 3);  // partial tiles, rows no GPU vector covers
     return summary();
 }

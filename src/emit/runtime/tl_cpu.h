@@ -185,6 +185,9 @@ inline float silu(float x) { return x * sigmoid(x); }
 inline double silu(double x) { return x * sigmoid(x); }
 inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 inline double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)); }
+// relu(x) = max(x, 0); NaN stays NaN, as in PyTorch.
+inline float relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }
+inline double relu(double x) { return x > 0.0 || x != x ? x : 0.0; }
 // exp and exp2 of floats without a library call, so that the C++ compiler vectorises the loops
 // that use them (glibc's vector forms need -ffast-math). x = n ln2 + r with |r| <= ln2 / 2
 // (n by the 1.5 * 2^23 shifter, r by a two-constant Cody-Waite), e^r by a degree-6 minimax

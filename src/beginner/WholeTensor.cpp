@@ -1,0 +1,423 @@
+// Whole-tensor kernels to tile dataflow. Today's forms are elementwise: every statement assigns
+// a tensor parameter (or `let`s an intermediate) an expression of tensors, scalars, literals and
+// elementwise functions, and every assigned tensor has one shape. Operands broadcast as NumPy's
+// do: dimensions align from the last, and an operand's dimension is the result's or 1. The
+// kernel becomes one grid over tiles of the result's last two dimensions (`block_M`, `block_N`,
+// both `auto`, so the recommender picks them), one block per index of a third:
+//
+//     kernel scale_add(X: f32[M, N], b: f32[N], Y: f32[M, N]) { Y = relu(X * 2.0 + b); }
+//
+// becomes
+//
+//     kernel scale_add<block_M = auto, block_N = auto>(X: f32[M, N], b: f32[N], Y: f32[M, N]) {
+//         grid(ceildiv(M, block_M), ceildiv(N, block_N)) as (bm, bn) {
+//             let X_tile = alloc_fragment([block_M, block_N], f32);
+//             copy(X[bm * block_M : +block_M, bn * block_N : +block_N], X_tile);
+//             ... b_tile ([block_N]), Y_tile ...
+//             for (i, j) in parallel(block_M, block_N) {
+//                 Y_tile[i, j] = relu(X_tile[i, j] * 2.0 + b_tile[j]);
+//             }
+//             copy(Y_tile, Y[bm * block_M : +block_M, bn * block_N : +block_N]);
+//         }
+//     }
+//
+// Everything else (`@`, reductions, softmax, norms) is an error naming the sub-expression and
+// what to write at the developer level: never a silently slow kernel.
+#include "beginner/WholeTensor.h"
+
+#include "ast/Clone.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tlc::beginner {
+
+using namespace ast;
+
+namespace {
+
+// Functions applied element by element (sema checks their arguments later).
+const std::set<std::string> kElementwise = {
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "silu", "gelu", "relu", "erf",
+    "pow", "min", "max", "clamp", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_tanh"};
+// Whole-tensor operations that need more than one element per result, with what to write.
+const std::map<std::string, std::string> kNotYet = {
+    {"sum", "reduce_sum over a tile"},     {"mean", "reduce_sum over a tile, then a division"},
+    {"softmax", "reduce_max, exp2 and reduce_sum over a row tile (samples/softmax.tl)"},
+    {"layernorm", "the row kernel of tests/corpus/layernorm.tl"},
+    {"rmsnorm", "the row kernel of samples/rmsnorm.tl"},
+    {"transpose", "a copy into a shared tile and gemm's transpose_A / transpose_B"},
+    {"permute", "copies between tiles"},
+    {"matmul", "gemm over tiles (samples/gemm.tl)"}};
+
+std::string text(const Expr& e) { return printExpr(e); }
+
+class Lowering {
+public:
+    Lowering(Kernel& k, DiagnosticEngine& diags) : k_(k), diags_(diags) {}
+
+    bool run();
+
+private:
+    struct Operand {
+        const Param* param = nullptr;
+        std::string tile;  // its fragment's name
+        // Per dimension of the tensor: the result dimension it aligns with, or -1 when it is a
+        // broadcast 1.
+        std::vector<int> toResult;
+    };
+
+    Kernel& k_;
+    DiagnosticEngine& diags_;
+    std::vector<const Expr*> resultDims_;  // the assigned tensors' shape
+    std::map<std::string, Operand> operands_;  // tensors read or written, by name
+    std::vector<std::string> order_;           // their first mention
+    std::set<std::string> lets_;              // whole-tensor intermediates
+    std::set<std::string> assigned_;
+    std::set<std::string> readBeforeAssigned_;
+    std::set<std::string> used_;               // every name in the kernel, for fresh names
+    bool ok_ = true;
+
+    const Param* tensor(const std::string& name) const {
+        for (const auto& p : k_.params)
+            if (p.name == name && p.type.isTensor()) return &p;
+        return nullptr;
+    }
+    template <typename... Args> void error(SourceRange r, DiagId id, const Args&... args) {
+        diags_.report(id, r, args...);
+        ok_ = false;
+    }
+    std::string fresh(const std::string& base) {
+        std::string name = base;
+        for (int n = 2; used_.count(name); ++n) name = fmt::format("{}{}", base, n);
+        used_.insert(name);
+        return name;
+    }
+    void collectNames(const Block& b);
+    void collectOperands(const Expr& e);
+    bool alignOperand(Operand& op, SourceRange at);
+    ExprPtr elementOf(const Expr& e, const std::vector<std::string>& vars);
+    ExprPtr tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r);
+};
+
+// The kernel is whole-tensor when it has no grid and assigns a whole tensor parameter.
+bool isWholeTensorKernel(const Kernel& k) {
+    bool assignsTensor = false;
+    for (const auto& s : k.body->stmts) {
+        if (s->kind == StmtKind::Grid) return false;
+        if (const auto* a = s->as<AssignStmt>())
+            if (const auto* n = a->target->as<Name>())
+                for (const auto& p : k.params)
+                    if (p.name == n->name && p.type.isTensor()) assignsTensor = true;
+    }
+    return assignsTensor;
+}
+
+void collectExprNames(const Expr& e, std::set<std::string>& out) {
+    forEachName(&e, [&](const Name& n) { out.insert(n.name); });
+}
+
+} // namespace
+
+void Lowering::collectNames(const Block& b) {
+    for (const auto& tp : k_.templateParams) used_.insert(tp.name);
+    for (const auto& p : k_.params) {
+        used_.insert(p.name);
+        for (const auto& d : p.type.dims) collectExprNames(*d, used_);
+    }
+    for (const auto& s : b.stmts) {
+        if (const auto* l = s->as<LetStmt>()) used_.insert(l->name);
+        if (const auto* a = s->as<AssignStmt>()) collectExprNames(*a->value, used_);
+    }
+}
+
+// Every tensor an expression reads; a call that is no elementwise function is an error.
+void Lowering::collectOperands(const Expr& e) {
+    switch (e.kind) {
+    case ExprKind::Name: {
+        const std::string& n = e.as<Name>()->name;
+        if (const Param* p = tensor(n)) {
+            if (!assigned_.count(n)) readBeforeAssigned_.insert(n);
+            if (!operands_.count(n)) {
+                operands_[n] = Operand{p, fresh(n + "_tile"), {}};
+                order_.push_back(n);
+            }
+        }
+        return;
+    }
+    case ExprKind::Call: {
+        const auto& c = *e.as<Call>();
+        if (auto it = kNotYet.find(c.callee); it != kNotYet.end()) {
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e), fmt::format("write it at the developer level: {}", it->second));
+            return;
+        }
+        bool cast = parseDType(c.callee).has_value();
+        if (!cast && !kElementwise.count(c.callee)) {
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
+                  "a whole-tensor kernel applies elementwise functions and casts; write it at the developer level");
+            return;
+        }
+        for (const auto& a : c.args) collectOperands(*a.value);
+        return;
+    }
+    case ExprKind::Index:
+        error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
+              "a whole-tensor kernel reads whole tensors; write slices and element access at the developer level");
+        return;
+    case ExprKind::Unary: collectOperands(*e.as<Unary>()->operand); return;
+    case ExprKind::Binary:
+        collectOperands(*e.as<Binary>()->lhs);
+        collectOperands(*e.as<Binary>()->rhs);
+        return;
+    case ExprKind::Ternary:
+        collectOperands(*e.as<Ternary>()->cond);
+        collectOperands(*e.as<Ternary>()->thenExpr);
+        collectOperands(*e.as<Ternary>()->elseExpr);
+        return;
+    default: return;
+    }
+}
+
+// NumPy's broadcasting against the result's shape: from the last dimension, equal or 1.
+bool Lowering::alignOperand(Operand& op, SourceRange at) {
+    const auto& dims = op.param->type.dims;
+    const size_t rank = resultDims_.size();
+    if (dims.size() > rank) {
+        error(at, DiagId::err_whole_tensor_broadcast, op.param->name, "count", dims.size(), rank,
+              "an operand has at most the result's dimensions");
+        return false;
+    }
+    op.toResult.assign(dims.size(), -1);
+    for (size_t d = 0; d < dims.size(); ++d) {
+        size_t r = rank - dims.size() + d;
+        if (text(*dims[d]) == text(*resultDims_[r])) {
+            op.toResult[d] = int(r);
+        } else if (const auto* one = dims[d]->as<IntLit>(); !(one && one->value == 1)) {
+            error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
+                  "broadcasting needs equal sizes or 1");
+            return false;
+        }
+    }
+    return true;
+}
+
+// The tile element of tensor `name` at the result's loop variables.
+ExprPtr Lowering::tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r) {
+    const Operand& op = operands_.at(name);
+    std::vector<Subscript> subs;
+    const size_t rank = resultDims_.size(), firstTiled = rank > 2 ? rank - 2 : 0;
+    for (int to : op.toResult) {
+        if (to >= 0 && size_t(to) < firstTiled) continue;  // a batch dimension: one per block
+        Subscript sub;
+        sub.point = to < 0 ? ExprPtr(std::make_unique<IntLit>(r, 0)) : ExprPtr(std::make_unique<Name>(r, vars[to - firstTiled]));
+        sub.range = r;
+        subs.push_back(std::move(sub));
+    }
+    return std::make_unique<Index>(r, std::make_unique<Name>(r, op.tile), std::move(subs));
+}
+
+// `e` at one element: tensors as their tiles' elements, intermediates by name.
+ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars) {
+    if (const auto* n = e.as<Name>(); n && operands_.count(n->name)) return tileAccess(n->name, vars, e.range);
+    ExprPtr out = cloneSyntax(e);
+    std::function<void(ExprPtr&)> walk = [&](ExprPtr& x) {
+        switch (x->kind) {
+        case ExprKind::Name:
+            if (operands_.count(x->as<Name>()->name)) x = tileAccess(x->as<Name>()->name, vars, x->range);
+            return;
+        case ExprKind::Call:
+            for (auto& a : x->as<Call>()->args) walk(a.value);
+            return;
+        case ExprKind::Unary: walk(x->as<Unary>()->operand); return;
+        case ExprKind::Binary:
+            walk(x->as<Binary>()->lhs);
+            walk(x->as<Binary>()->rhs);
+            return;
+        case ExprKind::Ternary:
+            walk(x->as<Ternary>()->cond);
+            walk(x->as<Ternary>()->thenExpr);
+            walk(x->as<Ternary>()->elseExpr);
+            return;
+        default: return;
+        }
+    };
+    walk(out);
+    return out;
+}
+
+bool Lowering::run() {
+    collectNames(*k_.body);
+    const SourceRange kr = k_.range;
+    std::vector<StmtPtr> preconditions;
+    std::vector<const Stmt*> steps;
+    for (auto& s : k_.body->stmts) {
+        if (s->kind == StmtKind::Require) {
+            preconditions.push_back(std::move(s));
+            continue;
+        }
+        if (const auto* l = s->as<LetStmt>()) {
+            collectOperands(*l->value);
+            lets_.insert(l->name);
+            steps.push_back(s.get());
+            continue;
+        }
+        const auto* a = s->as<AssignStmt>();
+        const auto* target = a ? a->target->as<Name>() : nullptr;
+        const Param* p = target ? tensor(target->name) : nullptr;
+        if (!p) {
+            error(s->range, DiagId::err_whole_tensor_stmt);
+            continue;
+        }
+        if (resultDims_.empty()) {
+            for (const auto& d : p->type.dims) resultDims_.push_back(d.get());
+        } else {
+            bool same = p->type.dims.size() == resultDims_.size();
+            for (size_t d = 0; same && d < resultDims_.size(); ++d) same = text(*p->type.dims[d]) == text(*resultDims_[d]);
+            if (!same) error(target->range, DiagId::err_whole_tensor_result_shape, p->name);
+        }
+        collectOperands(*a->value);
+        if (a->op) collectOperands(*a->target);  // `Y += e` reads Y
+        if (!operands_.count(p->name)) {
+            operands_[p->name] = Operand{p, fresh(p->name + "_tile"), {}};
+            order_.push_back(p->name);
+        }
+        assigned_.insert(p->name);
+        steps.push_back(s.get());
+    }
+    if (!ok_) return false;
+    const size_t rank = resultDims_.size();
+    if (rank > 3) {
+        error(k_.nameRange, DiagId::err_whole_tensor_rank, rank);
+        return false;
+    }
+    for (const auto& name : order_)
+        if (!alignOperand(operands_[name], k_.nameRange)) return false;
+
+    // The tile parameters, the grid and its variables.
+    auto name = [&](const std::string& n) { return std::make_unique<Name>(kr, n); };
+    auto intLit = [&](int64_t v) { return std::make_unique<IntLit>(kr, v); };
+    auto binary = [&](BinaryOp op, ExprPtr l, ExprPtr r) { return std::make_unique<Binary>(kr, op, kr, std::move(l), std::move(r)); };
+    auto callOf = [&](const std::string& callee, std::vector<ExprPtr> args) {
+        std::vector<Arg> as;
+        for (auto& e : args) as.push_back(Arg{{}, {}, std::move(e)});
+        return std::make_unique<Call>(kr, callee, kr, std::move(as));
+    };
+    const size_t tiled = std::min<size_t>(rank, 2), firstTiled = rank - tiled;
+    std::vector<std::string> blocks, gridVars, loopVars;
+    static const char* kBlockNames[] = {"block_M", "block_N"};
+    static const char* kGridNames[] = {"bm", "bn"};
+    static const char* kLoopNames[] = {"i", "j"};
+    for (size_t t = 2 - tiled; t < 2; ++t) {
+        blocks.push_back(fresh(kBlockNames[t]));
+        gridVars.push_back(fresh(kGridNames[t]));
+        loopVars.push_back(fresh(kLoopNames[t]));
+    }
+    const std::string batchVar = rank > 2 ? fresh("bb") : "";
+    for (const auto& b : blocks) k_.templateParams.push_back(TemplateParam{b, kr, "", {}, true, nullptr, nullptr});
+    std::vector<ExprPtr> gridExtents;
+    for (size_t t = 0; t < tiled; ++t)
+        gridExtents.push_back(callOf("ceildiv", [&] {
+            std::vector<ExprPtr> a;
+            a.push_back(cloneSyntax(*resultDims_[firstTiled + t]));
+            a.push_back(name(blocks[t]));
+            return a;
+        }()));
+    if (rank > 2) gridExtents.push_back(cloneSyntax(*resultDims_[0]));
+
+    // A tensor's region for this block: tiled dimensions by block, batch ones at the block's
+    // index, broadcast ones at 0.
+    auto region = [&](const Operand& op) {
+        std::vector<Subscript> subs;
+        for (size_t d = 0; d < op.toResult.size(); ++d) {
+            const int to = op.toResult[d];
+            Subscript sub;
+            sub.range = kr;
+            if (to >= 0 && size_t(to) >= firstTiled) {
+                size_t t = size_t(to) - firstTiled;
+                sub.form = Subscript::Form::Length;
+                sub.lo = binary(BinaryOp::Mul, name(gridVars[t]), name(blocks[t]));
+                sub.length = name(blocks[t]);
+            } else if (to >= 0) {
+                sub.point = name(batchVar);
+            } else if (d + rank - op.toResult.size() < firstTiled) {
+                sub.point = intLit(0);  // a broadcast batch dimension
+            } else {
+                sub.form = Subscript::Form::Length;
+                sub.lo = intLit(0);
+                sub.length = intLit(1);
+            }
+            subs.push_back(std::move(sub));
+        }
+        return std::make_unique<Index>(kr, name(op.param->name), std::move(subs));
+    };
+    std::vector<StmtPtr> body;
+    for (const auto& n : order_) {
+        const Operand& op = operands_[n];
+        std::vector<ExprPtr> extents;
+        for (size_t d = 0; d < op.toResult.size(); ++d) {
+            int to = op.toResult[d];
+            bool batch = (to >= 0 ? size_t(to) : d + rank - op.toResult.size()) < firstTiled;
+            if (batch) continue;
+            extents.push_back(to < 0 ? ExprPtr(intLit(1)) : ExprPtr(name(blocks[size_t(to) - firstTiled])));
+        }
+        std::vector<Arg> args;
+        args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
+        args.push_back(Arg{{}, {}, name(op.param->type.dtype)});
+        body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, "alloc_fragment", kr, std::move(args))));
+    }
+    for (const auto& n : order_)
+        if (readBeforeAssigned_.count(n) || !assigned_.count(n)) {
+            std::vector<ExprPtr> args;
+            args.push_back(region(operands_[n]));
+            args.push_back(name(operands_[n].tile));
+            body.push_back(std::make_unique<ExprStmt>(kr, callOf("copy", std::move(args))));
+        }
+    // One loop over the tile computes every statement, in order, element by element.
+    std::vector<StmtPtr> element;
+    for (const Stmt* s : steps) {
+        if (const auto* l = s->as<LetStmt>()) {
+            element.push_back(std::make_unique<LetStmt>(l->range, l->name, l->nameRange, elementOf(*l->value, loopVars)));
+            continue;
+        }
+        const auto& a = *s->as<AssignStmt>();
+        const std::string& target = a.target->as<Name>()->name;
+        element.push_back(std::make_unique<AssignStmt>(a.range, tileAccess(target, loopVars, a.target->range), a.op,
+                                                       elementOf(*a.value, loopVars)));
+    }
+    std::vector<LoopVar> vars;
+    std::vector<ExprPtr> loopExtents;
+    for (size_t t = 0; t < tiled; ++t) {
+        vars.push_back({loopVars[t], kr, nullptr});
+        loopExtents.push_back(name(blocks[t]));
+    }
+    body.push_back(std::make_unique<ForStmt>(kr, std::move(vars), callOf("parallel", std::move(loopExtents)),
+                                             std::make_unique<Block>(kr, std::move(element))));
+    for (const auto& n : order_)
+        if (assigned_.count(n)) {
+            std::vector<ExprPtr> args;
+            args.push_back(name(operands_[n].tile));
+            args.push_back(region(operands_[n]));
+            body.push_back(std::make_unique<ExprStmt>(kr, callOf("copy", std::move(args))));
+        }
+    std::vector<LoopVar> gvars;
+    for (const auto& g : gridVars) gvars.push_back({g, kr, nullptr});
+    if (rank > 2) gvars.push_back({batchVar, kr, nullptr});
+    auto grid = std::make_unique<GridStmt>(kr, callOf("grid", std::move(gridExtents)), std::move(gvars),
+                                           std::make_unique<Block>(kr, std::move(body)));
+    std::vector<StmtPtr> top = std::move(preconditions);
+    top.push_back(std::move(grid));
+    k_.body = std::make_unique<Block>(k_.body->range, std::move(top));
+    return true;
+}
+
+bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags) {
+    bool ok = true;
+    for (auto& k : file.kernels)
+        if (isWholeTensorKernel(*k)) ok = Lowering(*k, diags).run() && ok;
+    return ok;
+}
+
+} // namespace tlc::beginner

@@ -1,0 +1,15 @@
+// The beginner level (docs/language.md, "Whole-tensor kernels"): a kernel body of assignments
+// to whole tensors, with no grid, no buffers and no tile sizes, rewritten into the developer
+// level's tile dataflow before it is checked. `--emit=tile-source` prints the result.
+#pragma once
+
+#include "ast/AST.h"
+#include "support/Diagnostics.h"
+
+namespace tlc::beginner {
+
+// Rewrites every whole-tensor kernel of `file` in place; other kernels stay as they are.
+// Returns false when one could not be lowered (reported to diags).
+bool lowerWholeTensorKernels(ast::File& file, DiagnosticEngine& diags);
+
+} // namespace tlc::beginner
