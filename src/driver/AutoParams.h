@@ -6,8 +6,10 @@
 
 #include "compile/Compile.h"
 #include "emit/Emit.h"
+#include "recommend/Recommend.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,8 +29,10 @@ struct AutoShape {
 // comments list the values too). A kernel of several launches is ranked by their total.
 // Where no candidate compiles or the search cannot run, the kernel as written after a note
 // saying why: IR building then reports what is left `auto`.
+// With `ranking`, the recommender's top `top` candidates are kept there (the kernel report).
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags);
+                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags,
+                        std::optional<Recommendation>* ranking = nullptr, int top = 1);
 
 // "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
 // by the first letters of its words (all of its name where two would read the same).

@@ -1,0 +1,185 @@
+// Layouts as pictures, from layout inference's facts (passes/Passes.h, LayoutFacts: what
+// --emit=layouts prints). A fragment is a grid of its elements, each coloured by the warp that
+// holds it and labelled with the thread (T) and the register slot (r) it sits in, as TileLang's
+// plot_layout draws it; the thread is replica 0 of the element's holders. A shared buffer is a
+// grid of its rows' 4-byte words coloured and labelled by the bank the layout puts them in, with
+// the bank-conflict wavefronts of each access the cost model knows. Large tiles show their first
+// 32 x 32 elements (or 64 words): a fragment's pattern repeats, and a page stays small.
+#include "report/Html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tlc::report {
+
+namespace {
+
+constexpr int64_t kMaxRows = 32, kMaxCols = 32, kMaxWords = 64;
+
+std::string shapeList(const std::vector<int64_t>& shape) {
+    std::string s;
+    for (int64_t e : shape) s += (s.empty() ? "" : ",") + std::to_string(e);
+    return s;
+}
+
+// The element at row r, column c of the drawn grid: the last dimension is the columns, the others
+// flattened into rows (a vector is one row).
+std::vector<int64_t> indexAt(const std::vector<int64_t>& shape, int64_t r, int64_t c) {
+    std::vector<int64_t> idx(shape.size(), 0);
+    if (shape.empty()) return idx;
+    idx.back() = c;
+    for (size_t d = shape.size() - 1; d-- > 0;) {
+        idx[d] = r % shape[d];
+        r /= shape[d];
+    }
+    return idx;
+}
+
+std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout::Fragment& f) {
+    const std::vector<int64_t>& shape = f.shape();
+    int64_t cols = shape.empty() ? 1 : shape.back();
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+    const int64_t maxCols = shape.size() <= 1 ? 2 * kMaxCols : kMaxCols;
+    int64_t showR = std::min(rows, kMaxRows), showC = std::min(cols, maxCols);
+    const int64_t warp = std::max(k.input->target->warpSize, 1);
+    const int64_t warps = std::max<int64_t>(1, (f.threads() + warp - 1) / warp);
+    const int cw = 34, ch = 24, left = 34, top = 20;
+    int width = left + int(showC) * cw + 2, height = top + int(showR) * ch + 2;
+    std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+                                  "{1}\" role=\"img\" aria-label=\"layout of {2}\">\n",
+                                  width, height, esc(b->name));
+    for (int64_t c = 0; c < showC; ++c)
+        svg += fmt::format("<text x=\"{}\" y=\"14\" font-size=\"9\" text-anchor=\"middle\" fill=\"#555\">{}</text>\n",
+                           left + int(c) * cw + cw / 2, c);
+    for (int64_t r = 0; r < showR; ++r) {
+        svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#555\">{}</text>\n", left - 4,
+                           top + int(r) * ch + ch / 2 + 3, r);
+        for (int64_t c = 0; c < showC; ++c) {
+            std::vector<int64_t> idx = indexAt(shape, r, c);
+            auto [tx, local] = f.holderOf(idx);
+            int x = left + int(c) * cw, y = top + int(r) * ch;
+            svg += fmt::format("<g class=\"cell\" data-e=\"{}\" data-t=\"{}\" data-l=\"{}\"><rect x=\"{}\" y=\"{}\" "
+                               "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\"/>",
+                               shapeList(idx), tx, local, x, y, cw, ch, warpColour(tx / warp, warps));
+            svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\">T{}</text>", x + cw / 2,
+                               y + 10, tx);
+            svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"8\" text-anchor=\"middle\" fill=\"#444\">r{}</text></g>\n",
+                               x + cw / 2, y + 20, local);
+        }
+    }
+    svg += "</svg>\n";
+    std::string legend;
+    for (int64_t w = 0; w < std::min<int64_t>(warps, 16); ++w)
+        legend += fmt::format("<span style=\"background:{};padding:0 4px;margin-right:2px\">{} {}</span>",
+                              warpColour(w, warps), warp == 64 ? "wave" : "warp", w);
+    std::string shown = showR < rows || showC < cols
+                            ? fmt::format(" Showing rows 0&ndash;{} and columns 0&ndash;{} of {} x {}.", showR - 1,
+                                          showC - 1, rows, cols)
+                            : "";
+    return fmt::format("<figure class=\"fragment\" data-buffer=\"{}\" data-shape=\"{}\" data-threads=\"{}\" "
+                       "data-locals=\"{}\">\n<div class=\"scroll\">{}</div><figcaption><b>{}</b> {}, {} elements per "
+                       "thread{}.{}<br><code>{}</code><br>{}</figcaption></figure>\n",
+                       esc(b->name), shapeList(shape), f.threads(), f.locals(), svg, esc(b->name),
+                       esc(dtypeName(b->dtype)), f.locals(),
+                       f.replicas() > 1 ? fmt::format(", {} replicas (T: the first holder)", f.replicas()) : "", shown,
+                       esc(f.str()), legend);
+}
+
+// Where (row, col) of a [rows, cols] tile is stored under `l` (elements from the tile's start).
+int64_t storedOffset(const LowerContext::SharedLayout* l, int64_t rows, int64_t cols, int64_t r, int64_t c) {
+    if (!l) return r * cols + c;
+    if (l->boxCols > 0) {
+        int64_t box = c / l->boxCols;
+        return box * rows * l->boxCols + r * l->boxCols + l->swizzle.column(r, c % l->boxCols);
+    }
+    return r * (cols + l->padElems) + l->swizzle.column(r, c);
+}
+
+std::string bankGrid(const KernelView& k, const ir::Buffer& b, const LowerContext::SharedLayout* l) {
+    std::vector<int64_t> shape;
+    if (!ir::constantShape(b, shape) || shape.empty())
+        return fmt::format("<p>{}: symbolic shape, not drawn.</p>\n", esc(b->name));
+    const int64_t cols = shape.back();
+    const int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    const int64_t elemBytes = dtypeBytes(b->dtype);
+    const int64_t banks = std::max(k.input->target->sharedBanks, 1), wordBytes = std::max(k.input->target->sharedBankBytes, 1);
+    const int64_t words = std::max<int64_t>(1, cols * elemBytes / wordBytes);
+    const int64_t showR = std::min(rows, kMaxRows), showW = std::min(words, kMaxWords);
+    const int cw = 22, ch = 16, left = 34, top = 18;
+    int width = left + int(showW) * cw + 2, height = top + int(showR) * ch + 2;
+    std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+                                  "{1}\" role=\"img\" aria-label=\"banks of {2}\">\n",
+                                  width, height, esc(b->name));
+    for (int64_t w = 0; w < showW; w += 4)
+        svg += fmt::format("<text x=\"{}\" y=\"12\" font-size=\"8\" fill=\"#555\">w{}</text>\n", left + int(w) * cw, w);
+    for (int64_t r = 0; r < showR; ++r) {
+        svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"end\" fill=\"#555\">{}</text>\n", left - 4,
+                           top + int(r) * ch + 12, r);
+        for (int64_t w = 0; w < showW; ++w) {
+            int64_t c = w * wordBytes / elemBytes;
+            int64_t byte = storedOffset(l, rows, cols, r, c) * elemBytes + w * wordBytes % elemBytes;
+            int64_t bank = byte / wordBytes % banks;
+            int x = left + int(w) * cw, y = top + int(r) * ch;
+            svg += fmt::format("<g class=\"bank\" data-row=\"{}\" data-col=\"{}\" data-bank=\"{}\"><rect x=\"{}\" y=\"{}\" "
+                               "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\"/><text x=\"{}\" y=\"{}\" "
+                               "font-size=\"8\" text-anchor=\"middle\">{}</text></g>\n",
+                               r, c, bank, x, y, cw, ch, bankColour(bank, banks), x + cw / 2, y + 11, bank);
+        }
+    }
+    svg += "</svg>\n";
+    std::string costs;
+    for (const auto& a : k.facts.accessCosts)
+        if (a.buffer.get() == b.get())
+            costs += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                                 esc(a.access), a.conflicts, a.rowMajorConflicts);
+    costs = costs.empty() ? "<p class=\"muted\">No access of this buffer has a bank model here (gemm operands read by "
+                            "ldmatrix or wgmma use the swizzle made for them).</p>\n"
+                          : "<table><tr><th>access</th><th>conflict wavefronts (this layout)</th><th>stored row-major"
+                            "</th></tr>\n" + costs + "</table>\n";
+    std::string shown = showR < rows || showW < words
+                            ? fmt::format(" Showing rows 0&ndash;{} and words 0&ndash;{} of {} x {}.", showR - 1,
+                                          showW - 1, rows, words)
+                            : "";
+    return fmt::format("<figure class=\"shared\" data-buffer=\"{}\" data-shape=\"{}\">\n<div class=\"scroll\">{}</div>"
+                       "<figcaption><b>{}</b> {} [{}], {}-byte words in {} banks: {}{}{}</figcaption>\n{}</figure>\n",
+                       esc(b->name), shapeList(shape), svg, esc(b->name), esc(dtypeName(b->dtype)), shapeList(shape),
+                       wordBytes, banks, l ? esc(l->str()) : "row-major",
+                       l && !l->reason.empty() ? ", for " + esc(l->reason) : "", shown, costs);
+}
+
+} // namespace
+
+std::string layoutSection(const KernelView& k) {
+    if (!k.hasFacts)
+        return "<p class=\"muted\">Layout inference did not run for this kernel" +
+               (k.factsError.empty() ? std::string() : ": " + esc(k.factsError)) + ".</p>\n";
+    std::string html;
+    html += fmt::format("<h4>Fragments ({} threads)</h4>\n", k.facts.threads);
+    if (k.facts.fragments.empty()) html += "<p class=\"muted\">No fragments.</p>\n";
+    html += "<div class=\"grids\">\n";
+    for (const auto& [b, f] : k.facts.fragments) html += fragmentGrid(k, b, f);
+    html += "</div>\n";
+    html += "<h4>Shared memory banks</h4>\n";
+    if (k.facts.allShared.empty()) html += "<p class=\"muted\">No shared buffers.</p>\n";
+    html += "<div class=\"grids\">\n";
+    for (const auto& b : k.facts.allShared) {
+        const LowerContext::SharedLayout* l = nullptr;
+        for (const auto& [sb, sl] : k.facts.shared)
+            if (sb.get() == b.get()) l = &sl;
+        html += bankGrid(k, b, l);
+    }
+    html += "</div>\n";
+    if (!k.facts.gemmPlans.empty() || !k.facts.copies.empty()) {
+        html += "<h4>How gemms and pipelined copies run</h4>\n<ul>\n";
+        for (const auto& p : k.facts.gemmPlans) html += "<li><code>" + esc(p) + "</code></li>\n";
+        for (const auto& d : k.facts.copies)
+            html += fmt::format("<li><code>{}</code>: {}{}</li>\n", esc(d.copy), d.form == "tma" ? "TMA load" : "cp.async",
+                                d.reason.empty() ? "" : ", not TMA: " + esc(d.reason));
+        html += "</ul>\n";
+    }
+    return html;
+}
+
+} // namespace tlc::report
