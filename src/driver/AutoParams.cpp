@@ -100,11 +100,12 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
                      AutoShape& autoShape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
-                     std::vector<ExplainedKernel>& explained, VariantSet& set) {
+                     std::vector<ExplainedKernel>& explained, VariantSet& set, std::optional<Recommendation>* ranking) {
     std::string error;
     bool inputErrors = false;
     std::optional<Recommendation> r =
         recommendFor(program, kernel, top, *options.target, options.defines, autoShape, error, inputErrors);
+    if (ranking) *ranking = r;
     if (!r || r->ranked.empty()) return false;
     set.name = kernel.name;
     set.shape = shapeText(r->shape);

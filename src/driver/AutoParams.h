@@ -41,8 +41,10 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 // Compiles the variants of `kernel` (with `options`: target, -D values, passes), appending the
 // lowered kernels to `kernels`, their decision logs to `explained`, and returns the set; false
 // when the recommender finds no configuration.
+// With `ranking`, the recommender's ranking the variants came from is kept there (the report).
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
                      AutoShape& shape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
-                     std::vector<ExplainedKernel>& explained, VariantSet& set);
+                     std::vector<ExplainedKernel>& explained, VariantSet& set,
+                     std::optional<Recommendation>* ranking = nullptr);
 
 } // namespace tlc

@@ -256,9 +256,14 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                     return true;  // nothing more to say about it
                 }
                 VariantSet set;
+                std::optional<Recommendation> ranking;
+                const size_t first = kernels.size();
                 if (!compileVariants(*program, *k, options.emitVariants, compileOptions, autoShape, diags, kernels,
-                                     explained, set))
+                                     explained, set, options.report.empty() ? nullptr : &ranking))
                     return false;
+                // The report shows each variant with the ranking it came from.
+                if (ranking)
+                    for (size_t i = first; i < kernels.size(); ++i) rankings.emplace(kernels[i].name, *ranking);
                 variantSets.push_back(std::move(set));
                 return true;
             });

@@ -73,6 +73,7 @@ struct PipelineSummary {
     std::vector<std::pair<std::string, int>> versions;  // versioned shared buffers and their copies
     int64_t tmaBytes = 0;     // bytes one iteration's TMA boxes bring (mbarrier transaction count)
     bool mbarriers = false;   // full/empty mbarrier arrays order the versions
+    bool warpSpecialised = false;
     int producerThreads = 0;  // warp specialisation: the producer warpgroup's threads
     std::string inFlight;     // the gemm whose wgmma group stays in flight past its step
 };

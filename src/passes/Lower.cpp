@@ -204,6 +204,8 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         kernel.tensorMaps = ctx.tensorMaps;
         kernel.producerThreads = static_cast<int>(ctx.producerThreads);
         kernel.pipelines = ctx.pipelines;
+        for (auto& p : kernel.pipelines)
+            if (p.warpSpecialised) p.producerThreads = kernel.producerThreads;
         return true;
     }
 }
@@ -211,6 +213,7 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
 bool inferLayoutFacts(Kernel& kernel, const Target& target, DiagnosticEngine& diags, LayoutFacts& facts) {
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
+    ctx.generalShapes = kernel.generalShapes;
     if (!inferLayouts(kernel, ctx)) return false;
     // In program order of the fragments' declarations.
     class Order : public IRVisitor {
@@ -236,6 +239,7 @@ bool inferLayoutFacts(Kernel& kernel, const Target& target, DiagnosticEngine& di
     // pipeline decides, so it runs here on a scratch context.
     LowerContext pipelining(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) pipelining.threadIndex = kernel.threadIndex;
+    pipelining.generalShapes = kernel.generalShapes;
     NameCollector(pipelining).visit(kernel.body);
     StageInference stages;
     pipelineLoops(kernel.body, pipelining, stages);

@@ -34,7 +34,9 @@ namespace {
 
 // The loop's schedule as the kernel report draws it (ir::PipelineSummary): the items of one
 // steady-state step in order, with their stages and who issues them.
-PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages, int producerThreads) {
+// (A warp-specialised loop's producer threads are known once the kernel is split: lowerKernel
+// fills them in.)
+PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages, bool warpSpecialised) {
     PipelineSummary out;
     out.loop = loopSubject(plan.loop);
     out.loc = plan.loop->loc;
@@ -42,7 +44,7 @@ PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages
     out.stages = stages;
     out.tmaBytes = plan.tma.used() ? plan.tma.bytes : 0;
     out.mbarriers = plan.tma.used();
-    out.producerThreads = producerThreads;
+    out.warpSpecialised = warpSpecialised;
     std::vector<size_t> order = plan.byPos;
     if (order.size() != plan.items.size()) {
         order.clear();
@@ -54,7 +56,7 @@ PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages
         step.stage = item.stage;
         step.async = item.async;
         step.tma = item.tma;
-        step.producer = producerThreads > 0 && item.tma;
+        step.producer = warpSpecialised && item.tma;
         step.loc = item.stmt->loc;
         if (const auto* t = item.stmt.as<TileOpStmt>()) {
             step.text = t->op->str();
@@ -138,7 +140,7 @@ private:
             !containsLoop(n->body, ForKind::Pipelined)) {
             if (Stmt s = prefetchThroughRegisters(plan, kernel_, ctx_, noPrefetch)) {
                 ctx_.pipelines.push_back(summarize(plan, "register prefetch: the next iteration's tiles are "
-                                                         "loaded into registers while this one computes", 2, 0));
+                                                         "loaded into registers while this one computes", 2, false));
                 return s;
             }
         }
@@ -169,14 +171,14 @@ private:
             Stmt out = emitWarpSpecialized(plan, kernel_, ctx_);
             ctx_.pipelines.push_back(summarize(plan, "warp-specialised: a producer warpgroup issues the TMA loads, "
                                                      "the consumer warpgroups compute; full/empty mbarriers order the versions",
-                                               plan.last + 1, int(ctx_.producerThreads)));
+                                               plan.last + 1, true));
             return out;
         }
         ctx_.pipelines.push_back(summarize(plan, plan.tma.used() ? "modulo schedule: TMA loads ordered by full/empty "
                                                                     "mbarriers, other copies cp.async"
                                                                   : "modulo schedule: cp.async copies run ahead into "
                                                                     "versions, cp.async.wait_group + barrier before readers",
-                                           plan.last + 1, 0));
+                                           plan.last + 1, false));
         return emitModuloSchedule(plan, kernel_, ctx_);
     }
 };

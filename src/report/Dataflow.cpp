@@ -107,8 +107,6 @@ std::string shapeText(const ir::Buffer& b) {
     return "[" + s + "]";
 }
 
-std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
-
 } // namespace
 
 std::string dataflowSection(const KernelView& k) {

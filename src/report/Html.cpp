@@ -48,6 +48,8 @@ std::string fmtBytes(int64_t bytes) {
     return fmt::format("{} B", bytes);
 }
 
+std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+
 std::string section(const std::string& id, const std::string& title, const std::string& body, bool open) {
     return fmt::format("<details class=\"sec\" id=\"{}\"{}><summary>{}</summary>\n<div class=\"body\">\n{}</div>\n"
                        "</details>\n",
@@ -90,6 +92,10 @@ code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospa
 .grids { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
 figure { margin: 0; }
 figcaption { font-size: 12px; color: var(--muted); max-width: 900px; }
+svg .cell rect, svg .bank rect { stroke: #fff; }
+svg .cell text, svg .bank text { font-size: 9px; text-anchor: middle; }
+svg .cell text.r { font-size: 8px; fill: #444; }
+svg .bank text { font-size: 8px; }
 svg text { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .bar { height: 14px; background: #6baed6; display: inline-block; vertical-align: middle; }
 .warn { color: #a33; }

@@ -21,6 +21,7 @@ std::string bankColour(int64_t bank, int64_t banks);
 std::string kindColour(const std::string& kind);
 
 std::string fmtBytes(int64_t bytes);  // "48 KiB (49152 B)"
+std::string clip(const std::string& s, size_t n);  // at most n characters, "..." where cut
 
 // A collapsible section: <details> with an id; open or closed at first.
 std::string section(const std::string& id, const std::string& title, const std::string& body, bool open = true);

@@ -4,7 +4,7 @@
 // plot_layout draws it; the thread is replica 0 of the element's holders. A shared buffer is a
 // grid of its rows' 4-byte words coloured and labelled by the bank the layout puts them in, with
 // the bank-conflict wavefronts of each access the cost model knows. Large tiles show their first
-// 32 x 32 elements (or 64 words): a fragment's pattern repeats, and a page stays small.
+// 32 x 32 elements (banks: 16 rows of 32 words): a fragment's pattern repeats, and a page stays small.
 #include "report/Html.h"
 
 #include <fmt/format.h>
@@ -15,7 +15,10 @@ namespace tlc::report {
 
 namespace {
 
-constexpr int64_t kMaxRows = 32, kMaxCols = 32, kMaxWords = 64;
+constexpr int64_t kMaxRows = 32, kMaxCols = 32;
+// Banks: 16 rows show two periods of any swizzle (patterns repeat every 8 rows or fewer), 32
+// words one full round of the banks.
+constexpr int64_t kBankRows = 16, kMaxWords = 32;
 
 std::string shapeList(const std::vector<int64_t>& shape) {
     std::string s;
@@ -34,6 +37,41 @@ std::vector<int64_t> indexAt(const std::vector<int64_t>& shape, int64_t r, int64
         r /= shape[d];
     }
     return idx;
+}
+
+// The whole fragment at a glance: blocks of elements coloured by the warp that holds them
+// (grey where a block's elements are held by several warps), at most 32 x 32 blocks.
+std::string warpMap(const ir::Buffer& b, const layout::Fragment& f, int64_t warp, int64_t warps) {
+    const std::vector<int64_t>& shape = f.shape();
+    int64_t cols = shape.empty() ? 1 : shape.back(), rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+    const int64_t br = (rows + kMaxRows - 1) / kMaxRows, bc = (cols + kMaxCols - 1) / kMaxCols;
+    const int64_t nr = (rows + br - 1) / br, nc = (cols + bc - 1) / bc;
+    const int cell = 6, left = 4, top = 4;
+    int width = left + int(nc) * cell + 4, height = top + int(nr) * cell + 4;
+    std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
+                                  "aria-label=\"warps of {2}\">\n",
+                                  width, height, esc(b->name));
+    for (int64_t r = 0; r < nr; ++r)
+        for (int64_t c = 0; c < nc; ++c) {
+            int64_t w = -1;
+            bool mixed = false;
+            for (int64_t i = r * br; i < std::min(rows, (r + 1) * br) && !mixed; ++i)
+                for (int64_t j = c * bc; j < std::min(cols, (c + 1) * bc); ++j) {
+                    int64_t ww = f.holderOf(indexAt(shape, i, j)).first / warp;
+                    if (w >= 0 && ww != w) {
+                        mixed = true;
+                        break;
+                    }
+                    w = ww;
+                }
+            svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", left + int(c) * cell,
+                               top + int(r) * cell, cell, cell, mixed ? "#bbb" : warpColour(w, warps));
+        }
+    svg += "\n</svg>\n";
+    return fmt::format("<figure class=\"warpmap\"><div>{}</div><figcaption>all of {}: each square {} x {} element{}, "
+                       "coloured by warp</figcaption></figure>\n",
+                       svg, esc(b->name), br, bc, br * bc == 1 ? "" : "s");
 }
 
 std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout::Fragment& f) {
@@ -60,13 +98,12 @@ std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout:
             std::vector<int64_t> idx = indexAt(shape, r, c);
             auto [tx, local] = f.holderOf(idx);
             int x = left + int(c) * cw, y = top + int(r) * ch;
-            svg += fmt::format("<g class=\"cell\" data-e=\"{}\" data-t=\"{}\" data-l=\"{}\"><rect x=\"{}\" y=\"{}\" "
-                               "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\"/>",
-                               shapeList(idx), tx, local, x, y, cw, ch, warpColour(tx / warp, warps));
-            svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\">T{}</text>", x + cw / 2,
-                               y + 10, tx);
-            svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"8\" text-anchor=\"middle\" fill=\"#444\">r{}</text></g>\n",
-                               x + cw / 2, y + 20, local);
+            // Compact: the cell's geometry in its transform, sizes and fonts in the page's style.
+            svg += fmt::format("<g class=\"cell\" data-e=\"{}\" data-t=\"{}\" data-l=\"{}\" transform=\"translate({},{})\">"
+                               "<rect width=\"{}\" height=\"{}\" fill=\"{}\"/><text x=\"{}\" y=\"10\">T{}</text><text "
+                               "class=\"r\" x=\"{}\" y=\"20\">r{}</text></g>\n",
+                               shapeList(idx), tx, local, x, y, cw, ch, warpColour(tx / warp, warps), cw / 2, tx, cw / 2,
+                               local);
         }
     }
     svg += "</svg>\n";
@@ -78,7 +115,8 @@ std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout:
                             ? fmt::format(" Showing rows 0&ndash;{} and columns 0&ndash;{} of {} x {}.", showR - 1,
                                           showC - 1, rows, cols)
                             : "";
-    return fmt::format("<figure class=\"fragment\" data-buffer=\"{}\" data-shape=\"{}\" data-threads=\"{}\" "
+    std::string overview = showR < rows || showC < cols ? warpMap(b, f, warp, warps) : "";
+    return overview + fmt::format("<figure class=\"fragment\" data-buffer=\"{}\" data-shape=\"{}\" data-threads=\"{}\" "
                        "data-locals=\"{}\">\n<div class=\"scroll\">{}</div><figcaption><b>{}</b> {}, {} elements per "
                        "thread{}.{}<br><code>{}</code><br>{}</figcaption></figure>\n",
                        esc(b->name), shapeList(shape), f.threads(), f.locals(), svg, esc(b->name),
@@ -106,7 +144,7 @@ std::string bankGrid(const KernelView& k, const ir::Buffer& b, const LowerContex
     const int64_t elemBytes = dtypeBytes(b->dtype);
     const int64_t banks = std::max(k.input->target->sharedBanks, 1), wordBytes = std::max(k.input->target->sharedBankBytes, 1);
     const int64_t words = std::max<int64_t>(1, cols * elemBytes / wordBytes);
-    const int64_t showR = std::min(rows, kMaxRows), showW = std::min(words, kMaxWords);
+    const int64_t showR = std::min(rows, kBankRows), showW = std::min(words, kMaxWords);
     const int cw = 22, ch = 16, left = 34, top = 18;
     int width = left + int(showW) * cw + 2, height = top + int(showR) * ch + 2;
     std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
@@ -122,10 +160,9 @@ std::string bankGrid(const KernelView& k, const ir::Buffer& b, const LowerContex
             int64_t byte = storedOffset(l, rows, cols, r, c) * elemBytes + w * wordBytes % elemBytes;
             int64_t bank = byte / wordBytes % banks;
             int x = left + int(w) * cw, y = top + int(r) * ch;
-            svg += fmt::format("<g class=\"bank\" data-row=\"{}\" data-col=\"{}\" data-bank=\"{}\"><rect x=\"{}\" y=\"{}\" "
-                               "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\"/><text x=\"{}\" y=\"{}\" "
-                               "font-size=\"8\" text-anchor=\"middle\">{}</text></g>\n",
-                               r, c, bank, x, y, cw, ch, bankColour(bank, banks), x + cw / 2, y + 11, bank);
+            svg += fmt::format("<g class=\"bank\" data-bank=\"{}\" transform=\"translate({},{})\"><rect width=\"{}\" "
+                               "height=\"{}\" fill=\"{}\"/><text x=\"{}\" y=\"11\">{}</text></g>\n",
+                               bank, x, y, cw, ch, bankColour(bank, banks), cw / 2, bank);
         }
     }
     svg += "</svg>\n";

@@ -14,8 +14,6 @@ namespace tlc::report {
 
 namespace {
 
-std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
-
 struct Box {
     std::string title, detail, kind, tip;
     int lane = 0;
@@ -24,7 +22,7 @@ struct Box {
 // The boxes of one steady-state step in order, synchronisation included.
 std::vector<Box> stepBoxes(const ir::PipelineSummary& p) {
     std::vector<Box> out;
-    const bool ws = p.producerThreads > 0;
+    const bool ws = p.warpSpecialised;
     const bool cpAsync = !p.mbarriers && p.schedule.rfind("modulo", 0) == 0;
     bool waited = false, anyAsync = false;
     size_t lastReader = p.steps.size();
@@ -62,7 +60,7 @@ std::vector<Box> stepBoxes(const ir::PipelineSummary& p) {
 
 std::string stepSvg(const KernelView& k, const ir::PipelineSummary& p) {
     std::vector<Box> boxes = stepBoxes(p);
-    const bool ws = p.producerThreads > 0;
+    const bool ws = p.warpSpecialised;
     const int lanes = ws ? 2 : 1, bw = 170, bh = 46, gap = 10, left = 150, top = 24, laneH = 62;
     int width = left + int(boxes.size()) * (bw + gap) + 10, height = top + lanes * laneH + 8;
     std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
@@ -126,7 +124,7 @@ std::string timelineSvg(const ir::PipelineSummary& p) {
                     if (kinds.find(w) == std::string::npos) kinds += (kinds.empty() ? "" : "+") + w;
                     if (kind == "other") kind = st.async ? "copy" : st.kind;
                 }
-            if (kinds.empty()) kinds = "(waits)";
+            if (kinds.empty()) kinds = "in flight";
             svg += fmt::format("<g class=\"slot\" data-iter=\"{}\" data-stage=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" "
                                "height=\"{}\" rx=\"3\" fill=\"{}\" stroke=\"#777\"/><text x=\"{}\" y=\"{}\" font-size=\"9\" "
                                "text-anchor=\"middle\">s{}: {}</text></g>\n",

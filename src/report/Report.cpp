@@ -80,10 +80,9 @@ std::string renderReport(const ReportInput& in) {
             // reports went to the compile already.
             DiagnosticEngine scratch(*in.source);
             ir::Kernel tile = *kernel.tileLevel;
+            tile.generalShapes = kernel.generalShapes;  // the general variant's inference (no TMA)
             v.hasFacts = inferLayoutFacts(tile, target, scratch, v.facts);
             if (!v.hasFacts) v.factsError = firstError(scratch);
-            // The general variant moves global memory an element at a time: no TMA.
-            if (kernel.generalShapes) v.facts.copies.clear();
         }
         views.push_back(std::move(v));
     }

@@ -81,7 +81,7 @@ std::string resourceSection(const KernelView& k) {
     int64_t blocks = std::min<int64_t>({int64_t(t.maxBlocksPerSM), byThreads, byShared, byRegs});
     const char* limiter = blocks == byRegs && regs > 0 ? "registers" : blocks == byShared && kernel.sharedBytes ? "shared memory"
                         : blocks == byThreads ? "threads" : "the block limit";
-    html += "<table>\n";
+    html += fmt::format("<table class=\"registers\" data-source=\"{}\">\n", k.ptxas ? "ptxas" : "estimate");
     html += fmt::format("<tr><th>registers per thread</th><td class=\"num\">{}</td><td>{}</td></tr>\n",
                         regs ? std::to_string(regs) : "?", esc(source));
     html += fmt::format("<tr><th>blocks per SM by threads</th><td class=\"num\">{}</td><td>{} threads per SM, {} per "

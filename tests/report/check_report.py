@@ -19,6 +19,7 @@ import argparse
 import html.parser
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,8 +114,14 @@ def check(tlc, tl, target, work, extra):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return [f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr[-2000:]}"]
-    plain = subprocess.run([tlc, tl, f"--target={target}", "-o", out + ".plain.cu"] + extra, capture_output=True, text=True)
-    with open(out + ".cu") as a, open(out + ".plain.cu") as b:
+    # The same output name in another directory: the source includes its header by name.
+    plain_dir = os.path.join(work, "plain")
+    os.makedirs(plain_dir, exist_ok=True)
+    plain = os.path.join(plain_dir, os.path.basename(out) + ".cu")
+    ptxas = "--report-ptxas" in extra
+    extra = [e for e in extra if e != "--report-ptxas"]
+    subprocess.run([tlc, tl, f"--target={target}", "-o", plain] + extra, capture_output=True, text=True, check=True)
+    with open(out + ".cu") as a, open(plain) as b:
         if a.read() != b.read():
             errors.append("the emitted source differs with --report")
     layouts = parse_layouts(subprocess.run([tlc, tl, f"--target={target}", "--emit=layouts"] + extra,
@@ -144,15 +151,30 @@ def check(tlc, tl, target, work, extra):
 
     # Source lines link to output lines that map back to them.
     mapped = sum(1 for a in page.lines.values() if "data-out" in a)
+    back = {}
+    for oa in page.lines.values():
+        if "data-src" in oa:
+            back[(oa["data-k"], oa["data-src"])] = back.get((oa["data-k"], oa["data-src"]), 0) + 1
     for lid, a in page.lines.items():
         if "data-out" not in a:
             continue
-        kid, line = a["data-k"], a["data-line"]
-        targets = [o for o, oa in page.lines.items() if oa.get("data-k") == kid and oa.get("data-src") == line]
-        if len(targets) != int(a["data-out"]):
-            errors.append(f"{lid}: says {a['data-out']} output lines, {len(targets)} map back to it")
+        n = back.get((a["data-k"], a["data-line"]), 0)
+        if n != int(a["data-out"]):
+            errors.append(f"{lid}: says {a['data-out']} output lines, {n} map back to it")
     if mapped == 0:
         errors.append("no source line maps to an output line")
+
+    # --report-ptxas: every kernel's registers from ptxas where nvcc is at hand, else the estimate
+    # and the reason.
+    if ptxas:
+        sources = re.findall(r'<table class="registers" data-source="(\w+)"', text)
+        nvcc = shutil.which("nvcc") or os.access("/usr/local/cuda/bin/nvcc", os.X_OK)
+        if not sources:
+            errors.append("--report-ptxas: no registers table")
+        elif nvcc and set(sources) != {"ptxas"}:
+            errors.append(f"--report-ptxas with nvcc: registers from {sources}, not all from ptxas")
+        elif not nvcc and "nvcc was not found" not in text:
+            errors.append("--report-ptxas without nvcc: the page does not say so")
 
     # Fragment grids against --emit=layouts.
     names = dict(page.kernels)
