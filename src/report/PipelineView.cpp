@@ -52,8 +52,13 @@ std::vector<Box> stepBoxes(const ir::PipelineSummary& p) {
             out.push_back({"arrive full", fmt::format("expect_tx {} bytes", p.tmaBytes), "barrier",
                            "the TMA unit signals the version full when its bytes have landed", 0});
         if (p.mbarriers && i == lastReader)
-            out.push_back({"arrive empty", "mbarrier: release the version", "barrier",
-                           "the last reader releases the version for the producer to refill", lane});
+            out.push_back({"arrive empty",
+                           p.inFlight.empty() ? "mbarrier: release the version" : "the previous iteration's version",
+                           "barrier",
+                           p.inFlight.empty() ? "the last reader releases the version for the producer to refill"
+                                              : "the wgmma group stays in flight past this step: the version of the "
+                                                "iteration before is released once its group has completed",
+                           lane});
     }
     return out;
 }
@@ -62,24 +67,34 @@ std::string stepSvg(const KernelView& k, const ir::PipelineSummary& p) {
     std::vector<Box> boxes = stepBoxes(p);
     const bool ws = p.warpSpecialised;
     const int lanes = ws ? 2 : 1, bw = 170, bh = 46, gap = 10, left = 150, top = 24, laneH = 62;
-    int width = left + int(boxes.size()) * (bw + gap) + 10, height = top + lanes * laneH + 8;
+    // Each lane's boxes in its own order: a warp-specialised loop's producer and consumers run
+    // at the same time.
+    std::vector<int> column(boxes.size());
+    std::vector<int> next(size_t(lanes), 0);
+    int columns = 0;
+    for (size_t i = 0; i < boxes.size(); ++i) {
+        column[i] = next[size_t(boxes[i].lane)]++;
+        columns = std::max(columns, column[i] + 1);
+    }
+    int width = left + columns * (bw + gap) + 10, height = top + lanes * laneH + 8;
     std::string svg = fmt::format("<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
                                   "{1}\" role=\"img\" aria-label=\"one steady-state step\">\n",
                                   width, height);
     const int threads = k.kernel->threads;
     for (int l = 0; l < lanes; ++l) {
-        std::string name = !ws ? fmt::format("all {} threads", threads)
-                         : l == 0 ? fmt::format("producer ({} threads)", p.producerThreads)
-                                  : fmt::format("consumers ({} threads)", threads - p.producerThreads);
+        std::string name = !ws ? "all threads" : l == 0 ? "producer" : "consumers";
+        int count = !ws ? threads : l == 0 ? p.producerThreads : threads - p.producerThreads;
         int y = top + l * laneH;
         svg += fmt::format("<rect x=\"2\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", y, width - 4, laneH - 4,
                            l % 2 ? "#f4f4f4" : "#eef3fb");
-        svg += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"11\">{}</text>\n", y + laneH / 2, esc(name));
+        svg += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"11\">{}</text><text x=\"8\" y=\"{}\" font-size=\"10\" "
+                           "fill=\"#555\">{} threads</text>\n",
+                           y + laneH / 2 - 4, name, y + laneH / 2 + 10, count);
     }
     svg += fmt::format("<text x=\"{}\" y=\"14\" font-size=\"10\" fill=\"#555\">time within one step &#8594;</text>\n", left);
     for (size_t i = 0; i < boxes.size(); ++i) {
         const Box& b = boxes[i];
-        int x = left + int(i) * (bw + gap), y = top + b.lane * laneH + (laneH - 4 - bh) / 2;
+        int x = left + column[i] * (bw + gap), y = top + b.lane * laneH + (laneH - 4 - bh) / 2;
         svg += fmt::format("<g class=\"step\" data-kind=\"{}\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" "
                            "height=\"{}\" rx=\"4\" fill=\"{}\" stroke=\"#555\"/>",
                            esc(b.kind), esc(b.tip), x, y, bw, bh, kindColour(b.kind));
