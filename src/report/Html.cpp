@@ -62,8 +62,10 @@ std::string pageStyle() {
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: #fff; }
 header { position: sticky; top: 0; z-index: 5; background: #23395d; color: #fff; padding: 6px 14px;
-         display: flex; gap: 14px; align-items: center; flex-wrap: wrap; }
+         display: flex; gap: 14px; align-items: center; }
+header h1 { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 45vw; }
 header h1 { font-size: 16px; margin: 0; }
+header nav { flex: 1 1 0; min-width: 0; overflow-x: auto; white-space: nowrap; }
 header nav a { color: #cfe0ff; margin-right: 10px; }
 header button { font: inherit; }
 main { padding: 8px 14px 40px; max-width: 1800px; }
@@ -71,7 +73,7 @@ section.kernel { border-top: 3px solid #23395d; margin-top: 14px; }
 section.kernel > h2 { font-size: 18px; margin: 8px 0; }
 details.sec { border: 1px solid var(--line); border-radius: 4px; margin: 8px 0; }
 details.sec > summary { cursor: pointer; padding: 5px 8px; background: var(--bg2); font-weight: 600; }
-details.sec > .body { padding: 8px; }
+details.sec > .body { padding: 8px; overflow-x: auto; }
 .muted { color: var(--muted); }
 table { border-collapse: collapse; margin: 6px 0; }
 th, td { border: 1px solid var(--line); padding: 2px 6px; text-align: left; vertical-align: top; }
@@ -90,7 +92,7 @@ code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospa
 .ln.hl { background: var(--hl); }
 .scroll { max-height: 70vh; overflow: auto; border: 1px solid var(--line); }
 .grids { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
-figure { margin: 0; }
+figure { margin: 0; min-width: 0; max-width: 100%; }
 figcaption { font-size: 12px; color: var(--muted); max-width: 900px; }
 svg .cell rect, svg .bank rect { stroke: #fff; }
 svg .cell text, svg .bank text { font-size: 9px; text-anchor: middle; }

@@ -6,6 +6,7 @@
 #include "passes/Passes.h"
 #include "report/Report.h"
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,10 @@ struct KernelView {
     bool hasFacts = false;
     LayoutFacts facts;  // layout inference on the Tile IR (tileLevel)
     std::string factsError;
+    // Fragment layouts drawn so far on the page (Fragment::str(), which says all of a placement)
+    // -> the figure's id and buffer: a layout seen before links there instead of being drawn
+    // again (an attention kernel's row vectors, a general variant's fragments).
+    std::map<std::string, std::pair<std::string, std::string>>* drawn = nullptr;
 };
 
 // The sections (one file each).

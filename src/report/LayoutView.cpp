@@ -74,7 +74,7 @@ std::string warpMap(const ir::Buffer& b, const layout::Fragment& f, int64_t warp
                        svg, esc(b->name), br, bc, br * bc == 1 ? "" : "s");
 }
 
-std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout::Fragment& f) {
+std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout::Fragment& f, const std::string& id) {
     const std::vector<int64_t>& shape = f.shape();
     int64_t cols = shape.empty() ? 1 : shape.back();
     int64_t rows = 1;
@@ -116,10 +116,10 @@ std::string fragmentGrid(const KernelView& k, const ir::Buffer& b, const layout:
                                           showC - 1, rows, cols)
                             : "";
     std::string overview = showR < rows || showC < cols ? warpMap(b, f, warp, warps) : "";
-    return overview + fmt::format("<figure class=\"fragment\" data-buffer=\"{}\" data-shape=\"{}\" data-threads=\"{}\" "
+    return overview + fmt::format("<figure class=\"fragment\" id=\"{}\" data-buffer=\"{}\" data-shape=\"{}\" data-threads=\"{}\" "
                        "data-locals=\"{}\">\n<div class=\"scroll\">{}</div><figcaption><b>{}</b> {}, {} elements per "
                        "thread{}.{}<br><code>{}</code><br>{}</figcaption></figure>\n",
-                       esc(b->name), shapeList(shape), f.threads(), f.locals(), svg, esc(b->name),
+                       id, esc(b->name), shapeList(shape), f.threads(), f.locals(), svg, esc(b->name),
                        esc(dtypeName(b->dtype)), f.locals(),
                        f.replicas() > 1 ? fmt::format(", {} replicas (T: the first holder)", f.replicas()) : "", shown,
                        esc(f.str()), legend);
@@ -196,7 +196,22 @@ std::string layoutSection(const KernelView& k) {
     html += fmt::format("<h4>Fragments ({} threads)</h4>\n", k.facts.threads);
     if (k.facts.fragments.empty()) html += "<p class=\"muted\">No fragments.</p>\n";
     html += "<div class=\"grids\">\n";
-    for (const auto& [b, f] : k.facts.fragments) html += fragmentGrid(k, b, f);
+    for (size_t i = 0; i < k.facts.fragments.size(); ++i) {
+        const auto& [b, f] = k.facts.fragments[i];
+        std::string id = fmt::format("{}-f{}", k.id, i);
+        if (k.drawn) {
+            auto [it, fresh] = k.drawn->emplace(f.str(), std::make_pair(id, b->name));
+            if (!fresh) {
+                html += fmt::format("<figure class=\"fragment-same\" id=\"{}\" data-buffer=\"{}\" data-ref=\"{}\"><figcaption>"
+                                    "<b>{}</b> {}: the same layout as <a href=\"#{}\">{}</a><br><code>{}</code>"
+                                    "</figcaption></figure>\n",
+                                    id, esc(b->name), it->second.first, esc(b->name), esc(dtypeName(b->dtype)),
+                                    it->second.first, esc(it->second.second), esc(f.str()));
+                continue;
+            }
+        }
+        html += fragmentGrid(k, b, f, id);
+    }
     html += "</div>\n";
     html += "<h4>Shared memory banks</h4>\n";
     if (k.facts.allShared.empty()) html += "<p class=\"muted\">No shared buffers.</p>\n";

@@ -66,12 +66,14 @@ std::string kernelSection(KernelView& k) {
 std::string renderReport(const ReportInput& in) {
     const Target& target = *in.target;
     std::vector<KernelView> views;
+    std::map<std::string, std::pair<std::string, std::string>> drawn;
     for (size_t i = 0; i < in.kernels->size(); ++i) {
         const ir::Kernel& kernel = (*in.kernels)[i];
         KernelView v;
         v.kernel = &kernel;
         v.id = fmt::format("k{}", i);
         v.input = &in;
+        v.drawn = &drawn;
         v.decisions = &kernel.decisions;
         v.ranking = rankingFor(in, kernel);
         if (in.ptxas) v.ptxas = ptxasFor(*in.ptxas, kernel.name);

@@ -37,6 +37,8 @@ class Page(html.parser.HTMLParser):
         self.external = []        # anything that would load or link elsewhere
         self.kernels = []         # (id, name)
         self.fragments = []       # dicts: kernel id, buffer, shape, threads, locals, cells
+        self.figures = {}         # fragment figure id -> (kernel id, buffer)
+        self.same = []            # fragments drawn once elsewhere: kernel id, buffer, the figure's id
         self.lines = {}           # id -> attrs of .ln divs
         self.kernel = None
         self.fragment = None
@@ -59,7 +61,10 @@ class Page(html.parser.HTMLParser):
         if tag == "section" and "kernel" in a.get("class", ""):
             self.kernel = a["id"]
             self.kernels.append((a["id"], a["data-kernel"]))
+        if tag == "figure" and a.get("class") == "fragment-same":
+            self.same.append({"kernel": self.kernel, "buffer": a["data-buffer"], "ref": a["data-ref"]})
         if tag == "figure" and a.get("class") == "fragment":
+            self.figures[a["id"]] = (self.kernel, a["data-buffer"])
             self.fragment = {"kernel": self.kernel, "buffer": a["data-buffer"],
                              "shape": [int(x) for x in a["data-shape"].split(",") if x],
                              "threads": int(a["data-threads"]), "locals": int(a["data-locals"]), "cells": []}
@@ -197,6 +202,19 @@ def check(tlc, tl, target, work, extra):
                 errors.append(f"{kernel}.{frag['buffer']}: cell {e} says T{tx} r{l}, which holds {want}")
                 break
         grids += 1
+    # A fragment drawn elsewhere on the page has the layout it points to.
+    def listed(kid, buffer):
+        kernel = names[kid]
+        lay = layouts.get(kernel) or layouts.get(re.sub(r"_general$", "", kernel)) or {}
+        return lay.get(buffer)
+    for same in page.same:
+        if same["ref"] not in page.figures:
+            errors.append(f"{names[same['kernel']]}.{same['buffer']}: points to no drawn layout")
+            continue
+        mine, theirs = listed(same["kernel"], same["buffer"]), listed(*page.figures[same["ref"]])
+        if mine is None or mine != theirs:
+            errors.append(f"{names[same['kernel']]}.{same['buffer']}: --emit=layouts gives {mine}, the layout it "
+                          f"points to is {theirs}")
     expected = sum(len(v) for k, v in layouts.items())
     if expected and grids == 0:
         errors.append("--emit=layouts lists fragments, the report draws none")
