@@ -7,13 +7,16 @@ For each FILE.tl:TARGET this writes the report, renders it with
 
 and fails when the browser logs any console message (a script error, a resource that did not
 load: the page has no console output of its own) or when the screenshot is blank (the PNG's
-pixels, decoded here with zlib, have almost no variance). Exits 77 (CTest's SKIP_RETURN_CODE)
+pixels, decoded here with zlib, have almost no variance), or when clicking a source line's number
+(in a copy of the page, from an appended script, read back with --dump-dom) does not highlight
+that line's output lines. Exits 77 (CTest's SKIP_RETURN_CODE)
 only when no chromium is installed; scripts/install-deps.sh installs it, so CI never skips.
 
   browser_check.py --tlc build/tlc [--work DIR] [--keep-png DIR] FILE.tl:TARGET...
 """
 import argparse
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -94,6 +97,36 @@ def variance(path):
     return sq / n - mean * mean, 1 - max(counts.values()) / n
 
 
+# Appended to a copy of the page: clicks the first mapped source line's number, as a reader
+# would, and records how many output lines the page's script highlighted.
+CLICK = """<script>(function () {
+  var line = document.querySelector('.ln[data-out]');
+  if (!line) { document.body.setAttribute('data-clicked', 'none'); return; }
+  line.querySelector('a.no').click();
+  var lit = document.querySelectorAll('.ln.hl[data-src="' + line.getAttribute('data-line') + '"]').length;
+  document.body.setAttribute('data-clicked', line.getAttribute('data-out') + '/' + lit);
+})();</script>"""
+
+
+def click_check(chromium, page, profile):
+    """The page's own script highlights, on a click, every output line of a source line."""
+    copy = page[:-5] + ".click.html"
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    with open(copy, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", CLICK + "</body>"))
+    b = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        f"--user-data-dir={profile}", "--dump-dom", "file://" + copy],
+                       capture_output=True, text=True, timeout=90)
+    m = re.search(r'data-clicked="([^"]*)"', b.stdout)
+    if not m:
+        return ["the click check did not run (no data-clicked in the DOM)"]
+    want, _, got = m.group(1).partition("/")
+    if want == "none" or want != got:
+        return [f"clicking a source line highlighted {got or 0} output lines, not {want}"]
+    return []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tlc", required=True)
@@ -145,6 +178,7 @@ def main():
                     if args.keep_png:
                         os.makedirs(args.keep_png, exist_ok=True)
                         shutil.copy(png, os.path.join(args.keep_png, name + ".png"))
+                errors += click_check(chromium, page, profile)
             except subprocess.TimeoutExpired:
                 errors.append("chromium took over 90 s")
             shutil.rmtree(profile, ignore_errors=True)
