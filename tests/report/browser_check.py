@@ -8,8 +8,8 @@ For each FILE.tl:TARGET this writes the report, renders it with
 and fails when the browser logs any console message (a script error, a resource that did not
 load: the page has no console output of its own) or when the screenshot is blank (the PNG's
 pixels, decoded here with zlib, have almost no variance), or when clicking a source line's number
-(in a copy of the page, from an appended script, read back with --dump-dom) does not highlight
-that line's output lines. Exits 77 (CTest's SKIP_RETURN_CODE)
+(from a script appended to the page, read back with --dump-dom in the same run) does not
+highlight that line's output lines. Exits 77 (CTest's SKIP_RETURN_CODE)
 only when no chromium is installed; scripts/install-deps.sh installs it, so CI never skips.
 
   browser_check.py --tlc build/tlc [--work DIR] [--keep-png DIR] FILE.tl:TARGET...
@@ -108,17 +108,19 @@ CLICK = """<script>(function () {
 })();</script>"""
 
 
-def click_check(chromium, page, profile):
-    """The page's own script highlights, on a click, every output line of a source line."""
+def with_click(page):
+    """A copy of the page with CLICK appended."""
     copy = page[:-5] + ".click.html"
     with open(page, encoding="utf-8") as f:
         text = f.read()
     with open(copy, "w", encoding="utf-8") as f:
         f.write(text.replace("</body>", CLICK + "</body>"))
-    b = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                        f"--user-data-dir={profile}", "--dump-dom", "file://" + copy],
-                       capture_output=True, text=True, timeout=90)
-    m = re.search(r'data-clicked="([^"]*)"', b.stdout)
+    return copy
+
+
+def click_result(dom):
+    """The page's own script highlighted, on the click, every output line of the source line."""
+    m = re.search(r'data-clicked="([^"]*)"', dom)
     if not m:
         return ["the click check did not run (no data-clicked in the DOM)"]
     want, _, got = m.group(1).partition("/")
@@ -156,18 +158,21 @@ def main():
             if os.path.exists(png):
                 os.remove(png)
             profile = tempfile.mkdtemp(prefix="profile-", dir=work)
+            # One browser run: the page (with the click script appended) rendered, logged,
+            # screenshot and its DOM dumped after the click.
+            clicked = with_click(page)
             cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                    "--disable-extensions", "--disable-background-networking", "--disable-sync",
                    f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                   f"--window-size={args.window}", f"--screenshot={png}", "file://" + page]
+                   f"--window-size={args.window}", f"--screenshot={png}", "--dump-dom", "file://" + clicked]
             try:
                 b = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
-                log = b.stdout + b.stderr
-                console = [l for l in log.splitlines() if ":CONSOLE" in l]
+                console = [l for l in b.stderr.splitlines() if ":CONSOLE" in l]
                 if console:
                     errors.append("console messages: " + " | ".join(console[:5]))
+                errors += click_result(b.stdout)
                 if not os.path.exists(png):
-                    errors.append(f"no screenshot (exit {b.returncode}): {log[-800:]}")
+                    errors.append(f"no screenshot (exit {b.returncode}): {b.stderr[-800:]}")
                 else:
                     var, share = variance(png)
                     if var < 50 or share < 0.02:
@@ -178,7 +183,6 @@ def main():
                     if args.keep_png:
                         os.makedirs(args.keep_png, exist_ok=True)
                         shutil.copy(png, os.path.join(args.keep_png, name + ".png"))
-                errors += click_check(chromium, page, profile)
             except subprocess.TimeoutExpired:
                 errors.append("chromium took over 90 s")
             shutil.rmtree(profile, ignore_errors=True)
