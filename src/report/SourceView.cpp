@@ -91,10 +91,10 @@ std::string sourceSection(const KernelView& k) {
     for (size_t i = first; i < last; ++i) {
         const std::string& line = out[i];
         if (line.find_first_not_of(' ') == std::string::npos) continue;
+        // A line less indented than a comment has left the comment's block; a closing brace at
+        // the comment's indentation closes a statement that comment began.
         size_t ind = indentOf(line);
-        bool closing = line[ind] == '}';
-        while (!stack.empty() && (ind < stack.back().first || (closing && ind == stack.back().first && ind > 0)))
-            stack.pop_back();
+        while (!stack.empty() && ind < stack.back().first) stack.pop_back();
         if (int src = mappedLine(line, sourceName)) {
             if (!stack.empty() && stack.back().first == ind) stack.pop_back();
             stack.push_back({ind, src});
