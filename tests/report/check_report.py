@@ -11,7 +11,8 @@ For each (kernel file, target) pair this compiles the file with --report and che
   - every in-page link (href="#...") names an element that exists; every source line's link
     lands on an output line that maps back to it;
   - nothing is loaded from elsewhere: no http(s) reference, no <link>, no external script;
-  - the emitted source is the same with and without --report (the report only watches).
+  - the emitted source and --explain's decisions are the same with and without --report (the
+    report only watches).
 
   check_report.py --tlc build/tlc [--work DIR] FILE.tl:TARGET...
 """
@@ -129,6 +130,11 @@ def check(tlc, tl, target, work, extra):
     with open(out + ".cu") as a, open(plain) as b:
         if a.read() != b.read():
             errors.append("the emitted source differs with --report")
+    # ... and what --explain says was chosen (the recommender's search is the same).
+    explain = [subprocess.run([tlc, tl, f"--target={target}", "--explain"] + extra + more, capture_output=True,
+                              text=True).stdout for more in ([], [f"--report={base}.explain.html"])]
+    if explain[0] != explain[1]:
+        errors.append("--explain differs with --report")
     layouts = parse_layouts(subprocess.run([tlc, tl, f"--target={target}", "--emit=layouts"] + extra,
                                            capture_output=True, text=True, check=True).stdout)
     with open(report, encoding="utf-8") as f:
