@@ -201,16 +201,17 @@ std::string dataflowSection(const KernelView& k) {
                     svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\" stroke-width=\"1.3\" "
                                        "marker-end=\"url(#{}-arrow)\"/>\n",
                                        laneX(i), y, laneX(w) + (i < w ? -6 : 6), y, k.id);
+        // A buffer read and written (an update in place) gets both marks: a ring around the dot.
         for (size_t i : in)
-            svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"#333\" stroke-width=\"1.5\"/>\n",
-                               laneX(i), y);
+            svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"#fff\" stroke=\"#333\" stroke-width=\"1.5\"/>\n",
+                               laneX(i), y, std::count(outs.begin(), outs.end(), i) ? 8 : 5);
         for (size_t w : outs)
             svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#333\"/>\n", laneX(w), y);
         svg += "</g>\n";
     }
     svg += "</svg>\n";
     html += "<p class=\"muted\">One row per tile op in program order (brackets: loops); hollow dot: reads, filled dot: "
-            "writes; hover a row for the whole op.</p>\n";
+            "writes, ringed dot: both; hover a row for the whole op.</p>\n";
     html += "<div class=\"scroll\">" + svg + "</div>\n";
     return html;
 }
