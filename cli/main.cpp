@@ -182,6 +182,11 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     app.add_flag("--emit-manifest", options.emitManifest,
                  "With -o: also describe every launcher as JSON (the output with .json; docs/integration.md)");
+    app.add_option("--report", options.report,
+                   "Also write the kernel report, one self-contained HTML page: source beside the emitted code, "
+                   "dataflow, layouts, banks, pipeline, resources, choices (docs/report.md)");
+    app.add_flag("--report-ptxas", options.reportPtxas,
+                 "With --report on a CUDA target: registers and spills from nvcc -Xptxas -v when nvcc is found");
     app.add_flag("--MD", options.depfile, "With -o: also write a Make-style depfile (the output with .d)");
     app.add_option("--MF", options.depfilePath, "With -MD: the depfile's path");
     app.add_option("--MT", options.depTarget, "With -MD: the rule's target (default: the output)");
@@ -243,6 +248,21 @@ int main(int argc, char** argv) {
     if (options.emitManifest && !writesFiles) {
         std::cerr << "tlc: error: --emit-manifest describes the files -o writes: give -o FILE (with the default "
                      "--emit=source)\n";
+        return tlc::kExitUsage;
+    }
+    // The report draws the source a run emits.
+    if (!options.report.empty() && (!tlc::emitsSource(options.emit) || options.syntaxOnly || options.verify)) {
+        std::cerr << "tlc: error: --report draws the code a compile emits: use it with --emit=source (the default) "
+                     "or --emit=python, not with --syntax-only or --verify\n";
+        return tlc::kExitUsage;
+    }
+    if (!options.report.empty() && (options.report == options.output || options.report == options.header)) {
+        std::cerr << "tlc: error: --report=" << options.report << " would overwrite the output; give the report "
+                  << "its own file\n";
+        return tlc::kExitUsage;
+    }
+    if (options.reportPtxas && options.report.empty()) {
+        std::cerr << "tlc: error: --report-ptxas adds ptxas's registers to the report: give --report=FILE\n";
         return tlc::kExitUsage;
     }
     // -MF alone asks for a depfile too (as nvcc reads it); -MT and -MP only shape one.

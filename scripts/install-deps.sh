@@ -11,8 +11,9 @@ build_pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev libfmt-de
             nlohmann-json3-dev)
 # Tests: doctest, lit + FileCheck (llvm-14-tools), the compilers and libraries that the run and
 # compile layers use (hipcc for HIP, OpenBLAS as the CPU reference, clang 15 for the fuzzers),
-# and what the --emit=python example builds and runs with (pybind11, Python's headers, NumPy).
-test_pkgs=(doctest-dev llvm-14-tools hipcc libopenblas-dev clang-15 pybind11-dev python3-dev python3-numpy)
+# what the --emit=python example builds and runs with (pybind11, Python's headers, NumPy), and
+# the headless browser that renders the kernel report (report-browser: chromium).
+test_pkgs=(doctest-dev llvm-14-tools hipcc libopenblas-dev clang-15 pybind11-dev python3-dev python3-numpy chromium)
 
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--minimal" ] || pkgs+=("${test_pkgs[@]}")

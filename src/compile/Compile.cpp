@@ -114,6 +114,7 @@ void build(const ast::Kernel& kernel, const DecisionLog& log, const SourceFile& 
         part.decisions = log;
         inferThreads(part, *options.target);
         warnPartialCover(part, diags);
+        if (options.keepTileIR) part.tileLevel = std::make_shared<const ir::Kernel>(part);
     }
     if (options.stop == CompileStage::TileIR) {
         for (ir::Kernel& part : parts) out.kernels.push_back(std::move(part));

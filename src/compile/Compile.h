@@ -57,6 +57,8 @@ struct CompileOptions {
     // ranks the fast path, does not.
     bool generalVariants = false;
     bool assumeAligned = false;  // --assume-aligned: only logged (--explain says the launcher refuses)
+    // Each lowered kernel keeps the Tile IR it came from (ir::Kernel::tileLevel): --report.
+    bool keepTileIR = false;
 };
 
 struct Compiled {

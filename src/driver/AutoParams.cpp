@@ -53,12 +53,15 @@ std::optional<Recommendation> recommendFor(const Program& program, const ast::Ke
 } // namespace
 
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, AutoShape& autoShape, DiagnosticEngine& diags) {
+                        const Defines& defines, AutoShape& autoShape, DiagnosticEngine& diags,
+                        std::optional<Recommendation>* ranking, int top) {
     KernelConfig config{&kernel};
     if (!hasOpenAutoParams(kernel, defines)) return config;
     std::string error;
     bool inputErrors = false;
-    std::optional<Recommendation> r = recommendFor(program, kernel, 1, target, defines, autoShape, error, inputErrors);
+    std::optional<Recommendation> r =
+        recommendFor(program, kernel, std::max(top, 1), target, defines, autoShape, error, inputErrors);
+    if (ranking) *ranking = r;
     if (!r) {
         // Errors in the kernel itself are the checker's to report, where they are.
         if (!inputErrors) diags.report(DiagId::note_auto_not_searched, kernel.nameRange, kernel.name, error);
@@ -97,11 +100,12 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
                      AutoShape& autoShape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
-                     std::vector<ExplainedKernel>& explained, VariantSet& set) {
+                     std::vector<ExplainedKernel>& explained, VariantSet& set, std::optional<Recommendation>* ranking) {
     std::string error;
     bool inputErrors = false;
     std::optional<Recommendation> r =
         recommendFor(program, kernel, top, *options.target, options.defines, autoShape, error, inputErrors);
+    if (ranking) *ranking = r;
     if (!r || r->ranked.empty()) return false;
     set.name = kernel.name;
     set.shape = shapeText(r->shape);

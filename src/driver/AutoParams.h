@@ -6,8 +6,10 @@
 
 #include "compile/Compile.h"
 #include "emit/Emit.h"
+#include "recommend/Recommend.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,8 +29,10 @@ struct AutoShape {
 // comments list the values too). A kernel of several launches is ranked by their total.
 // Where no candidate compiles or the search cannot run, the kernel as written after a note
 // saying why: IR building then reports what is left `auto`.
+// With `ranking`, the recommender's top `top` candidates are kept there (the kernel report).
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags);
+                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags,
+                        std::optional<Recommendation>* ranking = nullptr, int top = 1);
 
 // "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
 // by the first letters of its words (all of its name where two would read the same).
@@ -37,8 +41,10 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 // Compiles the variants of `kernel` (with `options`: target, -D values, passes), appending the
 // lowered kernels to `kernels`, their decision logs to `explained`, and returns the set; false
 // when the recommender finds no configuration.
+// With `ranking`, the recommender's ranking the variants came from is kept there (the report).
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
                      AutoShape& shape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
-                     std::vector<ExplainedKernel>& explained, VariantSet& set);
+                     std::vector<ExplainedKernel>& explained, VariantSet& set,
+                     std::optional<Recommendation>* ranking = nullptr);
 
 } // namespace tlc

@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 #include "recommend/ModelShape.h"
 #include "recommend/Recommend.h"
+#include "report/Report.h"
 #include "support/AtomicFile.h"
 #include "support/Diagnostics.h"
 #include "support/LargeStack.h"
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 namespace tlc {
@@ -78,9 +80,10 @@ std::string besideOutput(const std::string& output, const std::string& extension
     return output.substr(0, dot) + extension;
 }
 
-int writeOutputs(const DriverOptions& options, const std::string& sourceName,
-                 const std::vector<ir::Kernel>& kernels, const std::vector<VariantSet>& variants, const Target& target,
-                 std::ostream& out, std::ostream& err) {
+int writeOutputs(const DriverOptions& options, const SourceFile& sourceFile, const std::vector<ir::Kernel>& kernels,
+                 const std::vector<VariantSet>& variants, const Target& target,
+                 const std::map<std::string, Recommendation>& rankings, std::ostream& out, std::ostream& err) {
+    const std::string& sourceName = sourceFile.name();
     EmitOptions emitOptions;
     emitOptions.variants = variants;
     emitOptions.sourceName = baseName(sourceName);
@@ -103,11 +106,32 @@ int writeOutputs(const DriverOptions& options, const std::string& sourceName,
         err << "tlc: error: internal error while writing code: " << e.what() << '\n';
         return kExitInputErrors;
     }
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!options.report.empty()) {
+        report::ReportInput in;
+        in.source = &sourceFile;
+        in.target = &target;
+        in.kernels = &kernels;
+        in.emitted = result.source;
+        in.emittedName = options.output.empty() ? "<stdout>" : baseName(options.output);
+        in.rankings = rankings;
+        if (options.reportPtxas) in.ptxas = report::runPtxas(result.source, emitOptions.headerName, result.header, target);
+        files.push_back({options.report, report::renderReport(in)});
+    }
     if (options.output.empty()) {
-        out << result.source;
+        // The report (when asked for) is written before the source goes to stdout: a report that
+        // cannot be written fails the run, which then prints nothing.
+        if (!files.empty()) {
+            if (std::string error; !writeFilesAtomically(files, error)) {
+                err << "tlc: error: " << error << '\n';
+                return kExitUsage;
+            }
+        }
+        if (!options.explain) out << result.source;
         return kExitOk;
     }
-    std::vector<std::pair<std::string, std::string>> files{{options.output, result.source}, {headerPath, result.header}};
+    files.push_back({options.output, result.source});
+    files.push_back({headerPath, result.header});
     if (options.emitManifest) files.push_back({besideOutput(options.output, ".json"), result.manifest});
     if (emitOptions.python) files.push_back({besideOutput(options.output, "_python.cpp"), result.python});
     if (options.depfile) {
@@ -195,6 +219,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     std::vector<ir::Kernel> kernels;
     std::vector<ExplainedKernel> explained;
     std::vector<VariantSet> variantSets;
+    std::map<std::string, Recommendation> rankings;  // --report: `auto` kernels' top candidates
     bool kernelMissing = false;
     runWithLargeStack([&] {
         std::unique_ptr<Program> program = Program::parse(sourceFile, diags);
@@ -218,6 +243,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         // General variants are part of the source (the IR dumps show the kernels as written).
         compileOptions.generalVariants = source && !options.assumeAligned;
         compileOptions.assumeAligned = options.assumeAligned;
+        compileOptions.keepTileIR = !options.report.empty();
         // --emit=tile-source: the file as the developer level writes it (whole-tensor kernels
         // lowered), printed before sema's own rewrites; checked, so that it is known to compile.
         if (options.emit == EmitKind::TileSource) result = ast::printSource(program->syntax());
@@ -234,9 +260,14 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                     return true;  // nothing more to say about it
                 }
                 VariantSet set;
+                std::optional<Recommendation> ranking;
+                const size_t first = kernels.size();
                 if (!compileVariants(*program, *k, options.emitVariants, compileOptions, autoShape, diags, kernels,
-                                     explained, set))
+                                     explained, set, options.report.empty() ? nullptr : &ranking))
                     return false;
+                // The report shows each variant with the ranking it came from.
+                if (ranking)
+                    for (size_t i = first; i < kernels.size(); ++i) rankings.emplace(kernels[i].name, *ranking);
                 variantSets.push_back(std::move(set));
                 return true;
             });
@@ -246,9 +277,19 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         const bool recommend = target && !options.syntaxOnly && options.emit != EmitKind::Ast &&
                                options.emit != EmitKind::TileSource && !diags.hasErrors();
         std::vector<KernelConfig> configs;
-        for (const ast::Kernel* k : selected)
-            configs.push_back(recommend ? autoConfig(*program, *k, *target, options.defines, autoShape, diags)
-                                        : KernelConfig{k});
+        for (const ast::Kernel* k : selected) {
+            if (!recommend) {
+                configs.push_back(KernelConfig{k});
+                continue;
+            }
+            // The report shows the recommender's top four: the search lowers max(4 x top, 16) of
+            // its candidates, so up to four it is the search a plain compile makes, and the kernel
+            // gets the same values with and without --report.
+            std::optional<Recommendation> ranking;
+            configs.push_back(autoConfig(*program, *k, *target, options.defines, autoShape, diags,
+                                         options.report.empty() ? nullptr : &ranking, options.report.empty() ? 1 : 4));
+            if (ranking) rankings.emplace(k->name, std::move(*ranking));
+        }
         Compiled compiled = compile(*program, configs, compileOptions, diags);
         // --shape names sizes of the kernels with `auto` parameters; a name none of them has
         // is a mistake on the command line (as a -D that names nothing is).
@@ -302,8 +343,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         out << result;
         return kExitOk;
     }
-    if (options.explain && options.output.empty()) return kExitOk;
-    return writeOutputs(options, sourceFile.name(), kernels, variantSets, *target, out, err);
+    if (options.explain && options.output.empty() && options.report.empty()) return kExitOk;
+    return writeOutputs(options, sourceFile, kernels, variantSets, *target, rankings, out, err);
 }
 
 int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec, std::ostream& out,

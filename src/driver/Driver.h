@@ -44,6 +44,8 @@ struct DriverOptions {
     std::string depTarget;        // -MT NAME: the rule's target (default: the output)
     bool depPhony = false;        // -MP: an empty rule per dependency
     bool emitManifest = false;    // --emit-manifest: the launchers as JSON, beside the output (.json)
+    std::string report;           // --report=FILE: the kernel report, one HTML page (src/report, docs/report.md)
+    bool reportPtxas = false;     // --report-ptxas: the report's registers from ptxas when nvcc is found
 };
 
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err);

@@ -5,6 +5,7 @@
 #include "support/DecisionLog.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,6 +51,31 @@ struct CopyDecision {
     std::string copy;    // the copy as the source has it
     std::string form;    // "tma" or "cp.async"
     std::string reason;  // why not TMA (empty for TMA)
+};
+
+// A software-pipelined loop as its schedule came out (pipeline-loops records it; the kernel
+// report draws it as a timeline, src/report): the steps of one steady-state iteration.
+struct PipelineSummary {
+    struct Step {
+        std::string text;   // the statement as the source has it: "copy(A[...], A_s)"
+        std::string kind;   // "copy", "gemm", or the tile op's name; "other" for plain statements
+        int stage = 0;      // iteration t runs it for iteration t - stage
+        bool async = false; // an asynchronous producer (cp.async or TMA)
+        bool tma = false;   // issued as a TMA load
+        bool producer = false;  // run by the producer warpgroup (warp specialisation)
+        SourceLoc loc;
+    };
+    std::string loop;       // "pipelined loop over k"
+    SourceLoc loc;
+    std::string schedule;   // "modulo (cp.async)", "modulo (TMA + mbarriers)", "warp-specialised", "register prefetch"
+    int stages = 1;
+    std::vector<Step> steps;  // in the order of one steady-state step
+    std::vector<std::pair<std::string, int>> versions;  // versioned shared buffers and their copies
+    int64_t tmaBytes = 0;     // bytes one iteration's TMA boxes bring (mbarrier transaction count)
+    bool mbarriers = false;   // full/empty mbarrier arrays order the versions
+    bool warpSpecialised = false;
+    int producerThreads = 0;  // warp specialisation: the producer warpgroup's threads
+    std::string inFlight;     // the gemm whose wgmma group stays in flight past its step
 };
 
 // Where plan-shared-memory put a shared buffer in the block's one shared-memory pool. Buffers
@@ -113,6 +139,7 @@ struct Kernel {
     std::vector<LaunchCheck> launchChecks;
     std::vector<TensorMap> tensorMaps;                   // in order of first use
     int producerThreads = 0;  // the last ones of `threads`: a warp-specialised producer warpgroup
+    std::vector<PipelineSummary> pipelines;  // each software-pipelined loop's schedule (the report)
     // The cpu launcher's innermost grid loop (0: x, as on a GPU), and whether the block's gemms
     // keep B's packed tiles for the launch (reuse-packed-b: the launcher starts a new launch).
     int cpuInnerBlockDim = 0;
@@ -120,6 +147,10 @@ struct Kernel {
 
     // What inference and lowering chose for the author, and why (--explain).
     DecisionLog decisions;
+
+    // The Tile IR this kernel was lowered from (threads inferred), kept only when the compile
+    // asked for it (CompileOptions::keepTileIR: the kernel report's layouts, dataflow, model).
+    std::shared_ptr<const Kernel> tileLevel;
 };
 
 // What the fast path of lowered kernel `k` needs of its arguments: its launch checks, and for each

@@ -95,6 +95,16 @@ public:
     const ir::Buffer& tensorMap(const ir::Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes);
     int64_t producerThreads = 0;
     std::vector<ir::CopyDecision> copyDecisions;
+    std::vector<ir::PipelineSummary> pipelines;  // pipeline-loops: each pipelined loop's schedule
+    // Layout inference: the bank-conflict wavefronts of each modelled access of a shared buffer
+    // under the layout it got (layout/BankConflicts.h), for the kernel report.
+    struct SharedAccessCost {
+        ir::Buffer buffer;
+        std::string access;       // the op
+        int64_t conflicts = 0;    // wavefronts past one per phase, every warp, one pass
+        int64_t rowMajorConflicts = 0;  // the same stored row-major, for comparison
+    };
+    std::vector<SharedAccessCost> sharedAccessCosts;
     // What ops tell each other while lower-tile-ops runs: the alignment TMA boxes need of a
     // shared tile (plan-shared-memory reads it back); the accumulators of gemms lowered with
     // their wgmma group left in flight, with the slots each thread holds (the wgmma_drain after

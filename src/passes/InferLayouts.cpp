@@ -410,6 +410,34 @@ void chooseByCost(const Graph& g, const std::vector<ops::GemmPlan>& plans, Lower
     }
 }
 
+// The bank-conflict wavefronts of every access the cost model knows (copies to and from
+// shared memory, MFMA operand reads) under the layout each buffer got, and stored row-major,
+// for the kernel report. Boxes (wgmma, TMA) are read by the hardware's own pattern: not modelled.
+void recordAccessCosts(const Graph& g, const std::vector<ops::GemmPlan>& plans, LowerContext& ctx) {
+    if (ctx.threads <= 1) return;
+    auto record = [&](const Buffer& b, std::optional<layout::SharedAccess> a) {
+        if (!a || b->scope != MemScope::Shared) return;
+        std::vector<int64_t> shape;
+        if (!constantShape(b, shape) || shape.empty()) return;
+        layout::Layout stored = layout::Layout::rowMajor(shape);
+        if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end()) {
+            if (it->second.boxCols) return;
+            stored = layout::Layout::rowMajor(shape, it->second.padElems).compose(it->second.swizzle);
+        }
+        const int64_t bytes = dtypeBytes(b->dtype);
+        ctx.sharedAccessCosts.push_back({b, a->what, layout::conflictWavefronts(*a, stored, bytes, ctx.sharedBanks()),
+                                         layout::conflictWavefronts(*a, layout::Layout::rowMajor(shape), bytes,
+                                                                    ctx.sharedBanks())});
+    };
+    for (const ops::CopyOp* c : g.sharedCopies)
+        for (const Buffer& b : {c->src().buffer, c->dst().buffer})
+            if (b->scope == MemScope::Shared) record(b, ops::sharedAccess(*c, b, ctx));
+    for (size_t i = 0; i < g.gemms.size(); ++i)
+        for (const Region* r : {&g.gemms[i]->a(), &g.gemms[i]->b()})
+            if (r->buffer->scope == MemScope::Shared)
+                record(r->buffer, ops::mfmaOperandAccess(*g.gemms[i], plans[i], r->buffer, ctx));
+}
+
 } // namespace
 
 bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
@@ -428,6 +456,7 @@ bool inferLayouts(const Kernel& kernel, LowerContext& ctx) {
     if (!solver.run()) return false;
     chooseSharedLayouts(builder.g, plans, annotated, ctx);
     chooseByCost(builder.g, plans, ctx);
+    recordAccessCosts(builder.g, plans, ctx);
     return true;
 }
 

@@ -203,14 +203,18 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         kernel.launchChecks = ctx.launchChecks;
         kernel.tensorMaps = ctx.tensorMaps;
         kernel.producerThreads = static_cast<int>(ctx.producerThreads);
+        kernel.pipelines = ctx.pipelines;
+        for (auto& p : kernel.pipelines)
+            if (p.warpSpecialised) p.producerThreads = kernel.producerThreads;
         return true;
     }
 }
 
-std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
+bool inferLayoutFacts(Kernel& kernel, const Target& target, DiagnosticEngine& diags, LayoutFacts& facts) {
     LowerContext ctx(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
-    if (!inferLayouts(kernel, ctx)) return {};
+    ctx.generalShapes = kernel.generalShapes;
+    if (!inferLayouts(kernel, ctx)) return false;
     // In program order of the fragments' declarations.
     class Order : public IRVisitor {
     public:
@@ -224,21 +228,35 @@ std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngi
         }
     } order;
     order.visit(kernel.body);
-    std::string out = fmt::format("kernel {} ({} thread{} on {}):\n", kernel.name, ctx.threads,
-                                  ctx.threads == 1 ? "" : "s", target.name);
-    for (const auto& b : order.fragments) out += fmt::format("  {}: {}\n", b->name, ctx.layoutOf(b).str());
+    facts.threads = ctx.threads;
+    for (const auto& b : order.fragments) facts.fragments.push_back({b, ctx.layoutOf(b)});
+    facts.allShared = order.shared;
     for (const auto& b : order.shared)
-        if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end())
-            out += fmt::format("  {} (shared): {}, for {}\n", b->name, it->second.str(), it->second.reason);
-    for (const auto& plan : ctx.gemmPlans) out += "  " + plan + "\n";
+        if (auto it = ctx.sharedLayouts.find(b.get()); it != ctx.sharedLayouts.end()) facts.shared.push_back({b, it->second});
+    facts.gemmPlans = ctx.gemmPlans;
+    facts.accessCosts = ctx.sharedAccessCosts;
     // How pipelined copies from global to shared memory move (targets with TMA): the software
     // pipeline decides, so it runs here on a scratch context.
     LowerContext pipelining(target, loweredThreads(kernel, target), diags);
     if (kernel.threadIndex) pipelining.threadIndex = kernel.threadIndex;
+    pipelining.generalShapes = kernel.generalShapes;
     NameCollector(pipelining).visit(kernel.body);
     StageInference stages;
     pipelineLoops(kernel.body, pipelining, stages);
-    for (const auto& d : pipelining.copyDecisions)
+    facts.copies = pipelining.copyDecisions;
+    return true;
+}
+
+std::string describeLayouts(Kernel& kernel, const Target& target, DiagnosticEngine& diags) {
+    LayoutFacts facts;
+    if (!inferLayoutFacts(kernel, target, diags, facts)) return {};
+    std::string out = fmt::format("kernel {} ({} thread{} on {}):\n", kernel.name, facts.threads,
+                                  facts.threads == 1 ? "" : "s", target.name);
+    for (const auto& [b, f] : facts.fragments) out += fmt::format("  {}: {}\n", b->name, f.str());
+    for (const auto& [b, l] : facts.shared)
+        out += fmt::format("  {} (shared): {}, for {}\n", b->name, l.str(), l.reason);
+    for (const auto& plan : facts.gemmPlans) out += "  " + plan + "\n";
+    for (const auto& d : facts.copies)
         out += fmt::format("  {}: {}{}\n", d.copy, d.form == "tma" ? "TMA load" : "cp.async",
                            d.reason.empty() ? "" : ", not TMA: " + d.reason);
     return out;

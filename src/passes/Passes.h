@@ -154,8 +154,23 @@ bool lowerKernel(ir::Kernel& kernel, const Target& target, DiagnosticEngine& dia
 // Names of the passes, for --print-after validation and --help.
 const std::vector<std::string>& passNames();
 
-// For --emit=layouts: the layouts inference chose, one line per fragment (of Tile IR whose
-// thread count is known, as lowerKernel takes it).
+// What layout inference chose for a kernel (of Tile IR whose thread count is known, as
+// lowerKernel takes it): every fragment's layout and shared buffer's stored layout in program
+// order of their declarations, the gemm plans, how pipelined copies move, and the bank-conflict
+// cost of each modelled shared access. --emit=layouts prints it; the kernel report draws it.
+struct LayoutFacts {
+    int64_t threads = 0;
+    std::vector<std::pair<ir::Buffer, layout::Fragment>> fragments;
+    std::vector<std::pair<ir::Buffer, LowerContext::SharedLayout>> shared;  // those stored swizzled or padded
+    std::vector<ir::Buffer> allShared;                                       // every shared allocation
+    std::vector<std::string> gemmPlans;
+    std::vector<ir::CopyDecision> copies;
+    std::vector<LowerContext::SharedAccessCost> accessCosts;
+};
+// False when inference failed (reported to `diags`).
+bool inferLayoutFacts(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags, LayoutFacts& facts);
+
+// For --emit=layouts: the facts above as text, one line per fragment and shared layout.
 std::string describeLayouts(ir::Kernel& kernel, const Target& target, DiagnosticEngine& diags);
 
 } // namespace tlc

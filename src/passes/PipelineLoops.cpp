@@ -17,6 +17,8 @@
 #include "passes/Passes.h"
 #include "passes/pipeline/LoopPlan.h"
 
+#include "ir/Printer.h"
+
 #include <fmt/format.h>
 
 namespace tlc {
@@ -29,6 +31,50 @@ pipeline::PipelinedKernel::PipelinedKernel(const Stmt& kernelBody)
       topLevel(topLevelLoops(kernelBody)) {}
 
 namespace {
+
+// The loop's schedule as the kernel report draws it (ir::PipelineSummary): the items of one
+// steady-state step in order, with their stages and who issues them.
+// (A warp-specialised loop's producer threads are known once the kernel is split: lowerKernel
+// fills them in.)
+PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages, bool warpSpecialised) {
+    PipelineSummary out;
+    out.loop = loopSubject(plan.loop);
+    out.loc = plan.loop->loc;
+    out.schedule = std::move(schedule);
+    out.stages = stages;
+    out.tmaBytes = plan.tma.used() ? plan.tma.bytes : 0;
+    out.mbarriers = plan.tma.used();
+    out.warpSpecialised = warpSpecialised;
+    std::vector<size_t> order = plan.byPos;
+    if (order.size() != plan.items.size()) {
+        order.clear();
+        for (size_t i = 0; i < plan.items.size(); ++i) order.push_back(i);
+    }
+    for (size_t i : order) {
+        const Item& item = plan.items[i];
+        PipelineSummary::Step step;
+        step.stage = item.stage;
+        step.async = item.async;
+        step.tma = item.tma;
+        step.producer = warpSpecialised && item.tma;
+        step.loc = item.stmt->loc;
+        if (const auto* t = item.stmt.as<TileOpStmt>()) {
+            step.text = t->op->str();
+            step.kind = t->op->name();
+        } else {
+            step.kind = "other";
+            std::string text = printStmt(item.stmt);
+            if (size_t nl = text.find('\n'); nl != std::string::npos) text = text.substr(0, nl) + " ...";
+            step.text = text;
+        }
+        out.steps.push_back(std::move(step));
+    }
+    for (const BufferNode* b : plan.shared)
+        if (auto it = plan.versions.find(b); it != plan.versions.end()) out.versions.push_back({b->name, it->second.count});
+    if (plan.inFlight < plan.items.size())
+        if (const auto* t = plan.items[plan.inFlight].stmt.as<TileOpStmt>()) out.inFlight = t->op->str();
+    return out;
+}
 
 class Pipeliner : public IRMutator {
 public:
@@ -92,7 +138,11 @@ private:
         std::string noPrefetch;
         if (!cpAsync && ctx_.target.backend != Backend::Cpu && m > 0 && info.stage.empty() && info.order.empty() &&
             !containsLoop(n->body, ForKind::Pipelined)) {
-            if (Stmt s = prefetchThroughRegisters(plan, kernel_, ctx_, noPrefetch)) return s;
+            if (Stmt s = prefetchThroughRegisters(plan, kernel_, ctx_, noPrefetch)) {
+                ctx_.pipelines.push_back(summarize(plan, "register prefetch: the next iteration's tiles are "
+                                                         "loaded into registers while this one computes", 2, false));
+                return s;
+            }
         }
         if (!cpAsync && m > 0)
             ctx_.decide(loopSubject(n), "not pipelined", "lowering",
@@ -117,7 +167,18 @@ private:
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
         makeTmaBuffers(plan, ctx_);
-        if (plan.warpSpecialize) return emitWarpSpecialized(plan, kernel_, ctx_);
+        if (plan.warpSpecialize) {
+            Stmt out = emitWarpSpecialized(plan, kernel_, ctx_);
+            ctx_.pipelines.push_back(summarize(plan, "warp-specialised: a producer warpgroup issues the TMA loads, "
+                                                     "the consumer warpgroups compute; full/empty mbarriers order the versions",
+                                               plan.last + 1, true));
+            return out;
+        }
+        ctx_.pipelines.push_back(summarize(plan, plan.tma.used() ? "modulo schedule: TMA loads ordered by full/empty "
+                                                                    "mbarriers, other copies cp.async"
+                                                                  : "modulo schedule: cp.async copies run ahead into "
+                                                                    "versions, cp.async.wait_group + barrier before readers",
+                                           plan.last + 1, false));
         return emitModuloSchedule(plan, kernel_, ctx_);
     }
 };
