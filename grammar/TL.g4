@@ -48,7 +48,7 @@ expr
     : primary                                                 # PrimaryExpr
     | base=expr '[' indexList ']'                             # IndexExpr
     | op=('-' | '!' | '~') expr                               # UnaryExpr
-    | expr op=('*' | '/' | '%') expr                          # MulExpr
+    | expr op=('*' | '/' | '%' | '@') expr                    # MulExpr
     | expr op=('+' | '-') expr                                # AddExpr
     | expr op=('<<' | '>>') expr                              # ShiftExpr
     | expr op=('<' | '<=' | '>' | '>=') expr                  # RelExpr

@@ -16,6 +16,7 @@ const char* spelling(UnaryOp op) {
 const char* spelling(BinaryOp op) {
     switch (op) {
     case BinaryOp::Mul: return "*";
+    case BinaryOp::MatMul: return "@";
     case BinaryOp::Div: return "/";
     case BinaryOp::Mod: return "%";
     case BinaryOp::Add: return "+";

@@ -24,7 +24,8 @@ enum class ExprKind { IntLit, FloatLit, BoolLit, StringLit, Name, List, Call, In
 
 enum class UnaryOp { Neg, Not, BitNot };
 enum class BinaryOp {
-    Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or
+    Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
+    MatMul,  // `A @ B`: whole tensors, in whole-tensor kernels only (lowered before sema)
 };
 const char* spelling(UnaryOp op);
 const char* spelling(BinaryOp op);

@@ -13,7 +13,7 @@ namespace {
 // Binding strength of a binary operator, as grammar/TL.g4 orders them (higher binds tighter).
 int precedence(BinaryOp op) {
     switch (op) {
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return 10;
+    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: case BinaryOp::MatMul: return 10;
     case BinaryOp::Add: case BinaryOp::Sub: return 9;
     case BinaryOp::Shl: case BinaryOp::Shr: return 8;
     case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: return 7;

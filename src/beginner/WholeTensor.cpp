@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tlc::beginner {
@@ -80,6 +81,12 @@ private:
     std::set<std::string> readBeforeAssigned_;
     std::set<std::string> used_;               // every name in the kernel, for fresh names
     bool ok_ = true;
+    // The kernel's matrix product `A @ B`, at most one: a GEMM whose accumulator the rest of
+    // the expression reads element by element (the fused epilogue).
+    const Binary* matmul_ = nullptr;
+    const Param* matA_ = nullptr;
+    const Param* matB_ = nullptr;
+    std::string acc_;
 
     const Param* tensor(const std::string& name) const {
         for (const auto& p : k_.params)
@@ -168,10 +175,33 @@ void Lowering::collectOperands(const Expr& e) {
               "a whole-tensor kernel reads whole tensors; write slices and element access at the developer level");
         return;
     case ExprKind::Unary: collectOperands(*e.as<Unary>()->operand); return;
-    case ExprKind::Binary:
-        collectOperands(*e.as<Binary>()->lhs);
-        collectOperands(*e.as<Binary>()->rhs);
+    case ExprKind::Binary: {
+        const auto& b = *e.as<Binary>();
+        if (b.op != BinaryOp::MatMul) {
+            collectOperands(*b.lhs);
+            collectOperands(*b.rhs);
+            return;
+        }
+        const auto* lhs = b.lhs->as<Name>();
+        const auto* rhs = b.rhs->as<Name>();
+        const Param* a = lhs ? tensor(lhs->name) : nullptr;
+        const Param* w = rhs ? tensor(rhs->name) : nullptr;
+        if (!a || !w || a->type.dims.size() != 2 || w->type.dims.size() != 2) {
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
+                  "'@' multiplies two 2-D tensor parameters; compute other operands into a tensor first, or "
+                  "write it at the developer level");
+        } else if (matmul_) {
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
+                  "one '@' per whole-tensor kernel (a GEMM and its epilogue); split the kernel, or write it at the "
+                  "developer level");
+        } else {
+            matmul_ = &b;
+            matA_ = a;
+            matB_ = w;
+            acc_ = fresh("acc");
+        }
         return;
+    }
     case ExprKind::Ternary:
         collectOperands(*e.as<Ternary>()->cond);
         collectOperands(*e.as<Ternary>()->thenExpr);
@@ -233,6 +263,17 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
             return;
         case ExprKind::Unary: walk(x->as<Unary>()->operand); return;
         case ExprKind::Binary:
+            if (x->as<Binary>() == matmul_ || (matmul_ && x->as<Binary>()->op == BinaryOp::MatMul)) {
+                std::vector<Subscript> subs;
+                for (const auto& v : vars) {
+                    Subscript sub;
+                    sub.point = std::make_unique<Name>(x->range, v);
+                    sub.range = x->range;
+                    subs.push_back(std::move(sub));
+                }
+                x = std::make_unique<Index>(x->range, std::make_unique<Name>(x->range, acc_), std::move(subs));
+                return;
+            }
             walk(x->as<Binary>()->lhs);
             walk(x->as<Binary>()->rhs);
             return;
@@ -289,6 +330,16 @@ bool Lowering::run() {
     }
     if (!ok_) return false;
     const size_t rank = resultDims_.size();
+    if (matmul_) {  // A [M, K] @ B [K, N] is the result's [M, N]
+        const auto& a = matA_->type.dims;
+        const auto& b = matB_->type.dims;
+        if (rank != 2 || text(*a[0]) != text(*resultDims_[0]) || text(*b[1]) != text(*resultDims_[1]) ||
+            text(*a[1]) != text(*b[0])) {
+            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, matA_->name, text(*a[0]), text(*a[1]),
+                  matB_->name, text(*b[0]), text(*b[1]));
+            return false;
+        }
+    }
     if (rank > 3) {
         error(k_.nameRange, DiagId::err_whole_tensor_rank, rank);
         return false;
@@ -316,7 +367,18 @@ bool Lowering::run() {
         loopVars.push_back(fresh(kLoopNames[t]));
     }
     const std::string batchVar = rank > 2 ? fresh("bb") : "";
+    std::string blockK, stages, threads;
+    if (matmul_) {
+        blockK = fresh("block_K");
+        stages = fresh("stages");
+        threads = fresh("threads");
+        blocks.push_back(blockK);  // only as a template parameter (tiles stay blocks[0], blocks[1])
+    }
     for (const auto& b : blocks) k_.templateParams.push_back(TemplateParam{b, kr, "", {}, true, nullptr, nullptr});
+    if (matmul_) {
+        blocks.pop_back();
+        for (const auto& p : {stages, threads}) k_.templateParams.push_back(TemplateParam{p, kr, "", {}, true, nullptr, nullptr});
+    }
     std::vector<ExprPtr> gridExtents;
     for (size_t t = 0; t < tiled; ++t)
         gridExtents.push_back(callOf("ceildiv", [&] {
@@ -354,6 +416,54 @@ bool Lowering::run() {
         return std::make_unique<Index>(kr, name(op.param->name), std::move(subs));
     };
     std::vector<StmtPtr> body;
+    if (matmul_) {
+        // The GEMM: shared tiles of A and B through a pipelined loop over K into the accumulator.
+        auto alloc = [&](const char* kind, const std::string& n, std::vector<ExprPtr> extents, const std::string& dtype) {
+            std::vector<Arg> args;
+            args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
+            args.push_back(Arg{{}, {}, name(dtype)});
+            return std::make_unique<LetStmt>(kr, n, kr, std::make_unique<Call>(kr, kind, kr, std::move(args)));
+        };
+        auto pair = [&](ExprPtr x, ExprPtr y) {
+            std::vector<ExprPtr> v;
+            v.push_back(std::move(x));
+            v.push_back(std::move(y));
+            return v;
+        };
+        const std::string aShared = fresh(matA_->name + "_shared"), bShared = fresh(matB_->name + "_shared"), k = fresh("k");
+        std::optional<DType> in = parseDType(matA_->type.dtype);
+        const char* accType = in && isInteger(*in) ? "i32" : in == DType::F64 ? "f64" : "f32";
+        body.push_back(alloc("alloc_shared", aShared, pair(name(blocks[0]), name(blockK)), matA_->type.dtype));
+        body.push_back(alloc("alloc_shared", bShared, pair(name(blockK), name(blocks[1])), matB_->type.dtype));
+        body.push_back(alloc("alloc_fragment", acc_, pair(name(blocks[0]), name(blocks[1])), accType));
+        std::vector<ExprPtr> clearArgs;
+        clearArgs.push_back(name(acc_));
+        body.push_back(std::make_unique<ExprStmt>(kr, callOf("clear", std::move(clearArgs))));
+        auto tileOf = [&](const Param& p, ExprPtr row, ExprPtr col, const std::string& into) {
+            std::vector<Subscript> subs(2);
+            subs[0].point = std::move(row);
+            subs[1].point = std::move(col);
+            subs[0].range = subs[1].range = kr;
+            return std::make_unique<ExprStmt>(
+                kr, callOf("copy", pair(std::make_unique<Index>(kr, name(p.name), std::move(subs)), name(into))));
+        };
+        std::vector<StmtPtr> loop;
+        loop.push_back(tileOf(*matA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
+                              binary(BinaryOp::Mul, name(k), name(blockK)), aShared));
+        loop.push_back(tileOf(*matB_, binary(BinaryOp::Mul, name(k), name(blockK)),
+                              binary(BinaryOp::Mul, name(gridVars[1]), name(blocks[1])), bShared));
+        std::vector<ExprPtr> gemmArgs;
+        gemmArgs.push_back(name(aShared));
+        gemmArgs.push_back(name(bShared));
+        gemmArgs.push_back(name(acc_));
+        loop.push_back(std::make_unique<ExprStmt>(kr, callOf("gemm", std::move(gemmArgs))));
+        std::vector<Arg> iterArgs;
+        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[1]), name(blockK)))});
+        iterArgs.push_back(Arg{"stages", kr, name(stages)});
+        std::vector<LoopVar> kVar{{k, kr, nullptr}};
+        body.push_back(std::make_unique<ForStmt>(kr, std::move(kVar), std::make_unique<Call>(kr, "pipelined", kr, std::move(iterArgs)),
+                                                 std::make_unique<Block>(kr, std::move(loop))));
+    }
     for (const auto& n : order_) {
         const Operand& op = operands_[n];
         std::vector<ExprPtr> extents;
@@ -405,8 +515,9 @@ bool Lowering::run() {
     std::vector<LoopVar> gvars;
     for (const auto& g : gridVars) gvars.push_back({g, kr, nullptr});
     if (rank > 2) gvars.push_back({batchVar, kr, nullptr});
-    auto grid = std::make_unique<GridStmt>(kr, callOf("grid", std::move(gridExtents)), std::move(gvars),
-                                           std::make_unique<Block>(kr, std::move(body)));
+    auto launch = callOf("grid", std::move(gridExtents));
+    if (matmul_) launch->args.push_back(Arg{"threads", kr, name(threads)});
+    auto grid = std::make_unique<GridStmt>(kr, std::move(launch), std::move(gvars), std::make_unique<Block>(kr, std::move(body)));
     std::vector<StmtPtr> top = std::move(preconditions);
     top.push_back(std::move(grid));
     k_.body = std::make_unique<Block>(k_.body->range, std::move(top));

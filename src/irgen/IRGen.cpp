@@ -327,6 +327,7 @@ private:
         case A::BinaryOp::BitOr: return binary(BinaryOp::BitOr, x, y);
         case A::BinaryOp::And: return binary(BinaryOp::And, truth(x), truth(y));
         case A::BinaryOp::Or: return binary(BinaryOp::Or, truth(x), truth(y));
+        case A::BinaryOp::MatMul: break;  // lowered before sema (src/beginner), refused in grids
         }
         return x;
     }

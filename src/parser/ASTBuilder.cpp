@@ -183,7 +183,7 @@ private:
 
     static BinaryOp binaryOp(const std::string& op) {
         static const std::pair<const char*, BinaryOp> table[] = {
-            {"*", BinaryOp::Mul},  {"/", BinaryOp::Div},  {"%", BinaryOp::Mod},    {"+", BinaryOp::Add},
+            {"*", BinaryOp::Mul},  {"/", BinaryOp::Div},  {"%", BinaryOp::Mod},    {"@", BinaryOp::MatMul},    {"+", BinaryOp::Add},
             {"-", BinaryOp::Sub},  {"<<", BinaryOp::Shl}, {">>", BinaryOp::Shr},   {"<", BinaryOp::Lt},
             {"<=", BinaryOp::Le},  {">", BinaryOp::Gt},   {">=", BinaryOp::Ge},    {"==", BinaryOp::Eq},
             {"!=", BinaryOp::Ne},  {"&", BinaryOp::BitAnd}, {"^", BinaryOp::BitXor}, {"|", BinaryOp::BitOr},

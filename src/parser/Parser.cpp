@@ -62,7 +62,7 @@ std::string describeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
     // `auto` starts an expression too (alloc_shared(auto, f16)), but is not worth naming.
     static const std::set<size_t> exprStart = {TLLexer::ID,   TLLexer::INT,   TLLexer::FLOAT, TLLexer::STRING,
                                                TLLexer::TRUE, TLLexer::FALSE, TLLexer::AUTO};
-    static const std::set<std::string> binaryOps = {"'*'",  "'/'",  "'%'", "'+'", "'-'", "'<<'", "'>>'",
+    static const std::set<std::string> binaryOps = {"'*'",  "'/'",  "'%'", "'@'", "'+'", "'-'", "'<<'", "'>>'",
                                                     "'<'",  "'<='", "'>'", "'>='", "'=='", "'!='", "'&'",
                                                     "'^'",  "'|'",  "'&&'", "'||'", "'?'"};
     static const std::set<std::string> assignOps = {"'='",  "'+='", "'-='", "'*='", "'/='",  "'%='",

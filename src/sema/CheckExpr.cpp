@@ -276,6 +276,10 @@ Type KernelChecker::checkUnary(Unary& u) {
 Type KernelChecker::checkBinary(Binary& b) {
     Type l = checkValue(*b.lhs);
     Type r = checkValue(*b.rhs);
+    if (b.op == BinaryOp::MatMul) {
+        if (!l.isError() && !r.isError()) diags_.report(DiagId::err_matmul_in_grid, b.opRange);
+        return Type::error();
+    }
     if (l.isError() || r.isError()) return Type::error();
     if (l.isTile() || r.isTile()) {
         diags_.report(DiagId::err_tile_arithmetic, b.opRange, spelling(b.op));

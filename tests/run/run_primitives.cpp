@@ -902,6 +902,22 @@ void wholeTensors(int M, int N, int B) {
     }
 }
 
+// Y = relu(X @ W + b) written on whole tensors: a GEMM and its fused epilogue.
+void wholeTensorGemm(int M, int N, int K) {
+    auto X = random<tl::half>(size_t(M) * K, 98), W = random<tl::half>(size_t(K) * N, 99), b = random<tl::half>(size_t(N), 100);
+    std::vector<tl::half> Y(size_t(M) * N, tl::half(-7.0f));
+    std::vector<double> want(Y.size());
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double s = toDouble(b[j]);
+            for (int k = 0; k < K; ++k) s += toDouble(X[size_t(i) * K + k]) * toDouble(W[size_t(k) * N + j]);
+            want[size_t(i) * N + j] = std::max(s, 0.0);
+        }
+    std::string at = " " + dims({M, N, K});
+    expectStatus("mlp_up status" + at, tl_kernels::mlp_up(X.data(), W.data(), b.data(), Y.data(), M, K, N), 0);
+    check("whole tensors: Y = relu(X @ W + b)" + at, Y, want, 2e-2, 2e-2);
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -972,5 +988,7 @@ int main() {
     argReductions(45);  // a partial last row block
     wholeTensors(64, 128, 2);
     wholeTensors(45, 70, 3);  // partial tiles, rows no GPU vector covers
+    wholeTensorGemm(128, 128, 128);
+    wholeTensorGemm(72, 70, 100);  // partial tiles in M and N, K no tile divides, rows off the 16-byte grid
     return summary();
 }

@@ -517,11 +517,11 @@ TEST_CASE("parser errors: recovery is bounded") {
 }
 
 TEST_CASE("parser errors: lexical errors") {
-    Parsed bad = parseBody("let x = 1 @ 2;\nlet y = $;");
+    Parsed bad = parseBody("let x = 1 # 2;\nlet y = $;");
     CHECK(bad.file == nullptr);
     REQUIRE(bad.diags->diagnostics().size() == 2);
     CHECK(bad.ids() == std::vector<DiagId>{DiagId::err_invalid_character, DiagId::err_invalid_character});
-    CHECK(bad.diags->diagnostics()[0].message == "invalid character '@' in source");
+    CHECK(bad.diags->diagnostics()[0].message == "invalid character '#' in source");
     CHECK(sameLoc(bad.diags->diagnostics()[0].range.begin, 2, 11));
     CHECK(sameLoc(bad.diags->diagnostics()[1].range.begin, 3, 9));
 
@@ -543,7 +543,7 @@ TEST_CASE("parser errors: lexical errors") {
 }
 
 TEST_CASE("parser errors: an unterminated comment after other errors reports both") {
-    Parsed p = parse("kernel k() { @ }\n/* open\n");
+    Parsed p = parse("kernel k() { # }\n/* open\n");
     CHECK(p.file == nullptr);
     CHECK(p.ids() == std::vector<DiagId>{DiagId::err_invalid_character, DiagId::err_unterminated_comment});
 }
