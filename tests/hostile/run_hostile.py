@@ -101,7 +101,7 @@ def cases():
     out.append(("unterminated-comment-1mb", b"kernel k() {\n/*" + b"*" * (1 << 20), 2, r"unterminated"))
     # Every "/*" opens a comment that never closes: lexing from each of them to the end is quadratic.
     out.append(("unterminated-comments-repeated", b"kernel k() {\n" + b"/* " * 300000, 2, r"unterminated"))
-    out.append(("comment-markers-in-strings", b'kernel k() {\n assert(true, "/*");\n "*/ @\n}\n', 3,
+    out.append(("comment-markers-in-strings", b'kernel k() {\n assert(true, "/*");\n "*/ #\n}\n', 3,
                 r"unterminated string"))
     out.append(("unterminated-string", kernel_body('assert(true, "no end);').encode(), 3, r"unterminated string"))
     out.append(("unterminated-string-eof", b'kernel k() { assert(true, "', 1, r"unterminated string"))
@@ -111,8 +111,8 @@ def cases():
     out.append(("huge-float", kernel_body("let x = 1e999999;").encode(), 3, r"floating-point"))
     out.append(("huge-float-digits", kernel_body("let x = " + "9" * 5000 + ".0;").encode(), 3, r"floating-point"))
     long_line = "kernel k() { grid(1, threads = 32) as (bx) { " + " ".join(
-        f"let v{i} = {i};" for i in range(60000)) + " @ } }\n"
-    out.append(("very-long-line", long_line.encode(), 1, r"invalid character '@'"))
+        f"let v{i} = {i};" for i in range(60000)) + " # } }\n"
+    out.append(("very-long-line", long_line.encode(), 1, r"invalid character '#'"))
     out.append(("nul-bytes", b"kernel k() {\n  let x = 1;\x00\x00\x00\n}\n", 2, r"invalid character '\\x00'"))
     out.append(("nul-only", b"\x00" * 1000, 1, r"invalid character"))
     out.append(("invalid-utf8", b"kernel k() {\n  // caf\xe9\n}\n", 2, r"UTF-8"))
@@ -135,10 +135,10 @@ def cases():
     out.append(("many-kernels-errors", ("kernel () {}\n" * 20000).encode(), 1, None))
     for count, msg in ((1000, r"invalid character"), (5000, r"more than \d+ tokens")):
         out.append((f"template-params-{count}",
-                    ("kernel k<" + ", ".join(f"p{i} = {i}" for i in range(count)) + ">() { @ }\n").encode(), 1,
+                    ("kernel k<" + ", ".join(f"p{i} = {i}" for i in range(count)) + ">() { # }\n").encode(), 1,
                     msg))
         out.append((f"params-{count}",
-                    ("kernel k(" + ", ".join(f"p{i}: f32[M]" for i in range(count)) + ") { @ }\n").encode(), 1,
+                    ("kernel k(" + ", ".join(f"p{i}: f32[M]" for i in range(count)) + ") { # }\n").encode(), 1,
                     msg))
     # Products of sums nested 200 deep in a region's bounds: symbolic extents distribute products
     # over sums, which repeats each factor in several terms; without a bound on the expanded
