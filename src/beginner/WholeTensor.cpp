@@ -26,6 +26,7 @@
 #include "beginner/WholeTensor.h"
 
 #include "ast/Clone.h"
+#include "beginner/RowKernels.h"
 
 #include <fmt/format.h>
 
@@ -47,9 +48,9 @@ const std::set<std::string> kElementwise = {
 // Whole-tensor operations that need more than one element per result, with what to write.
 const std::map<std::string, std::string> kNotYet = {
     {"sum", "reduce_sum over a tile"},     {"mean", "reduce_sum over a tile, then a division"},
-    {"softmax", "reduce_max, exp2 and reduce_sum over a row tile (samples/softmax.tl)"},
-    {"layernorm", "the row kernel of tests/corpus/layernorm.tl"},
-    {"rmsnorm", "the row kernel of samples/rmsnorm.tl"},
+    {"softmax", "a kernel of its own, 'Y = softmax(X);', or reduce_max, exp2 and reduce_sum over a row tile"},
+    {"layernorm", "a kernel of its own, 'Y = layernorm(X, g, b, eps = 1e-5);', or a row kernel as tests/corpus/layernorm.tl"},
+    {"rmsnorm", "a kernel of its own, 'Y = rmsnorm(X, g, eps = 1e-6);', or a row kernel as samples/rmsnorm.tl"},
     {"transpose", "a copy into a shared tile and gemm's transpose_A / transpose_B"},
     {"permute", "copies between tiles"},
     {"matmul", "gemm over tiles (samples/gemm.tl)"}};
@@ -524,10 +525,25 @@ bool Lowering::run() {
     return true;
 }
 
+// A kernel whose one statement (besides `require`s) is `Y = layernorm(...)` and the like.
+const AssignStmt* rowKernelStatement(const Kernel& k) {
+    const AssignStmt* only = nullptr;
+    for (const auto& s : k.body->stmts) {
+        if (s->kind == StmtKind::Require) continue;
+        if (only || s->kind != StmtKind::Assign) return nullptr;
+        only = s->as<AssignStmt>();
+    }
+    const auto* call = only ? only->value->as<Call>() : nullptr;
+    return call && isRowKernelCall(*call) ? only : nullptr;
+}
+
 bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags) {
     bool ok = true;
-    for (auto& k : file.kernels)
-        if (isWholeTensorKernel(*k)) ok = Lowering(*k, diags).run() && ok;
+    for (auto& k : file.kernels) {
+        if (!isWholeTensorKernel(*k)) continue;
+        if (const AssignStmt* row = rowKernelStatement(*k)) ok = lowerRowKernel(*k, *row, diags) && ok;
+        else ok = Lowering(*k, diags).run() && ok;
+    }
     return ok;
 }
 

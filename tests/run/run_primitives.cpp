@@ -918,6 +918,52 @@ void wholeTensorGemm(int M, int N, int K) {
     check("whole tensors: Y = relu(X @ W + b)" + at, Y, want, 2e-2, 2e-2);
 }
 
+// layernorm, rmsnorm and softmax as whole-tensor kernels, rows of any length.
+void wholeTensorRows(int M, int N) {
+    std::string at = " " + dims({M, N});
+    auto X = random<float>(size_t(M) * N, 101, -3.0, 3.0);
+    std::vector<tl::bfloat16> Xb(X.size());
+    std::vector<tl::half> Xh(X.size());
+    for (size_t e = 0; e < X.size(); ++e) {
+        Xb[e] = tl::bfloat16(X[e]);
+        Xh[e] = tl::half(X[e]);
+    }
+    auto g = random<float>(size_t(N), 102, 0.5, 1.5), b = random<float>(size_t(N), 103, -0.5, 0.5);
+    std::vector<tl::bfloat16> gb(N), bb(N), Yb(X.size(), tl::bfloat16(-7.0f));
+    std::vector<tl::half> gh(N), Yh(X.size(), tl::half(-7.0f));
+    for (int j = 0; j < N; ++j) {
+        gb[j] = tl::bfloat16(g[j]);
+        bb[j] = tl::bfloat16(b[j]);
+        gh[j] = tl::half(g[j]);
+    }
+    std::vector<float> Ys(X.size(), -7.0f);
+    std::vector<double> wantLn(X.size()), wantRms(X.size()), wantSm(X.size());
+    for (int i = 0; i < M; ++i) {
+        double sum = 0, sq = 0, sqh = 0, mx = -INFINITY, den = 0;
+        for (int j = 0; j < N; ++j) {
+            double x = toDouble(Xb[size_t(i) * N + j]), xh = toDouble(Xh[size_t(i) * N + j]);
+            sum += x;
+            sq += x * x;
+            sqh += xh * xh;
+            mx = std::max(mx, double(X[size_t(i) * N + j]));
+        }
+        for (int j = 0; j < N; ++j) den += std::exp(double(X[size_t(i) * N + j]) - mx);
+        double mean = sum / N, rstd = 1.0 / std::sqrt(sq / N - mean * mean + 1e-5), scale = 1.0 / std::sqrt(sqh / N + 1e-6);
+        for (int j = 0; j < N; ++j) {
+            size_t e = size_t(i) * N + j;
+            wantLn[e] = (toDouble(Xb[e]) - mean) * rstd * toDouble(gb[j]) + toDouble(bb[j]);
+            wantRms[e] = toDouble(Xh[e]) * scale * toDouble(gh[j]);
+            wantSm[e] = std::exp(double(X[e]) - mx) / den;
+        }
+    }
+    expectStatus("norm status" + at, tl_kernels::norm(Xb.data(), gb.data(), bb.data(), Yb.data(), M, N), 0);
+    check("whole tensors: Y = layernorm(X, g, b)" + at, Yb, wantLn, 3e-2, 2e-2);
+    expectStatus("rms status" + at, tl_kernels::rms(Xh.data(), gh.data(), Yh.data(), M, N), 0);
+    check("whole tensors: Y = rmsnorm(X, g)" + at, Yh, wantRms, 4e-3, 4e-3);
+    expectStatus("row_softmax status" + at, tl_kernels::row_softmax(X.data(), Ys.data(), M, N), 0);
+    check("whole tensors: Y = softmax(X), columns past N masked" + at, Ys, wantSm, 1e-6, 1e-5);
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -990,5 +1036,7 @@ int main() {
     wholeTensors(45, 70, 3);  // partial tiles, rows no GPU vector covers
     wholeTensorGemm(128, 128, 128);
     wholeTensorGemm(72, 70, 100);  // partial tiles in M and N, K no tile divides, rows off the 16-byte grid
+    wholeTensorRows(64, 256);
+    wholeTensorRows(45, 1000);  // rows longer than one chunk, a partial last chunk
     return summary();
 }
