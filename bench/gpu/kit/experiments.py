@@ -21,6 +21,7 @@ from bench import P, I, checked, launcher, median_ms, rel_err
 
 DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
 LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
+BEGINNER_GEMM_SOURCE = "bench/gpu/experiments/beginner_gemm.tl"
 
 # issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
@@ -100,6 +101,20 @@ QUEUE = [
              ("block_N=256", "block_K=64", "threads=256")),
             ("256x128x64, 256 threads, 3 stages", DEPTH_SOURCE,
              ("block_M=256", "block_K=64", "threads=256", "stages=3")),
+        ],
+    },
+    {
+        "name": "beginner_gemm",
+        "title": "GEMM f16 on Hopper written on whole tensors against the developer level (issue 48)",
+        "question": "Is `C = A @ B;` (the beginner level: tlc writes the tiles and the recommender picks "
+                    "them) within 10% of samples/gemm_auto.tl, the same GEMM as tile dataflow with every "
+                    "parameter auto? Both take the recommender's rank 1 for sm90.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": GEMM_SHAPES,
+        "kernels": [
+            ("beginner: C = A @ B", BEGINNER_GEMM_SOURCE, ()),
+            ("developer: samples/gemm_auto.tl", "samples/gemm_auto.tl", ()),
         ],
     },
     {
