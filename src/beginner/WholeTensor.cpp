@@ -26,7 +26,7 @@
 #include "beginner/WholeTensor.h"
 
 #include "ast/Clone.h"
-#include "beginner/RowKernels.h"
+#include "beginner/KernelTemplates.h"
 
 #include <fmt/format.h>
 
@@ -534,14 +534,15 @@ const AssignStmt* rowKernelStatement(const Kernel& k) {
         only = s->as<AssignStmt>();
     }
     const auto* call = only ? only->value->as<Call>() : nullptr;
-    return call && isRowKernelCall(*call) ? only : nullptr;
+    return (call && isRowKernelCall(*call)) || (only && isAttention(*only)) ? only : nullptr;
 }
 
-bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags) {
+bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags, const std::map<std::string, std::string>& defines) {
     bool ok = true;
     for (auto& k : file.kernels) {
         if (!isWholeTensorKernel(*k)) continue;
-        if (const AssignStmt* row = rowKernelStatement(*k)) ok = lowerRowKernel(*k, *row, diags) && ok;
+        if (const AssignStmt* one = rowKernelStatement(*k))
+            ok = (isAttention(*one) ? lowerAttention(*k, *one, defines, diags) : lowerRowKernel(*k, *one, diags)) && ok;
         else ok = Lowering(*k, diags).run() && ok;
     }
     return ok;

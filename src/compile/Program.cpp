@@ -9,11 +9,12 @@
 
 namespace tlc {
 
-std::unique_ptr<Program> Program::parse(const SourceFile& source, DiagnosticEngine& diags) {
+std::unique_ptr<Program> Program::parse(const SourceFile& source, DiagnosticEngine& diags,
+                                        const std::map<std::string, std::string>& defines) {
     std::unique_ptr<ast::File> file = parseFile(source, diags);
     if (!file) return nullptr;
     // The beginner level's whole-tensor kernels become tile dataflow before anything checks them.
-    if (!beginner::lowerWholeTensorKernels(*file, diags)) return nullptr;
+    if (!beginner::lowerWholeTensorKernels(*file, diags, defines)) return nullptr;
     return std::unique_ptr<Program>(new Program(source, std::move(file)));
 }
 

@@ -19,7 +19,9 @@ namespace tlc {
 class Program {
 public:
     // Null after reporting to `diags` when the text has lexical or syntax errors.
-    static std::unique_ptr<Program> parse(const SourceFile& source, DiagnosticEngine& diags);
+    // `defines` (-D): what the beginner level's lowering may take as known at compile time.
+    static std::unique_ptr<Program> parse(const SourceFile& source, DiagnosticEngine& diags,
+                                          const std::map<std::string, std::string>& defines = {});
 
     const SourceFile& source() const { return source_; }
     const ast::File& syntax() const { return *syntax_; }

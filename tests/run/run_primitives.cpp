@@ -964,6 +964,39 @@ void wholeTensorRows(int M, int N) {
     check("whole tensors: Y = softmax(X), columns past N masked" + at, Ys, wantSm, 1e-6, 1e-5);
 }
 
+// O = softmax(Q K^T / sqrt(D)) V per (batch, head) written on whole tensors, causal and not.
+void wholeTensorAttention(int B, int S, int H) {
+    const int D = 64;
+    const size_t n = size_t(B) * S * H * D;
+    auto Q = random<tl::half>(n, 104), K = random<tl::half>(n, 105), V = random<tl::half>(n, 106);
+    auto at4 = [&](int b, int s, int h, int d) { return ((size_t(b) * S + s) * H + h) * D + d; };
+    for (bool causal : {false, true}) {
+        std::vector<tl::half> O(n, tl::half(-7.0f));
+        std::vector<double> want(n, 0.0);
+        for (int b = 0; b < B; ++b)
+            for (int h = 0; h < H; ++h)
+                for (int i = 0; i < S; ++i) {
+                    const int keys = causal ? i + 1 : S;
+                    std::vector<double> p(keys);
+                    double mx = -INFINITY, sum = 0;
+                    for (int j = 0; j < keys; ++j) {
+                        double dot = 0;
+                        for (int d = 0; d < D; ++d) dot += toDouble(Q[at4(b, i, h, d)]) * toDouble(K[at4(b, j, h, d)]);
+                        p[j] = dot / std::sqrt(double(D));
+                        mx = std::max(mx, p[j]);
+                    }
+                    for (int j = 0; j < keys; ++j) sum += p[j] = std::exp(p[j] - mx);
+                    for (int j = 0; j < keys; ++j)
+                        for (int d = 0; d < D; ++d) want[at4(b, i, h, d)] += p[j] / sum * toDouble(V[at4(b, j, h, d)]);
+                }
+        std::string at = " " + dims({B, S, H}) + (causal ? " causal" : "");
+        int status = causal ? tl_kernels::attention_causal(Q.data(), K.data(), V.data(), O.data(), B, S, H)
+                            : tl_kernels::attention(Q.data(), K.data(), V.data(), O.data(), B, S, H);
+        expectStatus("attention status" + at, status, 0);
+        check("whole tensors: O = softmax(Q @ transpose(K) / sqrt(D)) @ V" + at, O, want, 1e-2, 2e-2);
+    }
+}
+
 int main() {
     // Outputs at element offsets from a 64-byte line (views with offsets): on GPUs the general
     // variants take those off the 16-byte grid.
@@ -1038,5 +1071,7 @@ int main() {
     wholeTensorGemm(72, 70, 100);  // partial tiles in M and N, K no tile divides, rows off the 16-byte grid
     wholeTensorRows(64, 256);
     wholeTensorRows(45, 1000);  // rows longer than one chunk, a partial last chunk
+    wholeTensorAttention(1, 64, 2);
+    wholeTensorAttention(2, 100, 1);  // a partial last tile of queries and keys
     return summary();
 }

@@ -8,7 +8,7 @@
 //
 // The kernels are written here as .tl text with the author's names filled in, parsed, and given
 // the statement's place in the source (every diagnostic and line comment points at it).
-#include "beginner/RowKernels.h"
+#include "beginner/KernelTemplates.h"
 
 #include "parser/Parser.h"
 
@@ -188,12 +188,94 @@ constexpr const char* kSoftmax = R"(
     }
 )";
 
+// Flash attention per (batch, head) with the online softmax (samples/flash_attention.tl): keys
+// past S, and after the query when causal, masked; exp2 of scores times log2(e) * scale.
+constexpr const char* kAttention = R"(
+    grid(ceildiv($S, block_M), $H, $B, threads = threads) as (bx, by, bz) {
+        let Q_s = alloc_shared([block_M, $D], $T);
+        let K_s = alloc_shared([block_N, $D], $T);
+        let V_s = alloc_shared([block_N, $D], $T);
+        let s = alloc_fragment([block_M, block_N], f32);
+        let p = alloc_fragment([block_M, block_N], $T);
+        let acc = alloc_fragment([block_M, $D], f32);
+        let m = alloc_fragment([block_M], f32);
+        let m_prev = alloc_fragment([block_M], f32);
+        let l = alloc_fragment([block_M], f32);
+        let l_tile = alloc_fragment([block_M], f32);
+        let scale = 1.44269504 * f32($scale);
+        copy($Q[bz, bx * block_M : +block_M, by, :], Q_s);
+        clear(acc);
+        clear(l);
+        fill(m, -inf);
+        let n_blocks = $causal ? ceildiv((bx + 1) * block_M, block_N) : ceildiv($S, block_N);
+        for k in pipelined(n_blocks, stages = stages) {
+            copy($K[bz, k * block_N : +block_N, by, :], K_s);
+            clear(s);
+            gemm(Q_s, K_s, s, transpose_B = true, policy = full_row);
+            for (i, j) in parallel(block_M, block_N) {
+                s[i, j] = k * block_N + j < $S && (!$causal || bx * block_M + i >= k * block_N + j) ? s[i, j] : -inf;
+            }
+            copy(m, m_prev);
+            reduce_max(s, m, dim = 1, clear = false);
+            for (i, j) in parallel(block_M, block_N) { s[i, j] = exp2(s[i, j] * scale - m[i] * scale); }
+            reduce_sum(s, l_tile, dim = 1);
+            for i in parallel(block_M) { l[i] = l[i] * exp2(m_prev[i] * scale - m[i] * scale) + l_tile[i]; }
+            for (i, j) in parallel(block_M, $D) { acc[i, j] *= exp2(m_prev[i] * scale - m[i] * scale); }
+            copy(s, p);
+            copy($V[bz, k * block_N : +block_N, by, :], V_s);
+            gemm(p, V_s, acc, policy = full_row);
+        }
+        for (i, j) in parallel(block_M, $D) { acc[i, j] /= l[i]; }
+        copy(acc, $O[bz, bx * block_M : +block_M, by, :]);
+    }
+)";
+
 const Param* tensorParam(const Kernel& k, const Expr& e) {
     const auto* n = e.as<Name>();
     if (!n) return nullptr;
     for (const auto& p : k.params)
         if (p.name == n->name && p.type.isTensor()) return &p;
     return nullptr;
+}
+
+
+// Fills a template's $names, parses it as the body of `k` with the tile parameters given, and
+// puts it in place of `k`'s body (its `require`s first); every node takes `at` as its place.
+bool instantiate(Kernel& k, SourceRange at, std::string body, const std::string& tileParams,
+                 const std::vector<std::pair<std::string, std::string>>& fills, DiagnosticEngine& diags) {
+    for (const auto& [key, value] : fills)
+        for (size_t pos = body.find(key); pos != std::string::npos; pos = body.find(key, pos + value.size()))
+            body.replace(pos, key.size(), value);
+    std::string params;
+    for (const auto& p : k.params) {
+        std::string dims;
+        for (const auto& d : p.type.dims) dims += (dims.empty() ? "" : ", ") + printExpr(*d);
+        params += (params.empty() ? "" : ", ") + p.name + ": " + p.type.dtype + (dims.empty() ? "" : "[" + dims + "]");
+    }
+    std::string text = fmt::format("kernel {}<{}>({}) {{{}}}\n", k.name, tileParams, params, body);
+    SourceFile source(k.name + " (kernel template)", text);
+    DiagnosticEngine templateDiags(source);
+    std::unique_ptr<File> file = parseFile(source, templateDiags);
+    if (!file || file->kernels.size() != 1) throw std::logic_error("kernel template does not parse:\n" + text);
+    Kernel& made = *file->kernels[0];
+    placeAt(*made.body, at);
+    for (auto& tp : made.templateParams) {
+        tp.range = at;
+        for (const auto& existing : k.templateParams)
+            if (existing.name == tp.name) {
+                diags.report(DiagId::err_whole_tensor_form, existing.range, tp.name,
+                             "the kernel tlc writes names its tile parameters " + tileParams +
+                                 "; rename the parameter");
+                return false;
+            }
+    }
+    for (auto& tp : made.templateParams) k.templateParams.push_back(std::move(tp));
+    std::vector<StmtPtr> top;
+    for (auto& st : k.body->stmts)
+        if (st->kind == StmtKind::Require) top.push_back(std::move(st));
+    for (auto& st : made.body->stmts) top.push_back(std::move(st));
+    k.body = std::make_unique<Block>(k.body->range, std::move(top));
+    return true;
 }
 
 } // namespace
@@ -230,53 +312,105 @@ bool lowerRowKernel(Kernel& k, const AssignStmt& s, DiagnosticEngine& diags) {
         return false;
     }
     std::string body = layer ? kLayerNorm : rms ? kRmsNorm : kSoftmax;
-    const std::pair<const char*, std::string> fills[] = {  // longer names first ($XT before $X)
-        {"$XT", in[0]->type.dtype},
-        {"$YT", y->type.dtype},
-        {"$gT", tensors > 1 ? in[1]->type.dtype : ""},
-        {"$bT", tensors > 2 ? in[2]->type.dtype : ""},
-        {"$eps", eps},
-        {"$X", in[0]->name},
-        {"$Y", y->name},
-        {"$g", tensors > 1 ? in[1]->name : ""},
-        {"$b", tensors > 2 ? in[2]->name : ""},
-        {"$M", "(" + printExpr(*y->type.dims[0]) + ")"},
-        {"$N", "(" + printExpr(*y->type.dims[1]) + ")"},
-    };
-    for (const auto& [key, value] : fills)
-        for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + value.size()))
-            body.replace(at, std::strlen(key), value);
-    // The template's kernel: the author's parameters (as printed), `auto` tiles, the passes.
-    std::string params;
-    for (const auto& p : k.params) {
-        std::string dims;
-        for (const auto& d : p.type.dims) dims += (dims.empty() ? "" : ", ") + printExpr(*d);
-        params += (params.empty() ? "" : ", ") + p.name + ": " + p.type.dtype + (dims.empty() ? "" : "[" + dims + "]");
+    return instantiate(k, s.range, body, "block_M = auto, block_N = auto",
+                       {
+                           // longer names first ($XT before $X)
+                           {"$XT", in[0]->type.dtype},
+                           {"$YT", y->type.dtype},
+                           {"$gT", tensors > 1 ? in[1]->type.dtype : ""},
+                           {"$bT", tensors > 2 ? in[2]->type.dtype : ""},
+                           {"$eps", eps},
+                           {"$X", in[0]->name},
+                           {"$Y", y->name},
+                           {"$g", tensors > 1 ? in[1]->name : ""},
+                           {"$b", tensors > 2 ? in[2]->name : ""},
+                           {"$M", "(" + printExpr(*y->type.dims[0]) + ")"},
+                           {"$N", "(" + printExpr(*y->type.dims[1]) + ")"},
+                       },
+                       diags);
+}
+
+// `O = softmax(Q @ transpose(K) * scale, causal = c) @ V;` with Q, K, V, O of one shape
+// [B, S, H, D]: the scores' scale (a positive scalar; `/ x` too), and causal or not.
+bool isAttention(const AssignStmt& s) {
+    const auto* outer = s.value->as<Binary>();
+    const auto* sm = outer && outer->op == BinaryOp::MatMul ? outer->lhs->as<Call>() : nullptr;
+    return sm && sm->callee == "softmax";
+}
+
+bool lowerAttention(Kernel& k, const AssignStmt& s, const std::map<std::string, std::string>& defines,
+                    DiagnosticEngine& diags) {
+    const auto& outer = *s.value->as<Binary>();
+    const auto& sm = *outer.lhs->as<Call>();
+    const Param* o = tensorParam(k, *s.target);
+    const Param* v = tensorParam(k, *outer.rhs);
+    const Expr* scores = nullptr;
+    std::string causal = "false";
+    bool ok = !s.op && o && v;
+    for (const auto& a : sm.args) {
+        if (a.keyword.empty() && !scores) scores = a.value.get();
+        else if (a.keyword == "causal") causal = printExpr(*a.value);
+        else ok = false;
     }
-    std::string text = fmt::format("kernel {}<block_M = auto, block_N = auto>({}) {{{}}}\n", k.name, params, body);
-    SourceFile source(k.name + " (row kernel template)", text);
-    DiagnosticEngine templateDiags(source);
-    std::unique_ptr<File> file = parseFile(source, templateDiags);
-    if (!file || file->kernels.size() != 1)
-        throw std::logic_error("row kernel template does not parse:\n" + text);
-    Kernel& made = *file->kernels[0];
-    placeAt(*made.body, s.range);
-    for (auto& tp : made.templateParams) tp.range = s.range;
-    for (auto& tp : made.templateParams)
-        for (const auto& existing : k.templateParams)
-            if (existing.name == tp.name) {
-                diags.report(DiagId::err_whole_tensor_form, existing.range, tp.name,
-                             "the row kernel names its tiles block_M and block_N; rename the parameter");
-                return false;
+    // The scores: Q @ transpose(K), times or divided by a scale.
+    std::string scale = "1.0";
+    const Binary* product = scores ? scores->as<Binary>() : nullptr;
+    if (product && product->op != BinaryOp::MatMul) {
+        const Binary* scaled = product;
+        product = nullptr;
+        if (scaled->op == BinaryOp::Mul || scaled->op == BinaryOp::Div) {
+            const auto* l = scaled->lhs->as<Binary>();
+            const auto* r = scaled->rhs->as<Binary>();
+            if (l && l->op == BinaryOp::MatMul) {
+                product = l;
+                scale = scaled->op == BinaryOp::Mul ? printExpr(*scaled->rhs) : "1.0 / (" + printExpr(*scaled->rhs) + ")";
+            } else if (r && r->op == BinaryOp::MatMul && scaled->op == BinaryOp::Mul) {
+                product = r;
+                scale = printExpr(*scaled->lhs);
             }
-    for (auto& tp : made.templateParams) k.templateParams.push_back(std::move(tp));
-    // The author's preconditions stay first.
-    std::vector<StmtPtr> top;
-    for (auto& st : k.body->stmts)
-        if (st->kind == StmtKind::Require) top.push_back(std::move(st));
-    for (auto& st : made.body->stmts) top.push_back(std::move(st));
-    k.body = std::make_unique<Block>(k.body->range, std::move(top));
-    return true;
+        }
+    }
+    const Param* q = product ? tensorParam(k, *product->lhs) : nullptr;
+    const auto* t = product ? product->rhs->as<Call>() : nullptr;
+    const Param* kk = t && t->callee == "transpose" && t->args.size() == 1 && t->args[0].keyword.empty()
+                          ? tensorParam(k, *t->args[0].value)
+                          : nullptr;
+    ok = ok && q && kk;
+    for (const Param* p : {q, kk, v, o}) {
+        if (!ok) break;
+        ok = p->type.dims.size() == 4 && p->type.dtype == q->type.dtype;
+        for (size_t d = 0; ok && d < 4; ++d) ok = printExpr(*p->type.dims[d]) == printExpr(*q->type.dims[d]);
+    }
+    if (!ok) {
+        diags.report(DiagId::err_whole_tensor_form, s.range, printExpr(*s.value),
+                     "write attention as 'O = softmax(Q @ transpose(K) * scale, causal = c) @ V;' with Q, K, V "
+                     "and O of one dtype and shape [B, S, H, D] (per batch and head; other layouts, grouped "
+                     "heads and masks at the developer level, as tests/corpus/gqa_fwd_bshd.tl)");
+        return false;
+    }
+    // The head dimension sizes the tiles: it must be known when compiling.
+    const Expr& d = *q->type.dims[3];
+    if (const auto* n = d.as<Name>(); n && !defines.count(n->name) &&
+        std::none_of(k.templateParams.begin(), k.templateParams.end(), [&](const TemplateParam& tp) { return tp.name == n->name; })) {
+        diags.report(DiagId::err_whole_tensor_head_dim, s.range, n->name);
+        diags.note(d.range, fmt::format("'{}' is a size set at launch", n->name));
+        return false;
+    }
+    return instantiate(k, s.range, kAttention, "block_M = auto, block_N = auto, stages = auto, threads = auto",
+                       {
+                           {"$causal", "(" + causal + ")"},
+                           {"$scale", "(" + scale + ")"},
+                           {"$T", q->type.dtype},
+                           {"$Q", q->name},
+                           {"$K", kk->name},
+                           {"$V", v->name},
+                           {"$O", o->name},
+                           {"$B", "(" + printExpr(*q->type.dims[0]) + ")"},
+                           {"$S", "(" + printExpr(*q->type.dims[1]) + ")"},
+                           {"$H", "(" + printExpr(*q->type.dims[2]) + ")"},
+                           {"$D", "(" + printExpr(*q->type.dims[3]) + ")"},
+                       },
+                       diags);
 }
 
 } // namespace tlc::beginner
