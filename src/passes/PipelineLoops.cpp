@@ -115,7 +115,9 @@ private:
         chooseTma(plan, kernel_, ctx_);
         plan.warpSpecialize = chooseWarpSpecialization(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
+        chooseUnroll(plan, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
+        settleUnroll(plan, kernel_, stages_, ctx_);
         makeTmaBuffers(plan, ctx_);
         if (plan.warpSpecialize) return emitWarpSpecialized(plan, kernel_, ctx_);
         return emitModuloSchedule(plan, kernel_, ctx_);
