@@ -41,9 +41,10 @@ public:
     // Groups in all: ceil(n / U).
     Expr groups() const { return simplify((n_ + int64_t(u_ - 1)) / int64_t(u_)); }
 
-    // The consumers' side of the group whose first k-tile is iteration `first`, `count` k-tiles
-    // long (U but for a short last group), then the release of the previous group.
-    Stmt readGroup(const Expr& first, int count) const {
+    // The consumers' side of group `g`, `count` k-tiles long (U but for a short last group),
+    // then the release of group g - 1.
+    Stmt readGroup(const Expr& g, int count) const {
+        const Expr first = simplify(g * int64_t(u_));
         std::vector<Stmt> out;
         for (int u = 0; u < count; ++u) out.push_back(mbarriers_.consume(at(first, u)));
         for (int u = 0; u < count; ++u) {
@@ -51,18 +52,18 @@ public:
             out.push_back(instance(plan_, plan_.inFlight, at(first, u), false, part));
         }
         std::vector<Stmt> release;
-        for (int u = 0; u < u_; ++u) release.push_back(mbarriers_.release(at(first, u - u_)));
-        out.push_back(when(binary(BinaryOp::Le, intImm(u_), first), seq(release, loc_)));
+        for (int u = 0; u < u_; ++u) release.push_back(mbarriers_.release(simplify(first - int64_t(u_ - u))));
+        out.push_back(when(binary(BinaryOp::Le, intImm(1), g), seq(release, loc_)));
         return seq(out, loc_);
     }
 
-    // The last group, short when U does not divide n: a whole group of its own for each length,
-    // chosen by n % U (k-tiles from `first`).
-    Stmt readLastGroup(const Expr& first) const {
-        Stmt out = readGroup(first, u_);
+    // The last group (g), short when U does not divide n: a whole group of its own for each
+    // length, chosen by n % U.
+    Stmt readLastGroup(const Expr& g) const {
+        Stmt out = readGroup(g, u_);
         const Expr rest = simplify(n_ % int64_t(u_));
         for (int r = 1; r < u_; ++r)
-            out = ifThenElse(simplify(binary(BinaryOp::Eq, rest, intImm(r))), readGroup(first, r), out, loc_);
+            out = ifThenElse(simplify(binary(BinaryOp::Eq, rest, intImm(r))), readGroup(g, r), out, loc_);
         return out;
     }
 
@@ -79,16 +80,17 @@ public:
         return seq(out, loc_);
     }
 
-    // After the loop: the last group's wgmmas drained, its k-tiles released.
+    // After the loop: the last group's wgmmas drained, its k-tiles released (the group starts
+    // at (n - 1) / U x U).
     Stmt drain() const {
         const auto* t = plan_.items[plan_.inFlight].stmt.as<TileOpStmt>();
         const auto* gemm = static_cast<const ops::GemmOp*>(t->op.get());
-        const Expr first = simplify((groups() - int64_t(1)) * int64_t(u_));
-        std::vector<Stmt> release;
-        for (int u = 0; u < u_; ++u)
+        const Expr first = simplify((n_ - int64_t(1)) / int64_t(u_) * int64_t(u_));
+        std::vector<Stmt> release{mbarriers_.release(first)};
+        for (int u = 1; u < u_; ++u)
             release.push_back(when(binary(BinaryOp::Lt, at(first, u), n_), mbarriers_.release(at(first, u))));
         return seq({tileOp(std::make_shared<ops::WgmmaDrainOp>(gemm->c()), loc_),
-                    when(binary(BinaryOp::Le, intImm(1), groups()), seq(release, loc_))},
+                    when(binary(BinaryOp::Le, intImm(1), n_), seq(release, loc_))},
                    loc_);
     }
 
@@ -131,13 +133,12 @@ Stmt unrolledSchedule(const LoopPlan& plan, LowerContext& ctx) {
                                        n->var->name, U, lag, U - 1),
                            loc));
     VarPtr g = ctx.freshVar(n->var->name + "_group", n->var->dtype);
-    const Expr read = simplify((Expr(g) - lag) * int64_t(U));
     code.push_back(forLoop(g, intImm(lag), simplify(groups - lag), ForKind::Serial,
-                           seq({steps.readGroup(read, U), steps.produceGroup(Expr(g))}, loc), loc));
+                           seq({steps.readGroup(simplify(Expr(g) - lag), U), steps.produceGroup(Expr(g))}, loc), loc));
     code.push_back(comment("epilogue", loc));
     for (int64_t j = 0; j < lag; ++j) {
-        const Expr first = simplify((groups - (lag - j)) * int64_t(U));
-        Stmt s = j + 1 < lag ? steps.readGroup(first, U) : steps.readLastGroup(first);
+        const Expr read = simplify(groups - (lag - j));
+        Stmt s = j + 1 < lag ? steps.readGroup(read, U) : steps.readLastGroup(read);
         code.push_back(steps.when(binary(BinaryOp::Le, intImm(lag - j), groups), s));
     }
     code.push_back(steps.drain());
@@ -155,12 +156,11 @@ Stmt unrolledConsumers(const LoopPlan& plan, const MbarrierProtocol& mbarriers, 
         comment(fmt::format("{} k-tiles per wgmma group: group {}_group reads k-tiles {} x {}_group .. + {}", U,
                             n->var->name, U, n->var->name, U - 1),
                 loc),
-        forLoop(g, intImm(0), whole, ForKind::Serial, steps.readGroup(simplify(Expr(g) * int64_t(U)), U), loc)};
+        forLoop(g, intImm(0), whole, ForKind::Serial, steps.readGroup(Expr(g), U), loc)};
     // The short last group, where U does not divide n.
-    const Expr first = simplify(whole * int64_t(U));
     const Expr rest = simplify(n->extent % int64_t(U));
     for (int r = U - 1; r >= 1; --r)
-        code.push_back(steps.when(binary(BinaryOp::Eq, rest, intImm(r)), steps.readGroup(first, r)));
+        code.push_back(steps.when(binary(BinaryOp::Eq, rest, intImm(r)), steps.readGroup(whole, r)));
     code.push_back(steps.drain());
     return seq(code, loc);
 }
