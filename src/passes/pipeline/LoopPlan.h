@@ -220,7 +220,7 @@ void restage(LoopPlan& plan, int stages, bool pinned, StageInference& inference)
 // target's k_step_min_ns or the author's `unroll`, before the depth is chosen; then, once it
 // is, the stages made a multiple of it (at least two groups' worth), or the unroll dropped,
 // and the decision logged.
-void chooseUnroll(LoopPlan& plan, LowerContext& ctx);
+void chooseUnroll(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 void settleUnroll(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx);
 
 // The schedules. Each returns the loop's replacement, with the allocations flattening hoisted

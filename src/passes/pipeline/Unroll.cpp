@@ -61,7 +61,7 @@ std::string unrollIssue(const LoopPlan& plan, const LowerContext& ctx) {
 
 } // namespace
 
-void chooseUnroll(LoopPlan& plan, LowerContext& ctx) {
+void chooseUnroll(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
     plan.unroll = 1;
     plan.unrollWhy.clear();
     const For* n = plan.loop;
@@ -91,6 +91,14 @@ void chooseUnroll(LoopPlan& plan, LowerContext& ctx) {
     int model = 1;
     if (t.kStepMinNs > 0)
         model = std::clamp(int(std::ceil(t.kStepMinNs / ns - 1e-9)), 1, kMaxUnroll);
+    // A loop of at most c k-tiles (a split's range) holds c versions at most: two groups of U
+    // must fit in them.
+    std::optional<DepthModel> dm = depthModel(plan, kernel);
+    std::string capped;
+    if (dm && dm->trips && model > std::max<int64_t>(*dm->trips / 2, 1)) {
+        model = int(std::max<int64_t>(*dm->trips / 2, 1));
+        capped = fmt::format(" (the loop runs at most {} k-tiles: two groups must fit in them)", *dm->trips);
+    }
     std::string target = t.kStepMinNs > 0 ? fmt::format("{:.0f} ns a group should carry (k_step_min_ns of target '{}') "
                                                          "to hide a step's fixed cost (waits on full, descriptors and "
                                                          "fences, commit, wait_group<1>, the releases on empty, the "
@@ -106,9 +114,10 @@ void chooseUnroll(LoopPlan& plan, LowerContext& ctx) {
                                      target, model);
     } else {
         plan.unroll = model;
-        plan.unrollWhy = model > 1 ? fmt::format("{}, below the {}: {} k-tiles a group ({:.0f} ns)", work, target,
-                                                 model, ns * model)
-                                   : fmt::format("{}, at least the {}", work, target);
+        plan.unrollWhy = model > 1  ? fmt::format("{}, below the {}: {} k-tiles a group ({:.0f} ns){}", work, target,
+                                                  model, ns * model, capped)
+                         : capped.empty() ? fmt::format("{}, at least the {}", work, target)
+                                          : fmt::format("{}, below the {}; one k-tile a group{}", work, target, capped);
     }
 }
 
@@ -127,9 +136,10 @@ void settleUnroll(LoopPlan& plan, const PipelinedKernel& kernel, StageInference&
             // (the most it deepens to, lowering's retry cap, the pool fitting a block), else
             // the most below that do.
             int most = std::max(kMaxDeepStages, stages);
+            std::optional<DepthModel> m = depthModel(plan, kernel);
+            if (m && m->trips) most = std::min<int>(most, int(std::max<int64_t>(*m->trips, stages)));
             if (plan.inferred >= 0 && size_t(plan.inferred) < inference.caps.size())
                 most = std::min(most, inference.caps[size_t(plan.inferred)]);
-            std::optional<DepthModel> m = depthModel(plan, kernel);
             auto fits = [&](int s) { return !m || m->planned(s) <= ctx.target.sharedMemPerBlock; };
             chosen = 0;
             for (int s = stages + 1; s <= most && !chosen; ++s)
