@@ -44,7 +44,6 @@ const ops::GemmOp* gemmOf(const Item& item) {
 // know), counting from 0.
 std::string unrollIssue(const LoopPlan& plan, const LowerContext& ctx) {
     const size_t m = plan.items.size();
-    if (!ctx.target.has(Feature::Wgmma)) return "target '" + ctx.target.name + "' has no wgmma";
     if (!plan.tma.used()) return "none of its copies is a TMA load";
     if (plan.inFlight == m) return "no gemm of the loop keeps its wgmma group in flight (see 'wgmma group of ...')";
     for (size_t i = 0; i < m; ++i) {
@@ -67,8 +66,9 @@ void chooseUnroll(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& c
     const For* n = plan.loop;
     const int asked = n->pipeline.unroll;  // 0: the compiler's choice; 1: never; U: U k-tiles a group
     const Target& t = ctx.target;
-    const bool logged = t.kStepMinNs > 0 || asked >= 2;
-    if (!logged) return;
+    // Targets without wgmma have no groups to unroll: `unroll` means nothing there (as `deepen`
+    // on targets without a latency), and nothing is logged.
+    if (!t.has(Feature::Wgmma) || (t.kStepMinNs <= 0 && asked < 2)) return;
     if (std::string why = unrollIssue(plan, ctx); !why.empty()) {
         if (asked >= 2) ctx.diags.report(DiagId::warn_unroll_unsuitable, SourceRange(n->loc), asked, why);
         // A loop that is not a TMA / wgmma pipeline at all is not a choice worth logging.
