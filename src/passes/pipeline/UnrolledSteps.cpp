@@ -137,8 +137,10 @@ Stmt unrolledSchedule(const LoopPlan& plan, LowerContext& ctx) {
                            seq({steps.readGroup(simplify(Expr(g) - lag), U), steps.produceGroup(Expr(g))}, loc), loc));
     code.push_back(comment("epilogue", loc));
     for (int64_t j = 0; j < lag; ++j) {
-        const Expr read = simplify(groups - (lag - j));
-        Stmt s = j + 1 < lag ? steps.readGroup(read, U) : steps.readLastGroup(read);
+        // The group this step reads, named (the expressions of its k-tiles are long otherwise).
+        VarPtr e = ctx.freshVar(n->var->name + "_group", n->var->dtype);
+        Stmt s = j + 1 < lag ? steps.readGroup(Expr(e), U) : steps.readLastGroup(Expr(e));
+        s = letStmt(e, simplify(groups - (lag - j)), s, loc);
         code.push_back(steps.when(binary(BinaryOp::Le, intImm(lag - j), groups), s));
     }
     code.push_back(steps.drain());
@@ -159,8 +161,11 @@ Stmt unrolledConsumers(const LoopPlan& plan, const MbarrierProtocol& mbarriers, 
         forLoop(g, intImm(0), whole, ForKind::Serial, steps.readGroup(Expr(g), U), loc)};
     // The short last group, where U does not divide n.
     const Expr rest = simplify(n->extent % int64_t(U));
-    for (int r = U - 1; r >= 1; --r)
-        code.push_back(steps.when(binary(BinaryOp::Eq, rest, intImm(r)), steps.readGroup(whole, r)));
+    for (int r = U - 1; r >= 1; --r) {
+        VarPtr last = ctx.freshVar(n->var->name + "_group", n->var->dtype);
+        code.push_back(steps.when(binary(BinaryOp::Eq, rest, intImm(r)),
+                                  letStmt(last, whole, steps.readGroup(Expr(last), r), loc)));
+    }
     code.push_back(steps.drain());
     return seq(code, loc);
 }
