@@ -165,7 +165,9 @@ private:
         chooseTma(plan, kernel_, ctx_);
         plan.warpSpecialize = chooseWarpSpecialization(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
+        chooseUnroll(plan, kernel_, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
+        settleUnroll(plan, kernel_, stages_, ctx_);
         makeTmaBuffers(plan, ctx_);
         if (plan.warpSpecialize) {
             Stmt out = emitWarpSpecialized(plan, kernel_, ctx_);

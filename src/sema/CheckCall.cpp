@@ -414,10 +414,14 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         if (!t.isScalar() || !isInteger(t.dtype)) return wrongKind("an integer");
         // Extents, thread counts and panel sizes must be positive; dims may not. A stage count
         // may be 0, TileLang's "no pipelining" (as 1 is); not below.
+        // So may `unroll`: 0 is the compiler's choice.
         bool stages = info.id == Builtin::Pipelined && p.name == "stages";
-        bool positive = p.name != "dim" && p.name != "pad" && !stages;
-        if (stages && arg.constant && asInt(*arg.constant) && *asInt(*arg.constant) < 0) {
-            diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, "0 or more (0 and 1 mean no pipelining)",
+        bool unroll = info.id == Builtin::Pipelined && p.name == "unroll";
+        bool positive = p.name != "dim" && p.name != "pad" && !stages && !unroll;
+        if ((stages || unroll) && arg.constant && asInt(*arg.constant) && *asInt(*arg.constant) < 0) {
+            diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee,
+                          stages ? "0 or more (0 and 1 mean no pipelining)"
+                                 : "0 or more (0: the compiler's choice, 1: one k-tile per wgmma group)",
                           *asInt(*arg.constant));
             arg.type = Type::error();
             return;

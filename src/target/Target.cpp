@@ -44,12 +44,12 @@ const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "shared_mem_banks",
     "shared_mem_bank_bytes", "registers_per_sm",
-    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "peak_tflops", "mma_shapes",
+    "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "k_step_min_ns", "peak_tflops", "mma_shapes",
     "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",
-                                                "shared_mem_bank_bytes", "load_latency_ns"};
+                                                "shared_mem_bank_bytes", "load_latency_ns", "k_step_min_ns"};
 
 struct SchemaError {
     std::string message;
@@ -132,6 +132,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
         else if (key == "sm_count") t.smCount = requireInt(value, key, 1);
         else if (key == "memory_bandwidth_gbps") t.memoryBandwidthGBs = requireNumber(value, key, true);
         else if (key == "load_latency_ns") t.loadLatencyNs = requireNumber(value, key, false);
+        else if (key == "k_step_min_ns") t.kStepMinNs = requireNumber(value, key, false);
         else if (key == "peak_tflops") {
             if (!value.is_object())
                 throw SchemaError{fmt::format("field 'peak_tflops' must be an object, not {}", jsonTypeName(value))};

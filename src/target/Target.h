@@ -88,6 +88,12 @@ struct Target {
     // flight per SM (passes/pipeline/Depth.cpp). 0 (left out): unknown, pipelines keep the
     // author's stages.
     double loadLatencyNs = 0;
+    // The least tensor-core time (ns at the SM's peak) one wgmma group of a pipelined k-loop
+    // should carry: each k-step pays a fixed cost (the waits on full, descriptors and fences,
+    // commit, wait_group, the releases on empty, the producer's expect_tx and TMA issue) that must
+    // hide behind the group in flight. A loop whose k-tile carries less issues several k-tiles'
+    // wgmmas as one group (passes/pipeline/Unroll.cpp). 0 (left out): never unrolled.
+    double kStepMinNs = 0;
     // Shared memory's banks (NVIDIA's and CDNA's LDS alike: 32 of 4 bytes): the bank-conflict
     // model that chooses shared layouts (layout/BankConflicts.h).
     int sharedBanks = 32;

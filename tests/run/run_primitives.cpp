@@ -249,6 +249,12 @@ void pipelinedGemms(int M, int N, int K) {
     run("gemm_rows", [&](float* C) { return int(tl_kernels::gemm_rows(A.data(), B.data(), C, M, K, N)); }, 0);
     run("gemm_overlap_s2", [&](float* C) { return int(tl_kernels::gemm_overlap_s2(A.data(), B.data(), C, M, K, N)); }, 0);
     run("gemm_inferred", [&](float* C) { return int(tl_kernels::gemm_inferred(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_unroll2_ws", [&](float* C) { return int(tl_kernels::gemm_unroll2_ws(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_unroll2_steady",
+        [&](float* C) { return int(tl_kernels::gemm_unroll2_steady(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_unroll3_ws", [&](float* C) { return int(tl_kernels::gemm_unroll3_ws(A.data(), B.data(), C, M, K, N)); }, 0);
+    run("gemm_unroll3_steady",
+        [&](float* C) { return int(tl_kernels::gemm_unroll3_steady(A.data(), B.data(), C, M, K, N)); }, 0);
     {  // two batches, one pipeline each
         auto A2 = random<tl::half>(2 * size_t(M) * K, 43), B2 = random<tl::half>(2 * size_t(K) * N, 44);
         std::vector<double> expect;
@@ -1018,7 +1024,8 @@ int main() {
     gemms(40, 96, 48);
     // K = 0: no iteration; 8 and 16: one (partial, full); 40: three of 16 (partial), two of 32;
     // 56: four; 200: thirteen of 16 and seven of 32, the last partial.
-    for (int K : {0, 8, 16, 40, 56, 200}) pipelinedGemms(72, 88, K);
+    // 72 and 88 (5 and 6 k-tiles): every remainder of the unrolled loops' groups of 2, 3 and 4.
+    for (int K : {0, 8, 16, 40, 56, 72, 88, 200}) pipelinedGemms(72, 88, K);
     pipelinedGemms(128, 64, 64);
     mixedFp8Gemms(64, 128, 128);
     mixedFp8Gemms(72, 136, 208);  // partial tiles in M and N, the last K tile partial

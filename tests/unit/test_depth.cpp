@@ -74,6 +74,13 @@ TEST_CASE("depth: the fewest stages that hide the latency, within shared memory 
     StageInference inference;
     CHECK(chooseDepth(gemm128(3, true), "loop", -1, false, inference, ctx, {}) == enough);
     CHECK(log.entries().back().value == fmt::format("{} stages, deepened from 3", enough));
+    // A loop unrolled by 2 (k-step groups of two k-tiles) holds two groups: s - 2 in flight,
+    // one stage more for the same bytes.
+    DepthModel unrolled = gemm128(3, true);
+    unrolled.unroll = 2;
+    CHECK(chooseDepth(unrolled, "loop", -1, false, inference, ctx, {}) == enough + 1);
+    CHECK(log.entries().back().reason.find(fmt::format("{} stages keep {} x 16 KB", enough + 1, enough - 1)) !=
+          std::string::npos);
     // Already deep enough: kept.
     CHECK(chooseDepth(gemm128(enough + 1, true), "loop", -1, false, inference, ctx, {}) == enough + 1);
     CHECK(log.entries().back().value == fmt::format("{} stages, kept", enough + 1));

@@ -69,6 +69,13 @@ TEST_CASE("profiles: a user profile on a base overrides only what it gives") {
     auto unknown = parseTargetProfile(R"({"name": "h_unknown", "base": "sm90", "load_latency_ns": 0})", error);
     REQUIRE_MESSAGE(unknown, error);
     CHECK(unknown->loadLatencyNs == 0);
+    // So is the tensor work a wgmma group should carry (k-step unrolling): sm90's, or none.
+    CHECK(findTarget("sm90")->kStepMinNs > 0);
+    CHECK(findTarget("sm80")->kStepMinNs == 0);
+    auto unrolled = parseTargetProfile(R"({"name": "h_unroll", "base": "sm90", "k_step_min_ns": 500})", error);
+    REQUIRE_MESSAGE(unrolled, error);
+    CHECK(unrolled->kStepMinNs == doctest::Approx(500));
+    CHECK(unrolled->loadLatencyNs == findTarget("sm90")->loadLatencyNs);
 }
 
 TEST_CASE("profiles: a complete user profile needs no base") {
@@ -101,6 +108,7 @@ TEST_CASE("profiles: errors name the problem") {
     CHECK(parseError(R"({"name": "x", "base": "sm80", "sm_count": 0})").find("field 'sm_count' is 0") == 0);
     CHECK(parseError(R"({"name": "x", "base": "sm90", "load_latency_ns": -5})").find("field 'load_latency_ns' is -5") ==
           0);
+    CHECK(parseError(R"({"name": "x", "base": "sm90", "k_step_min_ns": -1})").find("field 'k_step_min_ns' is -1") == 0);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "peak_tflops": {"f64": 9}})").find("peak_tflops.f64") !=
           std::string::npos);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "backend": "metal"})").find("cuda, hip or cpu") !=

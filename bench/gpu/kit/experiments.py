@@ -33,20 +33,47 @@ QUEUE = [
         "question": "Do the deepened stages (pipeline/Depth.cpp: 7 for 128x128x32) bring TileLang's example "
                     "tiles near the block_K = 64 configurations and cuBLAS? The pinned counts 4..8 trace the "
                     "curve that load_latency_ns (sm90: 800, fitted) should predict: throughput should stop "
-                    "rising where (stages - 1) x 16 KB reaches the latency's bytes.",
+                    "rising where (stages - 1) x 16 KB reaches the latency's bytes. Every row keeps one k-tile per "
+                    "wgmma group (unroll = 1): the depth alone, as in the fourth run (gemm_unroll measures the "
+                    "unrolling).",
         "kind": "gemm",
         "dtype": "f16",
         "shapes": GEMM_SHAPES,
         "kernels": [
-            ("128x128x32, 3 stages as written", DEPTH_SOURCE, ("deepen=false",)),
-            ("128x128x32, 3 stages deepened", DEPTH_SOURCE, ()),
-            ("128x128x32, 4 stages pinned", DEPTH_SOURCE, ("stages=4", "deepen=false")),
-            ("128x128x32, 5 stages pinned", DEPTH_SOURCE, ("stages=5", "deepen=false")),
-            ("128x128x32, 6 stages pinned", DEPTH_SOURCE, ("stages=6", "deepen=false")),
-            ("128x128x32, 8 stages pinned", DEPTH_SOURCE, ("stages=8", "deepen=false")),
+            ("128x128x32, 3 stages as written", DEPTH_SOURCE, ("deepen=false", "unroll=1")),
+            ("128x128x32, 3 stages deepened", DEPTH_SOURCE, ("unroll=1",)),
+            ("128x128x32, 4 stages pinned", DEPTH_SOURCE, ("stages=4", "deepen=false", "unroll=1")),
+            ("128x128x32, 5 stages pinned", DEPTH_SOURCE, ("stages=5", "deepen=false", "unroll=1")),
+            ("128x128x32, 6 stages pinned", DEPTH_SOURCE, ("stages=6", "deepen=false", "unroll=1")),
+            ("128x128x32, 8 stages pinned", DEPTH_SOURCE, ("stages=8", "deepen=false", "unroll=1")),
             ("128x128x64, 4 stages", DEPTH_SOURCE, ("block_K=64", "stages=4")),
             ("128x256x64, 3 stages, 256 threads", DEPTH_SOURCE,
              ("block_N=256", "block_K=64", "threads=256", "stages=3")),
+        ],
+    },
+    {
+        "name": "gemm_unroll",
+        "title": "GEMM f16 on Hopper: k-step unrolling (issue 43)",
+        "question": "Does issuing two 32-wide k-tiles' wgmmas as one group (pipeline/Unroll.cpp: 128x128x32 "
+                    "carries ~140 ns of tensor work a k-tile, below sm90's k_step_min_ns of 250) close the "
+                    "12-25% that 128x128x32 trailed 128x128x64 by at the same depth (fourth run)? Rows: the "
+                    "default (unrolled, 8 stages: 6 x 16 KB in flight), the same with unroll = 1 (deepened to "
+                    "7, the same 96 KB in flight) and pinned at 8, and 128x128x64 deepened (4 stages, "
+                    "3 x 32 KB) and pinned at 4. If the unrolled row does not reach the block_K = 64 rows, "
+                    "the fixed cost is elsewhere (the producer, or the wait on full); if unroll = 1 at 8 "
+                    "stages matches it, depth and not unrolling was the difference.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": GEMM_SHAPES,
+        "kernels": [
+            ("128x128x32, unrolled (2 k-tiles a group, 8 stages)", DEPTH_SOURCE, ()),
+            ("128x128x32, unroll=1 (deepened, 7 stages)", DEPTH_SOURCE, ("unroll=1",)),
+            ("128x128x32, unroll=1, 8 stages pinned", DEPTH_SOURCE, ("unroll=1", "stages=8", "deepen=false")),
+            ("128x128x32, unrolled, 256 threads", DEPTH_SOURCE, ("threads=256",)),
+            ("128x128x32, unroll=1, 256 threads", DEPTH_SOURCE, ("threads=256", "unroll=1")),
+            ("128x128x64, deepened (4 stages)", DEPTH_SOURCE, ("block_K=64",)),
+            ("128x128x64, 4 stages pinned, unroll=1", DEPTH_SOURCE,
+             ("block_K=64", "stages=4", "deepen=false", "unroll=1")),
         ],
     },
     {

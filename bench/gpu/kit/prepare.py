@@ -103,8 +103,9 @@ def emit(tlc, source, target, flags, out_cu, kernel=None):
 
 
 def pipeline_depths(tlc, source, target, flags):
-    """The compiler's `pipeline depth` decisions for a source ("7 stages, deepened from 3"), joined;
-    "" where it made none (a target without a load latency)."""
+    """The compiler's `pipeline depth` and `k-step unroll` decisions for a source ("8 stages,
+    deepened from 3; 2 k-tiles per wgmma group"), joined; "" where it made none (a target without
+    a load latency)."""
     r = subprocess.run([tlc, source, f"--target={target}", "--explain", "--diagnostics-format=json"] + flags,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -114,7 +115,7 @@ def pipeline_depths(tlc, source, target, flags):
         return any(d["subject"] == "shape variants" and d["value"].startswith("the general variant of ")
                    for d in k["decisions"])
     return "; ".join(d["value"] for k in out["explain"] if not general(k) for d in k["decisions"]
-                     if d["subject"].startswith("pipeline depth of "))
+                     if d["subject"].startswith(("pipeline depth of ", "k-step unroll of ")))
 
 
 def recommended_values(args, out, exp):

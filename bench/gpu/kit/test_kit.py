@@ -212,8 +212,14 @@ class Manifest(unittest.TestCase):
                 self.assertTrue(k["label"].startswith("recommender's rank 1: "), k["label"])
                 self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
         depths = {k["label"]: k["depth"] for k in depth["kernels"]}
-        self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept")
+        self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept; 1 k-tile per wgmma group")
         self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])
+        # gemm_unroll: the default unrolls the k-step (8 stages, 2 k-tiles a group), unroll = 1 not.
+        unroll = {k["label"]: k["depth"] for e in m["experiments"] if e["name"] == "gemm_unroll"
+                  for k in e["kernels"]}
+        self.assertEqual(unroll["128x128x32, unrolled (2 k-tiles a group, 8 stages)"],
+                         "8 stages, deepened from 3; 2 k-tiles per wgmma group")
+        self.assertIn("1 k-tile per wgmma group", unroll["128x128x32, unroll=1 (deepened, 7 stages)"])
         py = m["python"]
         self.assertEqual(sorted(py["modules"]), ["sm80", "sm90"])
         for module in py["modules"].values():

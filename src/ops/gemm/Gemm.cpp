@@ -33,6 +33,13 @@ std::shared_ptr<const GemmOp> GemmOp::withGroupInFlight() const {
     return out;
 }
 
+std::shared_ptr<const GemmOp> GemmOp::withGroupPart(GroupPart part) const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->groupInFlight_ = true;
+    out->groupPart_ = part;
+    return out;
+}
+
 std::shared_ptr<const GemmOp> GemmOp::withReusedB() const {
     auto out = std::make_shared<GemmOp>(*this);
     out->reuseB_ = true;

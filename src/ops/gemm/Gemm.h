@@ -34,6 +34,13 @@ public:
     // pipeline that releases each stage one iteration later (docs/lowering.md, "Overlapping
     // wgmma groups"); a wgmma_drain after the loop waits for the last group.
     std::shared_ptr<const GemmOp> withGroupInFlight() const;
+    // Where its wgmmas sit in a group several gemms share (a k-loop unrolled so that one group
+    // covers several k-tiles, passes/pipeline/Unroll.cpp): Whole opens and closes its own group;
+    // Opens fences and issues without committing, Continues only issues, Closes issues, commits
+    // and waits. A copy of an in-flight gemm (withGroupInFlight) with that part.
+    enum class GroupPart { Whole, Opens, Continues, Closes };
+    std::shared_ptr<const GemmOp> withGroupPart(GroupPart part) const;
+    GroupPart groupPart() const { return groupPart_; }
     // A copy that keeps B's packed tile for the launch's other blocks (cpu targets: B a tensor
     // the kernel never writes; passes/ReusePackedB.cpp).
     std::shared_ptr<const GemmOp> withReusedB() const;
@@ -75,6 +82,7 @@ private:
     GemmPolicy policy_;
     bool clearAccum_;
     bool groupInFlight_ = false;
+    GroupPart groupPart_ = GroupPart::Whole;
     bool reuseB_ = false;
     ir::Expr rows_;
 };

@@ -287,12 +287,22 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                         forLoop(mi, intImm(0), intImm(plan.tilesM), ForKind::Unroll, seq(issue)));
     Expr accStart = addressOf(acc, {intImm(0)});
     Stmt fenceAcc = evaluate(call("wgmma_fence_operand", DType::I32, {intImm(accSlots), accStart}));
-    body = seq({packA,
-                // Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
-                // by wgmma through the async proxy.
-                evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
-                evaluate(call("wgmma_fence", DType::I32, {})), body, evaluate(call("wgmma_commit_group", DType::I32, {})),
-                evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
+    // A group several gemms share (an unrolled k-loop): the first fences, the last commits and
+    // waits, the ones between only issue (same shape, same accumulator: no fence between).
+    const bool opens = groupPart_ == GroupPart::Whole || groupPart_ == GroupPart::Opens;
+    const bool closes = groupPart_ == GroupPart::Whole || groupPart_ == GroupPart::Closes;
+    std::vector<Stmt> parts{packA};
+    if (opens)
+        // Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
+        // by wgmma through the async proxy.
+        parts.insert(parts.end(), {evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
+                                   evaluate(call("wgmma_fence", DType::I32, {}))});
+    parts.push_back(body);
+    if (closes)
+        parts.insert(parts.end(), {evaluate(call("wgmma_commit_group", DType::I32, {})),
+                                   evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})),
+                                   fenceAcc});
+    body = seq(parts);
     if (packedA) body = allocate(packedA, body);
     if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);

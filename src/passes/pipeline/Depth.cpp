@@ -53,7 +53,11 @@ int chooseDepth(const DepthModel& m, const std::string& subject, int index, bool
                 const StageInference& inference, LowerContext& ctx, SourceLoc loc) {
     const Target& t = ctx.target;
     const double need = bytesToHide(m, t);
-    auto inFlight = [&](int s) { return double(blocksPerSM(m, s, ctx.threads, t) * (s - 1) * m.stageBytes); };
+    // A loop unrolled by U holds two groups of U stages (one in flight, one being issued):
+    // s - U stages' loads are on their way (s - 1 without unrolling).
+    auto inFlight = [&](int s) {
+        return double(blocksPerSM(m, s, ctx.threads, t) * std::max(s - m.unroll, 0) * m.stageBytes);
+    };
     int most = kMaxDeepStages;
     if (m.trips && *m.trips < most) most = std::max<int>(int(*m.trips), m.written);
     if (index >= 0 && size_t(index) < inference.caps.size()) most = std::min(most, inference.caps[size_t(index)]);
@@ -73,7 +77,8 @@ int chooseDepth(const DepthModel& m, const std::string& subject, int index, bool
     auto keeps = [&](int s) {
         int64_t blocks = blocksPerSM(m, s, ctx.threads, t);
         std::string times = blocks > 1 ? fmt::format("{} blocks x ", blocks) : "";
-        return fmt::format("{} stages keep {}{} x {} = {} in flight", s, times, s - 1, kb(double(m.stageBytes)),
+        return fmt::format("{} stages keep {}{} x {} = {} in flight", s, times, std::max(s - m.unroll, 0),
+                           kb(double(m.stageBytes)),
                            kb(inFlight(s)));
     };
     std::string type = m.type ? std::string(dtypeName(*m.type)) : "f32";
@@ -130,7 +135,7 @@ static std::optional<int64_t> mostTrips(const Expr& extent) {
 // The loop's depth model; nothing where the model does not speak for the loop: its schedule is
 // the author's (order/stage lists), it loads nothing asynchronously, or it does other work than
 // gemms (flash attention's softmax: its pace is not the tensor cores', and not known here).
-static std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel) {
+std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel) {
     const PipelineInfo& info = plan.loop->pipeline;
     if (!info.order.empty() || !info.stage.empty()) return std::nullopt;
     DepthModel m;
@@ -154,6 +159,7 @@ static std::optional<DepthModel> depthModel(const LoopPlan& plan, const Pipeline
     }
     if (m.stageBytes == 0 || m.flops == 0) return std::nullopt;
     m.warpSpecialized = plan.warpSpecialize;
+    m.unroll = plan.unroll;
     class Fragments : public IRVisitor {
     public:
         int64_t bytes = 0;
@@ -199,9 +205,19 @@ void deepenPipeline(LoopPlan& plan, const PipelinedKernel& kernel, StageInferenc
         index = int(inference.chosen.size());
         inference.chosen.push_back(m->written);
     }
-    const int stages = chooseDepth(*m, loopSubject(plan.loop), index, pinned, inference, ctx, plan.loop->loc);
+    plan.inferred = index;
+    restage(plan, chooseDepth(*m, loopSubject(plan.loop), index, pinned, inference, ctx, plan.loop->loc), pinned,
+            inference);
+}
+
+void restage(LoopPlan& plan, int stages, bool pinned, StageInference& inference) {
+    int index = plan.inferred;
+    if (index < 0 && !pinned) {
+        index = int(inference.chosen.size());
+        inference.chosen.push_back(plan.last + 1);
+    }
     if (index >= 0) inference.chosen[size_t(index)] = stages;
-    if (stages == m->written) return;
+    if (stages == plan.last + 1) return;
     // Producers stay at stage 0, the rest moves to the new last stage, and every versioned tile
     // (written at 0, read at the last stage) gets one version per stage.
     const int oldLast = plan.last;

@@ -25,6 +25,7 @@ struct DepthModel {
     int written = 2;                   // the stages written (or inferred)
     std::optional<int64_t> trips;      // the most iterations the loop runs, where known
     std::function<int64_t(int)> planned;  // the planned pool with that many stages (before scratch)
+    int unroll = 1;                    // k-tiles per wgmma group (Unroll.cpp): s - unroll stages in flight
 };
 
 // The most stages deepening goes to: each version is a pair of mbarriers and, in the
@@ -49,5 +50,13 @@ int64_t blocksPerSM(const DepthModel& m, int stages, int threads, const Target& 
 // `pipeline depth of <subject>`.
 int chooseDepth(const DepthModel& m, const std::string& subject, int index, bool pinned,
                 const StageInference& inference, LowerContext& ctx, SourceLoc loc);
+
+namespace pipeline {
+struct LoopPlan;
+struct PipelinedKernel;
+// The loop's depth model; nothing where it does not speak for the loop (the author's schedule,
+// nothing loaded asynchronously, other work than gemms).
+std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel);
+} // namespace pipeline
 
 } // namespace tlc

@@ -9,12 +9,14 @@
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
+//     Unroll.cpp           several k-tiles per wgmma group where one carries too little work
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
 //
 //     ModuloSchedule.cpp   cp.async (and TMA) modulo schedule: prologue, steady state, epilogue
 //     WarpSpecialize.cpp   a producer warpgroup issues the TMA loads; the kernel split in two
 //     RegisterPrefetch.cpp targets without cp.async: the next iteration's tiles through registers
+//     UnrolledSteps.cpp    the TMA schedules (both forms) with several k-tiles per wgmma group
 //
 // A new schedule is a new file: a function that reads a LoopPlan (declared below), chosen in
 // PipelineLoops.cpp.
@@ -27,6 +29,7 @@
 #include "ops/LowerContext.h"
 #include "ops/annotate_layout/AnnotateLayout.h"
 #include "ops/copy/Copy.h"
+#include "ops/gemm/Gemm.h"
 #include "passes/Passes.h"
 
 #include <map>
@@ -98,6 +101,8 @@ struct LoopPlan {
     TmaPlan tma;
     bool warpSpecialize = false;
     size_t inFlight = 0;  // the gemm whose wgmma group stays in flight past its step
+    int unroll = 1;       // iterations (k-tiles) whose wgmmas form one group (Unroll.cpp)
+    std::string unrollWhy;  // the reason of chooseUnroll's choice, for the decision log
 };
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
@@ -170,7 +175,8 @@ bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, StageInference&
 bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext& ctx);
 bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly, LowerContext& ctx);
 void versionBuffers(LoopPlan& plan);
-ir::Stmt instance(const LoopPlan& plan, size_t i, const ir::Expr& iter, bool elected = false);
+ir::Stmt instance(const LoopPlan& plan, size_t i, const ir::Expr& iter, bool elected = false,
+                  ops::GemmOp::GroupPart part = ops::GemmOp::GroupPart::Whole);
 std::string versionList(const LoopPlan& plan);
 ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::BufferNode*, ir::Buffer>& versioned);
 
@@ -189,11 +195,11 @@ public:
     ir::Stmt consume(const ir::Expr& iter) const;  // wait until the version is full
     ir::Stmt releaseDone(const ir::Expr& iter) const;  // the version the readers are done with
     ir::Stmt drain() const;                        // after the loop: the last gemm group and its version
+    ir::Stmt release(const ir::Expr& iter) const;  // every consumer thread arrives on its version's empty
 
 private:
     ir::Expr slot(const ir::Expr& iter) const;
     ir::Expr parity(const ir::Expr& iter) const;
-    ir::Stmt release(const ir::Expr& iter) const;
     ir::Stmt releasePrevious(const ir::Expr& iter) const;
     const LoopPlan& plan_;
     LowerContext& ctx_;
@@ -206,6 +212,16 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
 // (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for
 // them, logged either way.
 void deepenPipeline(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx);
+// The loop given `stages` stages: producers at 0, the rest at the last, one version per stage,
+// numbered among the inferred loops for lowering's retry with fewer (unless `pinned`).
+void restage(LoopPlan& plan, int stages, bool pinned, StageInference& inference);
+
+// Unroll.cpp: how many k-tiles each wgmma group of the loop covers (plan.unroll), from the
+// target's k_step_min_ns or the author's `unroll`, before the depth is chosen; then, once it
+// is, the stages made a multiple of it (at least two groups' worth), or the unroll dropped,
+// and the decision logged.
+void chooseUnroll(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+void settleUnroll(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx);
 
 // The schedules. Each returns the loop's replacement, with the allocations flattening hoisted
 // out of the body declared again around it (a versioned buffer as versioned), and records what
@@ -221,6 +237,13 @@ std::map<const ir::For*, TopLevelLoop> topLevelLoops(const ir::Stmt& body);
 bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt splitWarps(const ir::Stmt& body, const WarpSpecialized& ws, LowerContext& ctx);
+
+// UnrolledSteps.cpp: the schedules of a loop with plan.unroll > 1 (its items: TMA producers at
+// stage 0 and the in-flight gemm at the last). unrolledSchedule is the prologue / steady state
+// form's loop (emitModuloSchedule declares its buffers around it); unrolledConsumers the
+// warp-specialised consumers' loop and drain.
+ir::Stmt unrolledSchedule(const LoopPlan& plan, LowerContext& ctx);
+ir::Stmt unrolledConsumers(const LoopPlan& plan, const MbarrierProtocol& mbarriers, LowerContext& ctx);
 
 // RegisterPrefetch.cpp: nothing, and `why` says why, where the loop does not suit it.
 ir::Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx,

@@ -199,7 +199,7 @@ private:
 } // namespace
 
 Stmt emitModuloSchedule(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx) {
-    Stmt out = ModuloSchedule(plan, ctx).emit();
+    Stmt out = plan.unroll > 1 ? unrolledSchedule(plan, ctx) : ModuloSchedule(plan, ctx).emit();
     const FlatBody& flat = plan.flat;
     for (auto it = flat.allocs.rbegin(); it != flat.allocs.rend(); ++it) {
         auto r = plan.versionedBuffers.find((*it)->buffer.get());

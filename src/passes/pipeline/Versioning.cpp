@@ -206,7 +206,7 @@ void versionBuffers(LoopPlan& plan) {
 
 // Statement i for iteration `iter`: its versions indexed, its producer copy async (or a TMA
 // load, `elected`: issued by the thread the caller chose), its gemm's group left in flight.
-Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected) {
+Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, ops::GemmOp::GroupPart part) {
     const Item& item = plan.items[i];
     Stmt s = substitute(item.stmt, {{plan.loop->var, iter}});
     Versioner v;
@@ -222,7 +222,9 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected) {
     }
     if (i == plan.inFlight) {
         const auto* t = s.as<TileOpStmt>();
-        s = tileOp(static_cast<const ops::GemmOp*>(t->op.get())->withGroupInFlight(), t->loc);
+        const auto* gemm = static_cast<const ops::GemmOp*>(t->op.get());
+        s = tileOp(part == ops::GemmOp::GroupPart::Whole ? gemm->withGroupInFlight() : gemm->withGroupPart(part),
+                   t->loc);
     }
     return s;
 }

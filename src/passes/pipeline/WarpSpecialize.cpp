@@ -240,10 +240,12 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     std::string tiles;
     for (const BufferNode* b : plan.shared)
         if (plan.versions.count(b)) tiles += (tiles.empty() ? "" : ", ") + b->name;
-    Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
-                                        n->var->name, plan.tma.versions, tiles),
-                            loc),
-                    forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), mbarriers.drain()});
+    Stmt header = comment(
+        fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers", n->var->name, plan.tma.versions, tiles),
+        loc);
+    Stmt out = plan.unroll > 1
+                   ? seq({header, unrolledConsumers(plan, mbarriers, ctx)})
+                   : seq({header, forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), mbarriers.drain()});
     for (auto it = plan.flat.allocs.rbegin(); it != plan.flat.allocs.rend(); ++it) {
         auto r = plan.versionedBuffers.find((*it)->buffer.get());
         if (r != plan.versionedBuffers.end()) w.tiles.push_back(r->second);  // declared before the split
