@@ -116,6 +116,7 @@ private:
         plan.warpSpecialize = chooseWarpSpecialization(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
+        plan.pingPong = choosePingPong(plan, kernel_, ctx_);
         makeTmaBuffers(plan, ctx_);
         if (plan.warpSpecialize) return emitWarpSpecialized(plan, kernel_, ctx_);
         return emitModuloSchedule(plan, kernel_, ctx_);

@@ -75,6 +75,8 @@ class Experiment(unittest.TestCase):
         import configs
         self.assertEqual([k["id"] for k in self.manifest["kernels"]], [c["id"] for c in configs.CONFIGS])
         self.assertTrue(set(configs.QUICK) <= {c["id"] for c in configs.CONFIGS})
+        for name, ids in configs.SETS.items():
+            self.assertTrue(set(ids) <= {c["id"] for c in configs.CONFIGS}, name)
 
     def test_sizes_and_shapes(self):
         for k, m in self.kernel_manifests():

@@ -33,6 +33,13 @@ std::shared_ptr<const GemmOp> GemmOp::withGroupInFlight() const {
     return out;
 }
 
+std::shared_ptr<const GemmOp> GemmOp::withTurn(int64_t warpgroups, int64_t firstBarrier) const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->turnWarpgroups_ = warpgroups;
+    out->turnBarrier_ = firstBarrier;
+    return out;
+}
+
 std::shared_ptr<const GemmOp> GemmOp::withReusedB() const {
     auto out = std::make_shared<GemmOp>(*this);
     out->reuseB_ = true;

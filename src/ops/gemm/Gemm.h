@@ -34,6 +34,13 @@ public:
     // pipeline that releases each stage one iteration later (docs/lowering.md, "Overlapping
     // wgmma groups"); a wgmma_drain after the loop waits for the last group.
     std::shared_ptr<const GemmOp> withGroupInFlight() const;
+    // A copy whose wgmma form issues its group as one turn of `warpgroups` warpgroups that take
+    // turns (pipeline-loops' ping-pong schedule, passes/pipeline/PingPong.cpp): warpgroup w waits
+    // on named barrier firstBarrier + w before its first wgmma and, once the group is committed,
+    // arrives on the next warpgroup's, firstBarrier + (w + 1) % warpgroups (each barrier counts
+    // the two warpgroups, 256 threads). Nothing between the two can synchronise the block.
+    std::shared_ptr<const GemmOp> withTurn(int64_t warpgroups, int64_t firstBarrier) const;
+    int64_t turnWarpgroups() const { return turnWarpgroups_; }  // 0: no turns
     // A copy that keeps B's packed tile for the launch's other blocks (cpu targets: B a tensor
     // the kernel never writes; passes/ReusePackedB.cpp).
     std::shared_ptr<const GemmOp> withReusedB() const;
@@ -75,6 +82,7 @@ private:
     GemmPolicy policy_;
     bool clearAccum_;
     bool groupInFlight_ = false;
+    int64_t turnWarpgroups_ = 0, turnBarrier_ = 0;
     bool reuseB_ = false;
     ir::Expr rows_;
 };

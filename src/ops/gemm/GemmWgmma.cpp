@@ -287,12 +287,25 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                         forLoop(mi, intImm(0), intImm(plan.tilesM), ForKind::Unroll, seq(issue)));
     Expr accStart = addressOf(acc, {intImm(0)});
     Stmt fenceAcc = evaluate(call("wgmma_fence_operand", DType::I32, {intImm(accSlots), accStart}));
-    body = seq({packA,
+    // A turn of the ping-pong schedule: the wait for it comes after whatever the gemm staged or
+    // packed (a block barrier inside the turn would deadlock the warpgroups waiting for it), the
+    // next warpgroup's turn starts as soon as this group is issued, before its wait.
+    Stmt turnWait, turnPass;
+    if (turnWarpgroups_ > 1) {
+        Expr me = ctx.tx() / 128, threads = intImm(2 * 128);
+        Expr next = turnWarpgroups_ == 2 ? intImm(1 + turnBarrier_) - me : (me + 1) % turnWarpgroups_ + turnBarrier_;
+        turnWait = seq({comment(fmt::format("ping-pong: this warpgroup's turn to issue (named barriers {} .. {})",
+                                            turnBarrier_, turnBarrier_ + turnWarpgroups_ - 1)),
+                        evaluate(call("named_barrier_sync", DType::I32, {me + turnBarrier_, threads}))});
+        turnPass = seq({comment("ping-pong: the next warpgroup's turn"),
+                        evaluate(call("named_barrier_arrive", DType::I32, {next, threads}))});
+    }
+    body = seq({packA, turnWait,
                 // Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
                 // by wgmma through the async proxy.
                 evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
                 evaluate(call("wgmma_fence", DType::I32, {})), body, evaluate(call("wgmma_commit_group", DType::I32, {})),
-                evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
+                turnPass, evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
     if (packedA) body = allocate(packedA, body);
     if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);

@@ -8,6 +8,7 @@
 //     Versioning.cpp       which shared buffers get versions; one instance of a statement
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
+//     PingPong.cpp         consumer warpgroups that take turns issuing the loop's gemms
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
@@ -80,6 +81,16 @@ struct TmaPlan {
     bool used() const { return versions > 0; }
 };
 
+// The ping-pong schedule of a loop (PingPong.cpp): its consumer warpgroups take turns issuing
+// its wgmma gemms, in order, so that one warpgroup's other statements (flash attention's
+// softmax) run while the next one's gemms keep the tensor cores busy.
+struct PingPongPlan {
+    int64_t warpgroups = 0;    // 0: none
+    int64_t firstBarrier = 1;  // warpgroup w waits on named barrier firstBarrier + w
+    std::set<size_t> gemms;    // the items that are turns
+    bool used() const { return warpgroups > 1; }
+};
+
 // One pipelined loop as the steps below plan it; the schedules read it. `items.size()` stands
 // for "none" where a field names a statement.
 struct LoopPlan {
@@ -98,6 +109,7 @@ struct LoopPlan {
     TmaPlan tma;
     bool warpSpecialize = false;
     size_t inFlight = 0;  // the gemm whose wgmma group stays in flight past its step
+    PingPongPlan pingPong;
 };
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
@@ -137,6 +149,7 @@ struct PipelinedKernel {
     std::map<const ir::For*, TopLevelLoop> topLevel;  // pipelined loops at the kernel's top level
     std::map<const ir::BufferNode*, ir::Buffer> versioned;  // shared buffers replaced by versioned ones
     std::optional<WarpSpecialized> warpSpecialized;
+    bool pingPong = false;  // a loop of the kernel has the ping-pong schedule (at most one does)
 
     explicit PipelinedKernel(const ir::Stmt& body);
 };
@@ -201,6 +214,13 @@ private:
 
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+
+// PingPong.cpp: whether the loop's consumer warpgroups take turns issuing its gemms (logged);
+// the turn of a gemm item is GemmOp::withTurn, applied by instance(); the schedules put
+// pingPongEnter before the loop's code and pingPongLeave after it.
+PingPongPlan choosePingPong(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt pingPongEnter(const LoopPlan& plan, LowerContext& ctx);
+ir::Stmt pingPongLeave(const LoopPlan& plan, LowerContext& ctx);
 
 // Depth.cpp: where the loop's stages keep too few bytes in flight for the tensor cores' pace
 // (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for

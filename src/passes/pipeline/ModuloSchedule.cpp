@@ -52,12 +52,14 @@ public:
                                loc_));
         for (const auto& note : plan_.tma.notes) code.push_back(comment(note, loc_));
         if (plan_.tma.full) code.push_back(initBarriers(plan_, ctx_));
+        code.push_back(pingPongEnter(plan_, ctx_));
         prologue(code);
         code.push_back(comment("steady state", loc_));
         steadyState(code);
         code.push_back(comment("epilogue", loc_));
         epilogue(code);
         code.push_back(mbarriers_.drain());
+        code.push_back(pingPongLeave(plan_, ctx_));
         return seq(code, loc_);
     }
 

@@ -205,7 +205,8 @@ void versionBuffers(LoopPlan& plan) {
 }
 
 // Statement i for iteration `iter`: its versions indexed, its producer copy async (or a TMA
-// load, `elected`: issued by the thread the caller chose), its gemm's group left in flight.
+// load, `elected`: issued by the thread the caller chose), its gemm's group left in flight, its
+// gemm a turn of the ping-pong schedule.
 Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected) {
     const Item& item = plan.items[i];
     Stmt s = substitute(item.stmt, {{plan.loop->var, iter}});
@@ -223,6 +224,12 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected) {
     if (i == plan.inFlight) {
         const auto* t = s.as<TileOpStmt>();
         s = tileOp(static_cast<const ops::GemmOp*>(t->op.get())->withGroupInFlight(), t->loc);
+    }
+    if (plan.pingPong.gemms.count(i)) {
+        const auto* t = s.as<TileOpStmt>();
+        s = tileOp(static_cast<const ops::GemmOp*>(t->op.get())
+                           ->withTurn(plan.pingPong.warpgroups, plan.pingPong.firstBarrier),
+                   t->loc);
     }
     return s;
 }

@@ -243,7 +243,8 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     Stmt out = seq({comment(fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers",
                                         n->var->name, plan.tma.versions, tiles),
                             loc),
-                    forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), mbarriers.drain()});
+                    pingPongEnter(plan, ctx), forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc),
+                    mbarriers.drain(), pingPongLeave(plan, ctx)});
     for (auto it = plan.flat.allocs.rbegin(); it != plan.flat.allocs.rend(); ++it) {
         auto r = plan.versionedBuffers.find((*it)->buffer.get());
         if (r != plan.versionedBuffers.end()) w.tiles.push_back(r->second);  // declared before the split
