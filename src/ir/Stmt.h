@@ -92,6 +92,7 @@ struct PipelineInfo {
     std::vector<int> stage;
     int warpSpecialize = -1;  // warp_specialize = false / true: 0 / 1; -1: the compiler chooses
     int deepen = -1;          // deepen = false / true: 0 / 1; -1: left out (the compiler may deepen)
+    int overlap = -1;         // overlap = false / true: 0 / 1; -1: left out (no overlap: experimental)
 };
 
 struct For : StmtNode {

@@ -662,6 +662,7 @@ private:
             p.stage = intList(arg(4));
             if (arg(5)) p.warpSpecialize = boolArg(arg(5), false) ? 1 : 0;
             if (arg(6)) p.deepen = boolArg(arg(6), true) ? 1 : 0;
+            if (arg(7)) p.overlap = boolArg(arg(7), false) ? 1 : 0;
             if (!arg(1)) return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
             Expr count = start ? simplify(intValue(*arg(1)) - start) : intValue(*arg(1));
             Stmt loop = forLoop(v, intImm(0), count, ForKind::Pipelined, body, loc, p);

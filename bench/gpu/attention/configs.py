@@ -8,6 +8,9 @@ Kinds:
   mla        MLA decode: Q [B, H, 512], Q_pe [B, H, 64], KV [B, S, 1, 512], K_pe [B, S, 1, 64]
   decode     flash decoding (split KV + combine): Q [b, h, d], K, V [b, S, h / groups, d], mask
   bwd_bshd   the backward's kernels (forward for lse, prep, main, post) against SDPA's backward
+
+"after_only": True: a configuration the baseline compiler cannot build (a parameter it lacks);
+prepared and run with this build only.
 """
 
 # Forward shapes: 16k tokens as 4 sequences of 4096 (the issue's GQA row: 32 query heads on 4 KV
@@ -32,6 +35,19 @@ CONFIGS = [
     {"id": "fa_d64_128x128", "source": "samples/flash_attention.tl",
      "defines": ["D=64", "causal=false", "block_M=128", "block_N=128", "threads=256"],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
+    # overlap = true (experimental, passes/pipeline/Overlap.cpp): the softmax overlapping the
+    # previous block's P V gemm, alone (one warpgroup) and with the ping-pong schedule. The
+    # baseline tlc has no such parameter: these rows have an "after" build only, to read against
+    # the rows above (their SDPA ratios).
+    {"id": "fa_d128_overlap", "source": "samples/flash_attention.tl",
+     "defines": ["D=128", "causal=false", "overlap=true"], "after_only": True,
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_128x128_overlap", "source": "samples/flash_attention.tl",
+     "defines": ["D=128", "causal=false", "block_M=128", "block_N=128", "threads=256", "overlap=true"],
+     "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_128x128_causal_overlap", "source": "samples/flash_attention.tl",
+     "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256", "overlap=true"],
+     "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     # GQA forward as TileLang's example launches it: 64 x 64 tiles, 128 threads, 2 stages, d128,
     # 32 query heads on 4 KV heads (the kernel whose wgmma ptxas serialised: C7520).
     {"id": "gqa_d128", "source": "tests/corpus/gqa_fwd_bshd.tl", "defines": ["dim=128", "groups=8"],
@@ -72,5 +88,6 @@ QUICK = ["fa_d128", "gqa_d128", "gqa_d128_causal", "mla_tilelang", "decode_d128"
 SETS = {
     "quick": QUICK,
     "schedule": ["fa_d128", "fa_d128_causal", "fa_d128_128x128", "fa_d128_128x128_causal", "fa_d64",
-                 "fa_d64_128x128", "gqa_d128", "gqa_d128_causal", "gqa_d128_128x128", "gqa_d128_128x128_causal"],
+                 "fa_d64_128x128", "gqa_d128", "gqa_d128_causal", "gqa_d128_128x128", "gqa_d128_128x128_causal",
+                 "fa_d128_overlap", "fa_d128_128x128_overlap", "fa_d128_128x128_causal_overlap"],
 }

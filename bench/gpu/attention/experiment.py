@@ -102,6 +102,8 @@ def prepare(args):
         for c in configs.CONFIGS:
             entry = dict(c, builds={})
             for label, tlc in tlcs.items():
+                if label == "before" and c.get("after_only"):
+                    continue
                 cu = os.path.join("gen", label, c["id"] + ".cu")
                 flags = [x for d in c["defines"] for x in ("-D", d)]
                 os.makedirs(os.path.dirname(os.path.join(out, cu)), exist_ok=True)
@@ -356,6 +358,8 @@ def run(args):
     for k in manifest["kernels"]:
         ms = {}
         for label in LABELS:
+            if label == "before" and k.get("after_only"):
+                continue
             row = {"id": k["id"], "build": label}
             doc["rows"].append(row)
             lib, ptxas, log = libs.get((k["id"], label), (None, {}, "not prepared (tlc refused it)"))

@@ -291,12 +291,15 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     // packed (a block barrier inside the turn would deadlock the warpgroups waiting for it), the
     // next warpgroup's turn starts as soon as this group is issued, before its wait.
     Stmt turnWait, turnPass;
-    if (turnWarpgroups_ > 1) {
+    if (turnWarpgroups_ > 1 && turnWait_) {
         Expr me = ctx.tx() / 128, threads = intImm(2 * 128);
-        Expr next = turnWarpgroups_ == 2 ? intImm(1 + turnBarrier_) - me : (me + 1) % turnWarpgroups_ + turnBarrier_;
         turnWait = seq({comment(fmt::format("ping-pong: this warpgroup's turn to issue (named barriers {} .. {})",
                                             turnBarrier_, turnBarrier_ + turnWarpgroups_ - 1)),
                         evaluate(call("named_barrier_sync", DType::I32, {me + turnBarrier_, threads}))});
+    }
+    if (turnWarpgroups_ > 1 && turnPass_) {
+        Expr me = ctx.tx() / 128, threads = intImm(2 * 128);
+        Expr next = turnWarpgroups_ == 2 ? intImm(1 + turnBarrier_) - me : (me + 1) % turnWarpgroups_ + turnBarrier_;
         turnPass = seq({comment("ping-pong: the next warpgroup's turn"),
                         evaluate(call("named_barrier_arrive", DType::I32, {next, threads}))});
     }
@@ -305,9 +308,12 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
                 // by wgmma through the async proxy.
                 evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
                 evaluate(call("wgmma_fence", DType::I32, {})), body, evaluate(call("wgmma_commit_group", DType::I32, {})),
-                turnPass, evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})), fenceAcc});
+                turnPass,
+                noWait_ ? Stmt()
+                        : seq({evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})),
+                               fenceAcc})});
     if (packedA) body = allocate(packedA, body);
-    if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
+    if (groupInFlight_ || noWait_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);
     if (descA) body = letStmt(descA->desc, descA->value, body);
     Expr warpgroup = ctx.tx() / 128;
@@ -320,11 +326,11 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
 TileOpPtr WgmmaDrainOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     Region c = c_;
     for (auto& e : c.starts) e = fn(e);
-    return std::make_shared<WgmmaDrainOp>(c);
+    return std::make_shared<WgmmaDrainOp>(c, pending_);
 }
 
 TileOpPtr WgmmaDrainOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
-    return std::make_shared<WgmmaDrainOp>(fn(c_));
+    return std::make_shared<WgmmaDrainOp>(fn(c_), pending_);
 }
 
 // The loop's gemm was lowered before (program order): it says whether a group is in flight.
@@ -332,7 +338,7 @@ Stmt WgmmaDrainOp::lower(LowerContext& ctx, SourceLoc loc) const {
     auto it = ctx.wgmmaInFlight.find(c_.buffer.get());
     if (it == ctx.wgmmaInFlight.end()) return seq({}, loc);
     Expr accStart = call("address_of", DType::I64, {load(ctx.localBuffer(c_.buffer), {intImm(0)})});
-    return seq({comment(str(), loc), evaluate(call("wgmma_wait_group", DType::I32, {intImm(0)}), loc),
+    return seq({comment(str(), loc), evaluate(call("wgmma_wait_group", DType::I32, {intImm(pending_)}), loc),
                 evaluate(call("wgmma_fence_operand", DType::I32, {intImm(it->second), accStart}), loc)},
                loc);
 }

@@ -9,6 +9,7 @@
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
 //     PingPong.cpp         consumer warpgroups that take turns issuing the loop's gemms
+//     Overlap.cpp          the second of two gemms a stage later, overlapping the work between them
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
@@ -91,6 +92,14 @@ struct PingPongPlan {
     bool used() const { return warpgroups > 1; }
 };
 
+// The intra-warpgroup overlap of a loop (Overlap.cpp): its second gemm a stage later, issued
+// right after the first, waited for after the statements between them.
+struct OverlapPlan {
+    size_t first = SIZE_MAX, second = SIZE_MAX;  // the two gemm items
+    std::set<const ir::BufferNode*> carried;      // fragments the second gemm uses (no versions)
+    bool used() const { return second != SIZE_MAX; }
+};
+
 // One pipelined loop as the steps below plan it; the schedules read it. `items.size()` stands
 // for "none" where a field names a statement.
 struct LoopPlan {
@@ -110,6 +119,7 @@ struct LoopPlan {
     bool warpSpecialize = false;
     size_t inFlight = 0;  // the gemm whose wgmma group stays in flight past its step
     PingPongPlan pingPong;
+    OverlapPlan overlap;
 };
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
@@ -221,6 +231,14 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
 PingPongPlan choosePingPong(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt pingPongEnter(const LoopPlan& plan, LowerContext& ctx);
 ir::Stmt pingPongLeave(const LoopPlan& plan, LowerContext& ctx);
+
+// Overlap.cpp: `overlap = true`: the second gemm a stage later (stages, positions and plan.last
+// changed; logged, warned where it cannot), before the versions are planned; then every stage
+// tile at the versions of the latest reader; the gemms' instances and waits for the schedule.
+void planOverlap(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+void equalizeOverlapVersions(LoopPlan& plan);
+ir::Stmt overlapGemm(const LoopPlan& plan, const ir::Stmt& instance, size_t g, bool bothInStep);
+ir::Stmt overlapWait(const LoopPlan& plan, size_t g, int64_t pending);
 
 // Depth.cpp: where the loop's stages keep too few bytes in flight for the tensor cores' pace
 // (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for

@@ -70,7 +70,9 @@ std::string pingPongIssue(const LoopPlan& plan, const PipelinedKernel& kernel, c
                                "rows a warpgroup gives whole rows)",
                                gemm.str(), gp.warpsM, gp.warpsN);
     }
-    // Something to overlap: a statement between the first and the last gemm of a step.
+    // Something to overlap: a statement between the first and the last gemm of a step (with the
+    // gemm overlap, Overlap.cpp, the two gemms are one turn and the statements follow them).
+    if (plan.overlap.used()) return "";
     auto at = [&](size_t i) { return std::find(plan.byPos.begin(), plan.byPos.end(), i) - plan.byPos.begin(); };
     auto first = at(gemms.front()), last = at(gemms.front());
     for (size_t g : gemms) {

@@ -121,7 +121,7 @@ std::vector<const BufferNode*> sharedInOrderOfUse(const std::vector<Item>& items
 bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext& ctx) {
     for (const auto& it : plan.items)
         for (const auto* b : it.fp.writes) {
-            if (b->scope == MemScope::Shared) continue;
+            if (b->scope == MemScope::Shared || plan.overlap.carried.count(b)) continue;
             std::set<int> at;
             for (const auto& other : plan.items)
                 if (other.fp.touches(b)) at.insert(other.stage);
