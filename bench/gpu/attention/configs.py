@@ -35,18 +35,19 @@ CONFIGS = [
     {"id": "fa_d64_128x128", "source": "samples/flash_attention.tl",
      "defines": ["D=64", "causal=false", "block_M=128", "block_N=128", "threads=256"],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
-    # overlap = true (experimental, passes/pipeline/Overlap.cpp): the softmax overlapping the
-    # previous block's P V gemm, alone (one warpgroup) and with the ping-pong schedule. The
-    # baseline tlc has no such parameter: these rows have an "after" build only, to read against
-    # the rows above (their SDPA ratios).
-    {"id": "fa_d128_overlap", "source": "samples/flash_attention.tl",
-     "defines": ["D=128", "causal=false", "overlap=true"], "after_only": True,
+    # overlap = true (experimental, passes/pipeline/Overlap.cpp; the sample with it, in
+    # tests/run/kernels/flash_attention_overlap.tl): the softmax overlapping the previous block's
+    # P V gemm, alone (one warpgroup) and with the ping-pong schedule. The baseline tlc has no
+    # such keyword: these rows have an "after" build only, to read against the rows above (their
+    # SDPA ratios).
+    {"id": "fa_d128_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=false"], "after_only": True,
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
-    {"id": "fa_d128_128x128_overlap", "source": "samples/flash_attention.tl",
-     "defines": ["D=128", "causal=false", "block_M=128", "block_N=128", "threads=256", "overlap=true"],
+    {"id": "fa_d128_128x128_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=false", "block_M=128", "block_N=128", "threads=256"],
      "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
-    {"id": "fa_d128_128x128_causal_overlap", "source": "samples/flash_attention.tl",
-     "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256", "overlap=true"],
+    {"id": "fa_d128_128x128_causal_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256"],
      "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     # GQA forward as TileLang's example launches it: 64 x 64 tiles, 128 threads, 2 stages, d128,
     # 32 query heads on 4 KV heads (the kernel whose wgmma ptxas serialised: C7520).

@@ -147,7 +147,8 @@ void planOverlap(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ct
     std::string why = overlapIssue(plan, kernel, ctx, g1, g2);
     const std::string subject = fmt::format("gemm overlap of the loop over {}", n->var->name);
     if (!why.empty()) {
-        ctx.diags.report(DiagId::warn_overlap_unsuitable, SourceRange(n->loc), why);
+        // A portable kernel may ask for it: targets without wgmma log it without a warning.
+        if (ctx.target.has(Feature::Wgmma)) ctx.diags.report(DiagId::warn_overlap_unsuitable, SourceRange(n->loc), why);
         ctx.decide(subject, "none", "lowering (overlap = true)", why, n->loc);
         return;
     }
