@@ -451,6 +451,7 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"cp_async", "async_copy", false, 0},
         {"mbarrier_", "mbarrier", false, 0},
         {"fence_barrier_init", "mbarrier", false, 0},
+        {"named_barrier_", "named_barrier", false, 0},
         {"tma_store_wait", "tma", false, 1},  // <groups>: tma_store_wait and tma_store_wait_read
         {"tma_store_commit", "tma", false, 0},
         {"tma_store_", "tma", false, 0, true},  // tma_store_2d .. tma_store_5d

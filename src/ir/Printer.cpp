@@ -166,6 +166,8 @@ void printInto(std::string& out, const Stmt& s, int indent) {
             extra += fmt::format(", deepen = {}", f->pipeline.deepen ? "true" : "false");
         if (f->forKind == ForKind::Pipelined && f->pipeline.unroll > 0)
             extra += fmt::format(", unroll = {}", f->pipeline.unroll);
+        if (f->forKind == ForKind::Pipelined && f->pipeline.overlap >= 0)
+            extra += fmt::format(", overlap = {}", f->pipeline.overlap ? "true" : "false");
         std::string step = isConstInt(f->step, 1) ? "" : ", step " + printExpr(f->step);
         line(fmt::format("for {} in {}({}, {}{}{}) {{", f->var->name, forKindName(f->forKind), printExpr(f->min),
                          printExpr(f->extent), step, extra));

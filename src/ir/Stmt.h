@@ -93,6 +93,7 @@ struct PipelineInfo {
     int warpSpecialize = -1;  // warp_specialize = false / true: 0 / 1; -1: the compiler chooses
     int deepen = -1;          // deepen = false / true: 0 / 1; -1: left out (the compiler may deepen)
     int unroll = 0;           // k-tiles per wgmma group: 1 never unrolls, 0 (left out): the compiler's choice
+    int overlap = -1;         // overlap = false / true: 0 / 1; -1: left out (no overlap: experimental)
 };
 
 struct For : StmtNode {

@@ -664,6 +664,7 @@ private:
             if (arg(5)) p.warpSpecialize = boolArg(arg(5), false) ? 1 : 0;
             if (arg(6)) p.deepen = boolArg(arg(6), true) ? 1 : 0;
             if (arg(7) && arg(7)->constant) p.unroll = std::max(0, int(std::get<int64_t>(*arg(7)->constant)));
+            if (arg(8)) p.overlap = boolArg(arg(8), false) ? 1 : 0;
             if (!arg(1)) return forLoop(v, intImm(0), intValue(*arg(0)), ForKind::Pipelined, body, loc, p);
             Expr count = start ? simplify(intValue(*arg(1)) - start) : intValue(*arg(1));
             Stmt loop = forLoop(v, intImm(0), count, ForKind::Pipelined, body, loc, p);

@@ -158,16 +158,20 @@ private:
         if (checkOnly && info.stage.empty()) return {};
         if (!countsFromZero(n)) return {};
         if (!assignStages(plan, kernel_, stages_, ctx_)) return {};
+        if (!checkOnly) planOverlap(plan, kernel_, ctx_);
         if (!checkUnversionedBuffers(plan, checkOnly, ctx_) || !planVersions(plan, kernel_, checkOnly, ctx_))
             return {};
         if (checkOnly) return {};
+        equalizeOverlapVersions(plan);
         versionBuffers(plan);
         chooseTma(plan, kernel_, ctx_);
-        plan.warpSpecialize = chooseWarpSpecialization(plan, kernel_, ctx_);
+        // The gemm overlap is a form of the prologue/steady-state schedule only.
+        plan.warpSpecialize = !plan.overlap.used() && chooseWarpSpecialization(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
         chooseUnroll(plan, kernel_, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
         settleUnroll(plan, kernel_, stages_, ctx_);
+        plan.pingPong = choosePingPong(plan, kernel_, ctx_);
         makeTmaBuffers(plan, ctx_);
         if (plan.warpSpecialize) {
             Stmt out = emitWarpSpecialized(plan, kernel_, ctx_);

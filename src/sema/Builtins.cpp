@@ -47,7 +47,8 @@ constexpr P kParallel[] = {req("extent", K::ConstInt)};
 constexpr P kPipelined[] = {req("start", K::Int), absent("stop", K::Int), absent("stages", K::ConstInt),
                             absent("order", K::IntList), absent("stage", K::IntList),
                             absent("warp_specialize", K::ConstBool), absent("deepen", K::ConstBool),
-                            absent("unroll", K::ConstInt)};
+                            absent("unroll", K::ConstInt),
+                            absent("overlap", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
                        absent("threads", K::Threads)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};

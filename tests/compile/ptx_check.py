@@ -3,9 +3,12 @@
 with --absent, for those it should not), and that ptxas reports no register spills (nor
 wgmma it fenced or serialised: ptxas_report.py).
 
-    ptx_check.py --tlc build/tlc --work DIR [--absent INSTRUCTION]... SAMPLE.tl TARGET ARCH INSTRUCTION...
+    ptx_check.py --tlc build/tlc --work DIR [--absent INSTRUCTION]... [-D NAME=VALUE]... SAMPLE.tl TARGET ARCH
+                 INSTRUCTION...
 
 e.g. ptx_check.py --tlc build/tlc --work /tmp/p samples/gemm.tl sm80 sm_80 mma.sync.aligned.m16n8k16
+
+-D passes a kernel parameter to tlc (its outputs then carry a suffix naming the values).
 
 A .cu file instead of a .tl sample is compiled as it is (no tlc; TARGET only names the outputs),
 with -I for each --include; --werror compiles warning-free as the compile layer does
@@ -28,6 +31,7 @@ def main():
     parser.add_argument("--werror", action="store_true")
     parser.add_argument("--absent", action="append", default=[], help="an instruction the PTX must not contain")
     parser.add_argument("--work", required=True)
+    parser.add_argument("-D", dest="defines", action="append", default=[], help="a kernel parameter, NAME=VALUE")
     parser.add_argument("sample")
     parser.add_argument("target")
     parser.add_argument("arch")
@@ -36,6 +40,7 @@ def main():
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     os.makedirs(args.work, exist_ok=True)
     name = os.path.splitext(os.path.basename(args.sample))[0]
+    suffix = "".join("_" + d.replace("=", "") for d in args.defines)
     flags = ["-std=c++17", f"-arch={args.arch}"] + [f"-I{d}" for d in args.include]
     if args.werror:
         flags += ["-Xcompiler", "-Wall,-Werror", "-Werror", "all-warnings"]
@@ -45,8 +50,9 @@ def main():
     else:
         if not args.tlc:
             sys.exit("ptx_check.py: --tlc is needed for a .tl sample")
-        cu = os.path.join(args.work, f"{name}_{args.target}.cu")
-        subprocess.run([args.tlc, args.sample, f"--target={args.target}", "-o", cu], check=True)
+        cu = os.path.join(args.work, f"{name}{suffix}_{args.target}.cu")
+        defines = [x for d in args.defines for x in ("-D", d)]
+        subprocess.run([args.tlc, args.sample, f"--target={args.target}", *defines, "-o", cu], check=True)
         base = cu[:-3]
     ptx = base + ".ptx"
     subprocess.run([nvcc, *flags, "--ptx", cu, "-o", ptx], check=True)

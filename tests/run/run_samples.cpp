@@ -3,6 +3,9 @@
 #include "harness.h"
 
 #include "flash_attention.h"
+#include "flash_attention_ov.h"
+#include "flash_attention_ov_pp.h"
+#include "flash_attention_pp.h"
 #include "gemm.h"
 #include "gemm_auto.h"
 #include "gemm_auto_variants.h"
@@ -214,8 +217,11 @@ void gemmTransposed(int M, int N, int K) {
     check("gemm_tt " + dims(M, N, K), C, matmul(M, N, K, aKM, bNK), 1e-2, 1e-2);
 }
 
-void flashAttention(int Bn, int S, int H) {
-    const int D = 128;
+// pingPong: the sample at 128 query rows over two warpgroups (D = 64, 256 threads, 3 stages),
+// which on sm90 take turns issuing the gemms (the ping-pong schedule); otherwise its defaults.
+// overlap: with overlap = true (the softmax overlapping the previous block's P V gemm on sm90).
+void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = false) {
+    const int D = pingPong ? 64 : 128;
     size_t n = size_t(Bn) * S * H * D;
     auto Q = random<tl::half>(n, 9), K = random<tl::half>(n, 10), V = random<tl::half>(n, 11);
     std::vector<tl::half> O(n, tl::half(-7.0f));
@@ -240,9 +246,16 @@ void flashAttention(int Bn, int S, int H) {
                     want[at(b, i, h, d)] = o / sum;
                 }
             }
-    expectStatus("flash_attention status", tl_kernels::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H), 0);
-    check("flash_attention B=" + std::to_string(Bn) + " S=" + std::to_string(S) + " H=" + std::to_string(H), O, want,
-          2e-3, 2e-2);
+    const std::string name = std::string("flash_attention") + (pingPong ? " (2 warpgroups)" : "") +
+                             (overlap ? " (overlap)" : "");
+    expectStatus(name + " status",
+                 pingPong && overlap ? tl_ov_pp::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
+                 : overlap           ? tl_ov::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
+                 : pingPong          ? tl_pp::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
+                                     : tl_kernels::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H),
+                 0);
+    check(name + " B=" + std::to_string(Bn) + " S=" + std::to_string(S) + " H=" + std::to_string(H), O, want, 2e-3,
+          2e-2);
 }
 
 } // namespace
@@ -274,6 +287,12 @@ int main() {
     gemm(136, 200, 520);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
+    flashAttention(1, 200, 2, true);  // 2 query blocks of 128, 4 key blocks of 64, both partial
+    flashAttention(1, 64, 1, true);   // one key block: a single turn each
+    flashAttention(1, 200, 1, false, true);  // 4 key blocks: the second gemm a step behind the first
+    flashAttention(2, 64, 1, false, true);   // one key block: the prologue and the last epilogue step only
+    flashAttention(1, 300, 2, true, true);   // both: the two gemms one turn
+    flashAttention(1, 100, 1, true, true);
     // Sizes that are and are not multiples of the tiles, rows that are and are not whole 16-byte
     // vectors (the latter run the general variants on GPUs).
     gemmBf16(256, 256, 64);

@@ -8,6 +8,9 @@ Kinds:
   mla        MLA decode: Q [B, H, 512], Q_pe [B, H, 64], KV [B, S, 1, 512], K_pe [B, S, 1, 64]
   decode     flash decoding (split KV + combine): Q [b, h, d], K, V [b, S, h / groups, d], mask
   bwd_bshd   the backward's kernels (forward for lse, prep, main, post) against SDPA's backward
+
+"after_only": True: a configuration the baseline compiler cannot build (a parameter it lacks);
+prepared and run with this build only.
 """
 
 # Forward shapes: 16k tokens as 4 sequences of 4096 (the issue's GQA row: 32 query heads on 4 KV
@@ -24,6 +27,28 @@ CONFIGS = [
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     {"id": "fa_d64", "source": "samples/flash_attention.tl", "defines": ["D=64", "causal=false"],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
+    # Two consumer warpgroups (128 rows on 256 threads): on sm90 the ping-pong schedule
+    # (passes/pipeline/PingPong.cpp) makes them take turns issuing the gemms.
+    {"id": "fa_d128_128x128_causal", "source": "samples/flash_attention.tl",
+     "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d64_128x128", "source": "samples/flash_attention.tl",
+     "defines": ["D=64", "causal=false", "block_M=128", "block_N=128", "threads=256"],
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
+    # overlap = true (experimental, passes/pipeline/Overlap.cpp; the sample with it, in
+    # tests/run/kernels/flash_attention_overlap.tl): the softmax overlapping the previous block's
+    # P V gemm, alone (one warpgroup) and with the ping-pong schedule. The baseline tlc has no
+    # such keyword: these rows have an "after" build only, to read against the rows above (their
+    # SDPA ratios).
+    {"id": "fa_d128_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=false"], "after_only": True,
+     "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_128x128_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=false", "block_M=128", "block_N=128", "threads=256"],
+     "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    {"id": "fa_d128_128x128_causal_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
+     "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256"],
+     "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     # GQA forward as TileLang's example launches it: 64 x 64 tiles, 128 threads, 2 stages, d128,
     # 32 query heads on 4 KV heads (the kernel whose wgmma ptxas serialised: C7520).
     {"id": "gqa_d128", "source": "tests/corpus/gqa_fwd_bshd.tl", "defines": ["dim=128", "groups=8"],
@@ -33,6 +58,9 @@ CONFIGS = [
      "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
     {"id": "gqa_d128_128x128", "source": "tests/corpus/gqa_fwd_bshd.tl",
      "defines": ["dim=128", "groups=8", "block_M=128", "block_N=128", "threads=256"],
+     "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
+    {"id": "gqa_d128_128x128_causal", "source": "tests/corpus/gqa_fwd_bshd.tl",
+     "defines": ["dim=128", "groups=8", "block_M=128", "block_N=128", "threads=256", "is_causal=true"],
      "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
     {"id": "mha_bshd_d128", "source": "tests/corpus/mha_fwd_bshd.tl", "defines": ["dim=128"],
      "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
@@ -53,3 +81,14 @@ CONFIGS = [
 
 # --quick: the rows of the issue's table that this experiment was made for.
 QUICK = ["fa_d128", "gqa_d128", "gqa_d128_causal", "mla_tilelang", "decode_d128"]
+
+# --set NAME: named groups of configurations. "schedule": the forward at the sample's tiles and
+# TileLang's GQA tiles (one consumer warpgroup: no ping-pong, after / before should stay near
+# 1.00, the control) and at 128 x 128 on 256 threads (two warpgroups taking turns: what the
+# ping-pong schedule changes), non-causal and causal.
+SETS = {
+    "quick": QUICK,
+    "schedule": ["fa_d128", "fa_d128_causal", "fa_d128_128x128", "fa_d128_128x128_causal", "fa_d64",
+                 "fa_d64_128x128", "gqa_d128", "gqa_d128_causal", "gqa_d128_128x128", "gqa_d128_128x128_causal",
+                 "fa_d128_overlap", "fa_d128_128x128_overlap", "fa_d128_128x128_causal_overlap"],
+}

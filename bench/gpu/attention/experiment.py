@@ -6,7 +6,7 @@ Here (no GPU; the tree's build):
     bench/gpu/attention/experiment.py prepare --out DIR [--tlc build/tlc]
                                               (--baseline-tlc PATH [--baseline-commit REV] | --baseline-rev REV)
 There (the GPU machine: nvcc and PyTorch; DIR copied there):
-    python3 DIR/experiment.py run [--quick] [--only ID,...] [--out DIR2]
+    python3 DIR/experiment.py run [--quick | --set NAME] [--only ID,...] [--out DIR2]
 
 prepare emits every configuration of configs.py with both compilers (with --emit-manifest: the
 launchers' parameters, so that run calls them without knowing their signatures), copies the
@@ -20,7 +20,8 @@ fills random f16 inputs, runs both builds and checks each against an fp32 refere
 two of it), and times both and SDPA on the same data (CUDA events, warm-up, median). It writes
 report.md and report.json; the exit status is 1 when a kernel failed its check. On an H200 the
 24 builds and the timed runs took 30 s in all (bench/RESULTS.md, fourth run; --quick: 5
-configurations). Every figure is a ratio measured in the same process; the
+configurations; --set schedule: the 10 forward configurations before / after the ping-pong
+schedule, configs.SETS). Every figure is a ratio measured in the same process; the
 report names the device, the driver and both compilers' commits.
 """
 import argparse
@@ -101,6 +102,8 @@ def prepare(args):
         for c in configs.CONFIGS:
             entry = dict(c, builds={})
             for label, tlc in tlcs.items():
+                if label == "before" and c.get("after_only"):
+                    continue
                 cu = os.path.join("gen", label, c["id"] + ".cu")
                 flags = [x for d in c["defines"] for x in ("-D", d)]
                 os.makedirs(os.path.dirname(os.path.join(out, cu)), exist_ok=True)
@@ -343,7 +346,8 @@ def run(args):
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         sys.exit("experiment: needs a CUDA device of compute capability 9.0 (H100/H200): the kernels are sm_90a")
     out = os.path.abspath(args.out or HERE)
-    only = set(args.only.split(",")) if args.only else set(configs.QUICK) if args.quick else None
+    named = configs.SETS[args.set] if args.set else configs.QUICK if args.quick else None
+    only = set(args.only.split(",")) if args.only else set(named) if named else None
     manifest["kernels"] = [k for k in manifest["kernels"] if only is None or k["id"] in only]
     libs = build_all(manifest, out, args.jobs)
     driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -354,6 +358,8 @@ def run(args):
     for k in manifest["kernels"]:
         ms = {}
         for label in LABELS:
+            if label == "before" and k.get("after_only"):
+                continue
             row = {"id": k["id"], "build": label}
             doc["rows"].append(row)
             lib, ptxas, log = libs.get((k["id"], label), (None, {}, "not prepared (tlc refused it)"))
@@ -401,6 +407,7 @@ def main():
     p.add_argument("--baseline-commit", help="with --baseline-tlc: the commit it was built from, for the report")
     r = sub.add_parser("run")
     r.add_argument("--quick", action="store_true")
+    r.add_argument("--set", choices=sorted(configs.SETS), help="a named group of configurations (configs.SETS)")
     r.add_argument("--only")
     r.add_argument("--out")
     r.add_argument("--iters", type=int, default=20)

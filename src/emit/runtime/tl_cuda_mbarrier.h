@@ -88,3 +88,30 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, unsigned par
 }
 } // namespace tl
 // tlc:end
+
+// tlc:section named_barrier
+namespace tl {
+// Named barriers (PTX ISA, "bar, barrier"): hardware barriers 1 .. 15 of the block (0 is
+// __syncthreads), each completing when `threads` threads (a multiple of the warp size) have
+// arrived. sync arrives and waits for the completion; arrive only counts this thread and goes
+// on. Whole warps execute them. tlc uses them to order warpgroups among themselves (the
+// ping-pong schedule of pipelined loops: one warpgroup issues its gemms while another runs the
+// statements between them), so `id` may differ between warpgroups.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#else
+    (void)id, (void)threads;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#else
+    (void)id, (void)threads;
+    __trap();
+#endif
+}
+} // namespace tl
+// tlc:end

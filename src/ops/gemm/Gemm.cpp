@@ -40,6 +40,21 @@ std::shared_ptr<const GemmOp> GemmOp::withGroupPart(GroupPart part) const {
     return out;
 }
 
+std::shared_ptr<const GemmOp> GemmOp::withTurn(int64_t warpgroups, int64_t firstBarrier, bool wait, bool pass) const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->turnWarpgroups_ = warpgroups;
+    out->turnBarrier_ = firstBarrier;
+    out->turnWait_ = wait;
+    out->turnPass_ = pass;
+    return out;
+}
+
+std::shared_ptr<const GemmOp> GemmOp::withoutWait() const {
+    auto out = std::make_shared<GemmOp>(*this);
+    out->noWait_ = true;
+    return out;
+}
+
 std::shared_ptr<const GemmOp> GemmOp::withReusedB() const {
     auto out = std::make_shared<GemmOp>(*this);
     out->reuseB_ = true;

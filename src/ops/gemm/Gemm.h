@@ -41,6 +41,19 @@ public:
     enum class GroupPart { Whole, Opens, Continues, Closes };
     std::shared_ptr<const GemmOp> withGroupPart(GroupPart part) const;
     GroupPart groupPart() const { return groupPart_; }
+    // A copy whose wgmma form issues its group as one turn of `warpgroups` warpgroups that take
+    // turns (pipeline-loops' ping-pong schedule, passes/pipeline/PingPong.cpp): warpgroup w waits
+    // on named barrier firstBarrier + w before its first wgmma and, once the group is committed,
+    // arrives on the next warpgroup's, firstBarrier + (w + 1) % warpgroups (each barrier counts
+    // the two warpgroups, 256 threads). Nothing between the two can synchronise the block.
+    // `wait` / `pass` false: the turn began at an earlier gemm / goes on to a later one (gemms
+    // issued one after the other are one turn).
+    std::shared_ptr<const GemmOp> withTurn(int64_t warpgroups, int64_t firstBarrier, bool wait = true,
+                                           bool pass = true) const;
+    // A copy whose wgmma form issues and commits its group and returns: a wgmma_drain that
+    // follows waits for it (the intra-warpgroup overlap, passes/pipeline/Overlap.cpp).
+    std::shared_ptr<const GemmOp> withoutWait() const;
+    int64_t turnWarpgroups() const { return turnWarpgroups_; }  // 0: no turns
     // A copy that keeps B's packed tile for the launch's other blocks (cpu targets: B a tensor
     // the kernel never writes; passes/ReusePackedB.cpp).
     std::shared_ptr<const GemmOp> withReusedB() const;
@@ -83,6 +96,8 @@ private:
     bool clearAccum_;
     bool groupInFlight_ = false;
     GroupPart groupPart_ = GroupPart::Whole;
+    int64_t turnWarpgroups_ = 0, turnBarrier_ = 0;
+    bool turnWait_ = true, turnPass_ = true, noWait_ = false;
     bool reuseB_ = false;
     ir::Expr rows_;
 };
@@ -93,17 +108,21 @@ private:
 // keep its group in flight.
 class WgmmaDrainOp : public Op {
 public:
-    explicit WgmmaDrainOp(ir::Region c) : c_(std::move(c)) {}
+    // pending: the groups committed after C's that may stay in flight (wait_group<pending>).
+    explicit WgmmaDrainOp(ir::Region c, int64_t pending = 0) : c_(std::move(c)), pending_(pending) {}
     std::string name() const override { return "wgmma_drain"; }
     std::vector<const ir::Region*> reads() const override { return {&c_}; }
     std::vector<const ir::Region*> writes() const override { return {&c_}; }
     ir::TileOpPtr mapExprs(const std::function<ir::Expr(const ir::Expr&)>& fn) const override;
     ir::TileOpPtr mapRegions(const std::function<ir::Region(const ir::Region&)>& fn) const override;
-    std::string str() const override { return "wgmma_drain(" + ir::regionString(c_) + ")"; }
+    std::string str() const override {
+        return "wgmma_drain(" + ir::regionString(c_) + (pending_ ? ", pending = " + std::to_string(pending_) : "") + ")";
+    }
     ir::Stmt lower(LowerContext& ctx, SourceLoc loc) const override;
 
 private:
     ir::Region c_;
+    int64_t pending_ = 0;
 };
 
 } // namespace tlc::ops

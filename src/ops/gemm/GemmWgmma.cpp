@@ -288,23 +288,41 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
     Expr accStart = addressOf(acc, {intImm(0)});
     Stmt fenceAcc = evaluate(call("wgmma_fence_operand", DType::I32, {intImm(accSlots), accStart}));
     // A group several gemms share (an unrolled k-loop): the first fences, the last commits and
-    // waits, the ones between only issue (same shape, same accumulator: no fence between).
+    // waits, the ones between only issue (same shape, same accumulator: no fence between). A
+    // turn of the ping-pong schedule: the wait for it comes after whatever the gemm staged or
+    // packed (a block barrier inside the turn would deadlock the warpgroups waiting for it), the
+    // next warpgroup's turn starts as soon as the group is committed, before its wait.
     const bool opens = groupPart_ == GroupPart::Whole || groupPart_ == GroupPart::Opens;
     const bool closes = groupPart_ == GroupPart::Whole || groupPart_ == GroupPart::Closes;
+    Stmt turnWait, turnPass;
+    if (turnWarpgroups_ > 1 && turnWait_ && opens) {
+        Expr me = ctx.tx() / 128, threads = intImm(2 * 128);
+        turnWait = seq({comment(fmt::format("ping-pong: this warpgroup's turn to issue (named barriers {} .. {})",
+                                            turnBarrier_, turnBarrier_ + turnWarpgroups_ - 1)),
+                        evaluate(call("named_barrier_sync", DType::I32, {me + turnBarrier_, threads}))});
+    }
+    if (turnWarpgroups_ > 1 && turnPass_ && closes) {
+        Expr me = ctx.tx() / 128, threads = intImm(2 * 128);
+        Expr next = turnWarpgroups_ == 2 ? intImm(1 + turnBarrier_) - me : (me + 1) % turnWarpgroups_ + turnBarrier_;
+        turnPass = seq({comment("ping-pong: the next warpgroup's turn"),
+                        evaluate(call("named_barrier_arrive", DType::I32, {next, threads}))});
+    }
     std::vector<Stmt> parts{packA};
     if (opens)
         // Tiles this block's threads wrote (st.shared, cp.async: the generic proxy) are read
         // by wgmma through the async proxy.
-        parts.insert(parts.end(), {evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
+        parts.insert(parts.end(), {turnWait, evaluate(call("fence_proxy_async_shared", DType::I32, {})), fenceAcc,
                                    evaluate(call("wgmma_fence", DType::I32, {}))});
     parts.push_back(body);
-    if (closes)
-        parts.insert(parts.end(), {evaluate(call("wgmma_commit_group", DType::I32, {})),
-                                   evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})),
-                                   fenceAcc});
+    if (closes) {
+        parts.insert(parts.end(), {evaluate(call("wgmma_commit_group", DType::I32, {})), turnPass});
+        if (!noWait_)
+            parts.insert(parts.end(), {evaluate(call("wgmma_wait_group", DType::I32, {intImm(groupInFlight_ ? 1 : 0)})),
+                                       fenceAcc});
+    }
     body = seq(parts);
     if (packedA) body = allocate(packedA, body);
-    if (groupInFlight_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
+    if (groupInFlight_ || noWait_) ctx.wgmmaInFlight[c_.buffer.get()] = accSlots;
     body = letStmt(descB.desc, descB.value, body);
     if (descA) body = letStmt(descA->desc, descA->value, body);
     Expr warpgroup = ctx.tx() / 128;
@@ -317,11 +335,11 @@ Stmt GemmOp::lowerWgmma(LowerContext& ctx, SourceLoc loc, const Region& a, const
 TileOpPtr WgmmaDrainOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     Region c = c_;
     for (auto& e : c.starts) e = fn(e);
-    return std::make_shared<WgmmaDrainOp>(c);
+    return std::make_shared<WgmmaDrainOp>(c, pending_);
 }
 
 TileOpPtr WgmmaDrainOp::mapRegions(const std::function<Region(const Region&)>& fn) const {
-    return std::make_shared<WgmmaDrainOp>(fn(c_));
+    return std::make_shared<WgmmaDrainOp>(fn(c_), pending_);
 }
 
 // The loop's gemm was lowered before (program order): it says whether a group is in flight.
@@ -329,7 +347,7 @@ Stmt WgmmaDrainOp::lower(LowerContext& ctx, SourceLoc loc) const {
     auto it = ctx.wgmmaInFlight.find(c_.buffer.get());
     if (it == ctx.wgmmaInFlight.end()) return seq({}, loc);
     Expr accStart = call("address_of", DType::I64, {load(ctx.localBuffer(c_.buffer), {intImm(0)})});
-    return seq({comment(str(), loc), evaluate(call("wgmma_wait_group", DType::I32, {intImm(0)}), loc),
+    return seq({comment(str(), loc), evaluate(call("wgmma_wait_group", DType::I32, {intImm(pending_)}), loc),
                 evaluate(call("wgmma_fence_operand", DType::I32, {intImm(it->second), accStart}), loc)},
                loc);
 }

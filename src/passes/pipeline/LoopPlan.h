@@ -8,6 +8,8 @@
 //     Versioning.cpp       which shared buffers get versions; one instance of a statement
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
 //     WgmmaInFlight.cpp    the gemm whose wgmma group stays in flight past its step
+//     PingPong.cpp         consumer warpgroups that take turns issuing the loop's gemms
+//     Overlap.cpp          the second of two gemms a stage later, overlapping the work between them
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
 //     Unroll.cpp           several k-tiles per wgmma group where one carries too little work
 //
@@ -83,6 +85,24 @@ struct TmaPlan {
     bool used() const { return versions > 0; }
 };
 
+// The ping-pong schedule of a loop (PingPong.cpp): its consumer warpgroups take turns issuing
+// its wgmma gemms, in order, so that one warpgroup's other statements (flash attention's
+// softmax) run while the next one's gemms keep the tensor cores busy.
+struct PingPongPlan {
+    int64_t warpgroups = 0;    // 0: none
+    int64_t firstBarrier = 1;  // warpgroup w waits on named barrier firstBarrier + w
+    std::set<size_t> gemms;    // the items that are turns
+    bool used() const { return warpgroups > 1; }
+};
+
+// The intra-warpgroup overlap of a loop (Overlap.cpp): its second gemm a stage later, issued
+// right after the first, waited for after the statements between them.
+struct OverlapPlan {
+    size_t first = SIZE_MAX, second = SIZE_MAX;  // the two gemm items
+    std::set<const ir::BufferNode*> carried;      // fragments the second gemm uses (no versions)
+    bool used() const { return second != SIZE_MAX; }
+};
+
 // One pipelined loop as the steps below plan it; the schedules read it. `items.size()` stands
 // for "none" where a field names a statement.
 struct LoopPlan {
@@ -103,6 +123,8 @@ struct LoopPlan {
     size_t inFlight = 0;  // the gemm whose wgmma group stays in flight past its step
     int unroll = 1;       // iterations (k-tiles) whose wgmmas form one group (Unroll.cpp)
     std::string unrollWhy;  // the reason of chooseUnroll's choice, for the decision log
+    PingPongPlan pingPong;
+    OverlapPlan overlap;
 };
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
@@ -142,6 +164,7 @@ struct PipelinedKernel {
     std::map<const ir::For*, TopLevelLoop> topLevel;  // pipelined loops at the kernel's top level
     std::map<const ir::BufferNode*, ir::Buffer> versioned;  // shared buffers replaced by versioned ones
     std::optional<WarpSpecialized> warpSpecialized;
+    bool pingPong = false;  // a loop of the kernel has the ping-pong schedule (at most one does)
 
     explicit PipelinedKernel(const ir::Stmt& body);
 };
@@ -207,6 +230,21 @@ private:
 
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+
+// PingPong.cpp: whether the loop's consumer warpgroups take turns issuing its gemms (logged);
+// the turn of a gemm item is GemmOp::withTurn, applied by instance(); the schedules put
+// pingPongEnter before the loop's code and pingPongLeave after it.
+PingPongPlan choosePingPong(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt pingPongEnter(const LoopPlan& plan, LowerContext& ctx);
+ir::Stmt pingPongLeave(const LoopPlan& plan, LowerContext& ctx);
+
+// Overlap.cpp: `overlap = true`: the second gemm a stage later (stages, positions and plan.last
+// changed; logged, warned where it cannot), before the versions are planned; then every stage
+// tile at the versions of the latest reader; the gemms' instances and waits for the schedule.
+void planOverlap(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+void equalizeOverlapVersions(LoopPlan& plan);
+ir::Stmt overlapGemm(const LoopPlan& plan, const ir::Stmt& instance, size_t g, bool bothInStep);
+ir::Stmt overlapWait(const LoopPlan& plan, size_t g, int64_t pending);
 
 // Depth.cpp: where the loop's stages keep too few bytes in flight for the tensor cores' pace
 // (the model in Depth.h), more stages: the items, versions and barriers of the plan redone for

@@ -52,12 +52,14 @@ public:
                                loc_));
         for (const auto& note : plan_.tma.notes) code.push_back(comment(note, loc_));
         if (plan_.tma.full) code.push_back(initBarriers(plan_, ctx_));
+        code.push_back(pingPongEnter(plan_, ctx_));
         prologue(code);
         code.push_back(comment("steady state", loc_));
         steadyState(code);
         code.push_back(comment("epilogue", loc_));
         epilogue(code);
         code.push_back(mbarriers_.drain());
+        code.push_back(pingPongLeave(plan_, ctx_));
         return seq(code, loc_);
     }
 
@@ -118,13 +120,31 @@ private:
             return std::find_if(present.begin(), present.end(), [&](const auto& p) { return p.first == i; });
         };
         // The first TMA producer and the first and last TMA readers of this step, in order.
-        size_t firstProducer = m_, firstReader = m_, lastReader = m_;
+        // With the gemm overlap (Overlap.cpp) the second gemm reads its tiles a stage after the
+        // first: the wait on `full` goes before the first gemm's stage, the release after the
+        // second gemm's wait.
+        const OverlapPlan& ov = plan_.overlap;
+        const bool firstIn = ov.used() && find(ov.first) != present.end();
+        const bool secondIn = ov.used() && find(ov.second) != present.end();
+        size_t firstProducer = m_, firstReader = m_, lastReader = m_, secondWaitBefore = m_;
+        bool afterSecond = false;
         for (size_t i : stepOrder_)
             if (find(i) != present.end()) {
                 if (items[i].tma && firstProducer == m_) firstProducer = i;
-                if (items[i].tmaReader && firstReader == m_) firstReader = i;
-                if (items[i].tmaReader) lastReader = i;
+                if (items[i].tmaReader && firstReader == m_ && (!ov.used() || items[i].stage == items[ov.first].stage))
+                    firstReader = i;
+                if (items[i].tmaReader && !ov.used()) lastReader = i;
+                if (afterSecond && secondWaitBefore == m_)
+                    for (const BufferNode* b : ov.carried)
+                        if (items[i].fp.touches(b)) secondWaitBefore = i;
+                afterSecond |= i == ov.second;
             }
+        // The second gemm's wait, and the release of the tiles it read.
+        auto waitSecond = [&](std::vector<Stmt>& to) {
+            Expr iter = simplify(t - int64_t(items[ov.second].stage));
+            to.push_back(overlapWait(plan_, ov.second, 0));
+            if (plan_.tma.used()) to.push_back(mbarriers_.releaseDone(iter));
+        };
         for (size_t i : stepOrder_) {
             auto it = find(i);
             if (it != present.end()) {
@@ -134,7 +154,13 @@ private:
                 Expr iter = simplify(t - int64_t(items[i].stage));
                 if (i == firstProducer) pending.push_back(mbarriers_.produce(iter));
                 if (i == firstReader) pending.push_back(mbarriers_.consume(iter));
-                pending.push_back(instance(plan_, i, iter));
+                if (secondIn && i == secondWaitBefore) waitSecond(pending);
+                Stmt s = instance(plan_, i, iter);
+                if (ov.used() && (i == ov.first || i == ov.second)) s = overlapGemm(plan_, s, i, firstIn && secondIn);
+                pending.push_back(s);
+                // The first gemm's wait: the second's group, issued after it, may stay in flight.
+                if (firstIn && i == (secondIn ? ov.second : ov.first))
+                    pending.push_back(overlapWait(plan_, ov.first, secondIn ? 1 : 0));
                 if (i == lastReader) pending.push_back(mbarriers_.releaseDone(iter));
             }
             if (i == commitAfter_ && commit) {
@@ -142,6 +168,7 @@ private:
                 out.push_back(evaluate(call("cp_async_commit", DType::I32, {}), loc_));
             }
         }
+        if (secondIn && secondWaitBefore == m_) waitSecond(pending);
         flush();
         return seq(out, loc_);
     }

@@ -65,7 +65,12 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
     }
     // One pair of barriers per version serves every TMA producer of the loop: they must
     // share their stage and versions, and their readers one stage (the default schedule).
-    bool uniform = readerStages.size() <= 1;
+    // With the gemm overlap the second gemm reads its tiles a stage after the first: the
+    // protocol waits on `full` before the first and releases after the second's wait.
+    bool uniform = readerStages.size() <= 1 ||
+                   (plan.overlap.used() && readerStages.size() == 2 &&
+                    *readerStages.begin() == items[plan.overlap.first].stage &&
+                    *readerStages.rbegin() == items[plan.overlap.second].stage);
     for (const auto& [writer, b] : candidates)
         uniform &= vers.at(b).count == vers.at(candidates.front().second).count &&
                    items[writer].stage == items[candidates.front().first].stage;

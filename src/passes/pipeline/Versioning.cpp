@@ -121,7 +121,7 @@ std::vector<const BufferNode*> sharedInOrderOfUse(const std::vector<Item>& items
 bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext& ctx) {
     for (const auto& it : plan.items)
         for (const auto* b : it.fp.writes) {
-            if (b->scope == MemScope::Shared) continue;
+            if (b->scope == MemScope::Shared || plan.overlap.carried.count(b)) continue;
             std::set<int> at;
             for (const auto& other : plan.items)
                 if (other.fp.touches(b)) at.insert(other.stage);
@@ -205,7 +205,8 @@ void versionBuffers(LoopPlan& plan) {
 }
 
 // Statement i for iteration `iter`: its versions indexed, its producer copy async (or a TMA
-// load, `elected`: issued by the thread the caller chose), its gemm's group left in flight.
+// load, `elected`: issued by the thread the caller chose), its gemm's group left in flight (as
+// `part` of a group several k-tiles share), its gemm a turn of the ping-pong schedule.
 Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, ops::GemmOp::GroupPart part) {
     const Item& item = plan.items[i];
     Stmt s = substitute(item.stmt, {{plan.loop->var, iter}});
@@ -224,6 +225,12 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, op
         const auto* t = s.as<TileOpStmt>();
         const auto* gemm = static_cast<const ops::GemmOp*>(t->op.get());
         s = tileOp(part == ops::GemmOp::GroupPart::Whole ? gemm->withGroupInFlight() : gemm->withGroupPart(part),
+                   t->loc);
+    }
+    if (plan.pingPong.gemms.count(i)) {
+        const auto* t = s.as<TileOpStmt>();
+        s = tileOp(static_cast<const ops::GemmOp*>(t->op.get())
+                           ->withTurn(plan.pingPong.warpgroups, plan.pingPong.firstBarrier),
                    t->loc);
     }
     return s;

@@ -243,9 +243,11 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     Stmt header = comment(
         fmt::format("warp-specialised loop over {}: {} versions of {}; the consumers", n->var->name, plan.tma.versions, tiles),
         loc);
+    // An unrolled loop has one gemm, ping-pong two or more: never both.
     Stmt out = plan.unroll > 1
                    ? seq({header, unrolledConsumers(plan, mbarriers, ctx)})
-                   : seq({header, forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc), mbarriers.drain()});
+                   : seq({header, pingPongEnter(plan, ctx), forLoop(kc, intImm(0), count, ForKind::Serial, seq(consumed, loc), loc),
+                          mbarriers.drain(), pingPongLeave(plan, ctx)});
     for (auto it = plan.flat.allocs.rbegin(); it != plan.flat.allocs.rend(); ++it) {
         auto r = plan.versionedBuffers.find((*it)->buffer.get());
         if (r != plan.versionedBuffers.end()) w.tiles.push_back(r->second);  // declared before the split

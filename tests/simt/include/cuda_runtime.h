@@ -418,6 +418,13 @@ inline void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
 }
 } // namespace tl
 
+// Named barriers (bar.sync / bar.arrive with an id): simt::namedBarrier counts the arrivals.
+#define TLC_RUNTIME_TL_CUDA_MBARRIER_H_NAMED_BARRIER
+namespace tl {
+inline void named_barrier_sync(int id, int threads) { ::simt::namedBarrier(id, threads, true); }
+inline void named_barrier_arrive(int id, int threads) { ::simt::namedBarrier(id, threads, false); }
+} // namespace tl
+
 // TMA: a load lands at once, when the issuing thread calls it (threads must wait on the
 // barrier before reading, so landing early changes nothing for a correct program), then
 // completes its box size on the barrier. Elements outside the tensor read as zero (loads) or

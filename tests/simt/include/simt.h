@@ -8,9 +8,12 @@
 // warp sits a round out, so that warps (and warpgroups) do not always keep in step. A barrier releases
 // when every live thread of the block has reached it; a warp-wide operation (a shuffle, an mma)
 // when every live lane of the warp has; a warpgroup-wide one (wgmma) when every live thread of
-// the 4-warp group has. A thread that waits on a condition (an mbarrier phase) spins: it yields
-// and runs again next round. A state where nothing can happen any more (a barrier some threads
-// skip, a wait nobody will satisfy) aborts.
+// the 4-warp group has. A named barrier (bar.sync / bar.arrive with an id from 1 to 15) releases
+// its waiting threads when as many threads as its count have arrived, waiting or not; a block
+// that ends with arrivals on one still pending fails. A thread that waits on a condition (an
+// mbarrier phase) spins: it yields and runs again next round. A state where nothing can happen
+// any more (a barrier some threads skip, a wait nobody will satisfy, warpgroups that wait on
+// each other's named barriers) aborts.
 #pragma once
 
 #include <ucontext.h>
@@ -47,7 +50,8 @@ struct Fiber {
     ucontext_t context;
     std::vector<char> stack;
     dim3 thread;
-    enum class State { Running, AtBarrier, AtCollective, Done } state = State::Running;
+    enum class State { Running, AtBarrier, AtNamedBarrier, AtCollective, Done } state = State::Running;
+    int namedBarrier = 0;  // the id it waits on (AtNamedBarrier)
     void* collectiveData = nullptr;
     void (*collectiveOp)(void** lanes, int count) = nullptr;
     std::vector<AsyncCopy> asyncOpen;                  // issued since the last commit
@@ -65,6 +69,10 @@ struct Block {
     bool acted = false;  // this round, some thread did something a spinning thread may wait for
     long registersFree = 0;  // registers given back by setmaxnreg.dec, not yet taken by .inc
     unsigned long long serial = 0;  // counts the blocks run, over all launches
+    // Named barriers 1 .. 15: arrivals so far in the current phase, and its thread count.
+    struct NamedBarrier {
+        int arrived = 0, threads = 0;
+    } named[16];
 };
 
 inline Block& state() {
@@ -84,6 +92,36 @@ inline void yieldToScheduler() { swapcontext(&state().current->context, &state()
 inline void barrier() {
     state().acted = true;
     state().current->state = Fiber::State::AtBarrier;
+    yieldToScheduler();
+}
+
+// bar.sync (wait) or bar.arrive on named barrier `id` (1 .. 15) of `threads` threads: the
+// arrival that completes the count releases every thread waiting on it, and the next phase
+// starts. Every arrival of a phase must name the same count, a multiple of the warp size.
+inline void namedBarrier(int id, int threads, bool wait) {
+    Block& b = state();
+    if (id < 1 || id > 15 || threads <= 0 || threads % warpSize() != 0) {
+        std::fprintf(stderr, "simt: named barrier %d of %d threads: ids are 1 .. 15, counts whole warps\n", id,
+                     threads);
+        std::abort();
+    }
+    Block::NamedBarrier& nb = b.named[id];
+    if (nb.arrived == 0) nb.threads = threads;
+    if (nb.threads != threads) {
+        std::fprintf(stderr, "simt: named barrier %d: an arrival for %d threads while its phase counts %d\n", id,
+                     threads, nb.threads);
+        std::abort();
+    }
+    b.acted = true;
+    if (++nb.arrived == nb.threads) {
+        nb.arrived = 0;
+        for (auto& f : b.fibers)
+            if (f.state == Fiber::State::AtNamedBarrier && f.namedBarrier == id) f.state = Fiber::State::Running;
+        return;
+    }
+    if (!wait) return;
+    b.current->namedBarrier = id;
+    b.current->state = Fiber::State::AtNamedBarrier;
     yieldToScheduler();
 }
 
@@ -250,6 +288,7 @@ inline bool runBlock(Block& b, std::mt19937& order) {
     using S = Fiber::State;
     size_t n = b.fibers.size();
     b.registersFree = 0;
+    for (auto& nb : b.named) nb = Block::NamedBarrier{};
     for (auto& f : b.fibers) {
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = f.stack.data();
@@ -279,7 +318,16 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         }
         bool allDone = true, progress = false;
         for (const auto& f : b.fibers) allDone &= f.state == S::Done;
-        if (allDone) return true;
+        if (allDone) {
+            // Arrivals nobody waited for: the barriers' order is wrong (an arrive too many).
+            for (int id = 1; id < 16; ++id)
+                if (b.named[id].arrived != 0) {
+                    std::fprintf(stderr, "simt: named barrier %d ends the block with %d of %d arrivals\n", id,
+                                 b.named[id].arrived, b.named[id].threads);
+                    return false;
+                }
+            return true;
+        }
         // Groups (warps, warpgroups) whose live threads all wait at the same collective run it.
         for (size_t first = 0; first < n; ++first) {
             const Fiber& f = b.fibers[first];
@@ -342,7 +390,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Arg
                 ++b.serial;
                 if (!runBlock(b, order)) {
                     std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
-                                         "synchronisation points\n", x, y, z);
+                                         "synchronisation points (or a named barrier kept arrivals)\n", x, y, z);
                     std::abort();
                 }
             }
