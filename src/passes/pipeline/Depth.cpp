@@ -135,6 +135,26 @@ static std::optional<int64_t> mostTrips(const Expr& extent) {
 // The loop's depth model; nothing where the model does not speak for the loop: its schedule is
 // the author's (order/stage lists), it loads nothing asynchronously, or it does other work than
 // gemms (flash attention's softmax: its pace is not the tensor cores', and not known here).
+int64_t fragmentBytes(const ir::Stmt& body) {
+    class Fragments : public IRVisitor {
+    public:
+        int64_t bytes = 0;
+
+    protected:
+        void visitAllocate(const Allocate* n) override {
+            std::vector<int64_t> shape;
+            if (n->buffer->scope == MemScope::Fragment && constantShape(n->buffer, shape)) {
+                int64_t elements = 1;
+                for (int64_t e : shape) elements *= e;
+                bytes += elements * dtypeBytes(n->buffer->dtype);
+            }
+            IRVisitor::visitAllocate(n);
+        }
+    } fragments;
+    fragments.visit(body);
+    return fragments.bytes;
+}
+
 std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel) {
     const PipelineInfo& info = plan.loop->pipeline;
     if (!info.order.empty() || !info.stage.empty()) return std::nullopt;
@@ -160,23 +180,7 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
     if (m.stageBytes == 0 || m.flops == 0) return std::nullopt;
     m.warpSpecialized = plan.warpSpecialize;
     m.unroll = plan.unroll;
-    class Fragments : public IRVisitor {
-    public:
-        int64_t bytes = 0;
-
-    protected:
-        void visitAllocate(const Allocate* n) override {
-            std::vector<int64_t> shape;
-            if (n->buffer->scope == MemScope::Fragment && constantShape(n->buffer, shape)) {
-                int64_t elements = 1;
-                for (int64_t e : shape) elements *= e;
-                bytes += elements * dtypeBytes(n->buffer->dtype);
-            }
-            IRVisitor::visitAllocate(n);
-        }
-    } fragments;
-    fragments.visit(kernel.body);
-    m.fragmentBytes = fragments.bytes;
+    m.fragmentBytes = fragmentBytes(kernel.body);
     m.written = plan.last + 1;
     m.trips = mostTrips(plan.loop->extent);
     // The pool as plan-shared-memory would plan it, the loops pipelined before with theirs.

@@ -57,6 +57,8 @@ struct PipelinedKernel;
 // The loop's depth model; nothing where it does not speak for the loop (the author's schedule,
 // nothing loaded asynchronously, other work than gemms).
 std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel);
+// Bytes of every fragment the body allocates (of constant shape): the registers they take.
+int64_t fragmentBytes(const ir::Stmt& body);
 } // namespace pipeline
 
 } // namespace tlc

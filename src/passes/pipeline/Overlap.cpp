@@ -15,6 +15,7 @@
 // The stage tiles G2 reads (V) get one more version; the TMA tiles share one pair of barriers per
 // version, so all of them get as many (Tma.cpp's readers at two stages: the wait on `full` before
 // G1, the release after G2's wait).
+#include "passes/pipeline/Depth.h"
 #include "passes/pipeline/LoopPlan.h"
 
 #include "ops/gemm/Gemm.h"
@@ -41,22 +42,7 @@ const ops::GemmOp* gemmOf(const Item& item) {
 // A operand of G2 once more (it stays live while G1 writes its accumulator), and 32 for the rest
 // (the recommender's estimate, docs/recommend.md).
 int64_t registerEstimate(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx, size_t g2) {
-    class Fragments : public IRVisitor {
-    public:
-        int64_t bytes = 0;
-
-    protected:
-        void visitAllocate(const Allocate* n) override {
-            std::vector<int64_t> shape;
-            if (n->buffer->scope == MemScope::Fragment && constantShape(n->buffer, shape)) {
-                int64_t elements = 1;
-                for (int64_t e : shape) elements *= e;
-                bytes += elements * dtypeBytes(n->buffer->dtype);
-            }
-            IRVisitor::visitAllocate(n);
-        }
-    } fragments;
-    fragments.visit(kernel.body);
+    const int64_t fragmentsBytes = fragmentBytes(kernel.body);
     int64_t extra = 0;
     const ops::GemmOp& gemm = *gemmOf(plan.items[g2]);
     std::vector<int64_t> shape;
@@ -65,7 +51,7 @@ int64_t registerEstimate(const LoopPlan& plan, const PipelinedKernel& kernel, co
         for (int64_t e : shape) elements *= e;
         extra = elements * dtypeBytes(gemm.a().buffer->dtype);
     }
-    return (fragments.bytes + extra) / 4 / std::max<int64_t>(1, ctx.threads) + 32;
+    return (fragmentsBytes + extra) / 4 / std::max<int64_t>(1, ctx.threads) + 32;
 }
 
 // Why the loop's gemms cannot overlap (empty: they can); g1, g2 the two gemms.
