@@ -201,6 +201,8 @@ void versionBuffers(LoopPlan& plan);
 ir::Stmt instance(const LoopPlan& plan, size_t i, const ir::Expr& iter, bool elected = false,
                   ops::GemmOp::GroupPart part = ops::GemmOp::GroupPart::Whole);
 std::string versionList(const LoopPlan& plan);
+// The item's gemm, or null when it is another statement.
+const ops::GemmOp* gemmOf(const Item& item);
 ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::BufferNode*, ir::Buffer>& versioned);
 
 // Tma.cpp

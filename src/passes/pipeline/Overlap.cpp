@@ -33,11 +33,6 @@ using namespace ir;
 
 namespace {
 
-const ops::GemmOp* gemmOf(const Item& item) {
-    const auto* t = item.stmt.as<TileOpStmt>();
-    return t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
-}
-
 // The registers a thread would hold with the overlap: every fragment of the kernel, the packed
 // A operand of G2 once more (it stays live while G1 writes its accumulator), and 32 for the rest
 // (the recommender's estimate, docs/recommend.md).

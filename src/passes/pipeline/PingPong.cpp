@@ -35,11 +35,6 @@ namespace {
 
 constexpr int64_t kWarpgroup = 128;
 
-const ops::GemmOp* gemmOf(const Item& item) {
-    const auto* t = item.stmt.as<TileOpStmt>();
-    return t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
-}
-
 // Why the loop does not get turns (empty: it does); `gemms` the items that are gemms.
 std::string pingPongIssue(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx,
                           const std::vector<size_t>& gemms) {

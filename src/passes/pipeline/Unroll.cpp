@@ -33,11 +33,6 @@ namespace {
 // the group's share of registers for descriptors grows while the fixed cost is long amortised.
 constexpr int kMaxUnroll = 4;
 
-const ops::GemmOp* gemmOf(const Item& item) {
-    const auto* t = item.stmt.as<TileOpStmt>();
-    return t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
-}
-
 // Why the loop cannot take the unrolled schedule (empty when it can): its steps must be the
 // TMA loads at stage 0 and the one gemm whose group stays in flight at the last stage, nothing
 // else (a statement between them would run U times per step in an order the schedule does not

@@ -236,6 +236,11 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, op
     return s;
 }
 
+const ops::GemmOp* gemmOf(const Item& item) {
+    const auto* t = item.stmt.as<TileOpStmt>();
+    return t ? dynamic_cast<const ops::GemmOp*>(t->op.get()) : nullptr;
+}
+
 // "A_s x3 (TMA), B_s x3 (TMA)": the versioned buffers in order of first use, for comments.
 std::string versionList(const LoopPlan& plan) {
     std::string names;
