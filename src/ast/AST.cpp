@@ -53,6 +53,18 @@ std::string quoted(const std::string& value) {
     return out + "\"";
 }
 
+// `base[i, j]` at the loop variables named `vars` (trees that sema and src/beginner write).
+ExprPtr elementAt(ExprPtr base, const std::vector<std::string>& vars, SourceRange r) {
+    std::vector<Subscript> subs;
+    for (const auto& v : vars) {
+        Subscript sub;
+        sub.point = std::make_unique<Name>(r, v);
+        sub.range = r;
+        subs.push_back(std::move(sub));
+    }
+    return std::make_unique<Index>(r, std::move(base), std::move(subs));
+}
+
 namespace {
 
 // Expressions print as fully parenthesised source; statements as an indented tree.

@@ -363,6 +363,8 @@ std::string dump(const File& file);
 // The file as .tl source that parses to the same tree (Print.cpp; `--emit=tile-source`).
 std::string printSource(const File& file);
 std::string printExpr(const Expr& e);
+// `base[v0, v1, ...]`: an element at loop variables by name, every node placed at `r`.
+ExprPtr elementAt(ExprPtr base, const std::vector<std::string>& vars, SourceRange r);
 // A string literal as a .tl file writes it: the inverse of the lexer's escapes.
 std::string quoted(const std::string& value);
 

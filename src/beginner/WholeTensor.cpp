@@ -252,7 +252,6 @@ ExprPtr Lowering::tileAccess(const std::string& name, const std::vector<std::str
 
 // `e` at one element: tensors as their tiles' elements, intermediates by name.
 ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars) {
-    if (const auto* n = e.as<Name>(); n && operands_.count(n->name)) return tileAccess(n->name, vars, e.range);
     ExprPtr out = cloneSyntax(e);
     std::function<void(ExprPtr&)> walk = [&](ExprPtr& x) {
         switch (x->kind) {
@@ -264,15 +263,8 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
             return;
         case ExprKind::Unary: walk(x->as<Unary>()->operand); return;
         case ExprKind::Binary:
-            if (x->as<Binary>() == matmul_ || (matmul_ && x->as<Binary>()->op == BinaryOp::MatMul)) {
-                std::vector<Subscript> subs;
-                for (const auto& v : vars) {
-                    Subscript sub;
-                    sub.point = std::make_unique<Name>(x->range, v);
-                    sub.range = x->range;
-                    subs.push_back(std::move(sub));
-                }
-                x = std::make_unique<Index>(x->range, std::make_unique<Name>(x->range, acc_), std::move(subs));
+            if (x->as<Binary>()->op == BinaryOp::MatMul) {  // the kernel's one product: its accumulator
+                x = elementAt(std::make_unique<Name>(x->range, acc_), vars, x->range);
                 return;
             }
             walk(x->as<Binary>()->lhs);
@@ -373,13 +365,11 @@ bool Lowering::run() {
         blockK = fresh("block_K");
         stages = fresh("stages");
         threads = fresh("threads");
-        blocks.push_back(blockK);  // only as a template parameter (tiles stay blocks[0], blocks[1])
     }
     for (const auto& b : blocks) k_.templateParams.push_back(TemplateParam{b, kr, "", {}, true, nullptr, nullptr});
-    if (matmul_) {
-        blocks.pop_back();
-        for (const auto& p : {stages, threads}) k_.templateParams.push_back(TemplateParam{p, kr, "", {}, true, nullptr, nullptr});
-    }
+    if (matmul_)
+        for (const auto& p : {blockK, stages, threads})
+            k_.templateParams.push_back(TemplateParam{p, kr, "", {}, true, nullptr, nullptr});
     std::vector<ExprPtr> gridExtents;
     for (size_t t = 0; t < tiled; ++t)
         gridExtents.push_back(callOf("ceildiv", [&] {
@@ -526,7 +516,7 @@ bool Lowering::run() {
 }
 
 // A kernel whose one statement (besides `require`s) is `Y = layernorm(...)` and the like.
-const AssignStmt* rowKernelStatement(const Kernel& k) {
+static const AssignStmt* rowKernelStatement(const Kernel& k) {
     const AssignStmt* only = nullptr;
     for (const auto& s : k.body->stmts) {
         if (s->kind == StmtKind::Require) continue;

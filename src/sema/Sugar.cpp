@@ -44,18 +44,6 @@ std::vector<ExprPtr> extentExprs(const Decl& d, SourceRange at) {
     return out;
 }
 
-// `base[i, j]` at the loop's variables.
-ExprPtr elementAt(ExprPtr base, const std::vector<std::string>& vars, SourceRange r) {
-    std::vector<Subscript> subs;
-    for (const auto& v : vars) {
-        Subscript sub;
-        sub.point = std::make_unique<Name>(r, v);
-        sub.range = r;
-        subs.push_back(std::move(sub));
-    }
-    return std::make_unique<Index>(r, std::move(base), std::move(subs));
-}
-
 } // namespace
 
 // Loop variables named as people name them, skipping names in scope (which the body may mean).
