@@ -101,6 +101,9 @@ int recommendMain(int argc, char** argv) {
                    "Sizes for the model: NAME=N,... (others: 4096, less where a tensor would pass 2^30 elements)");
     app.add_option("--top", rec.top, "How many candidates to print")->capture_default_str();
     app.add_option("--kernel", options.kernel, "The kernel (default: the first with 'auto' parameters)");
+    app.add_option("--measured", options.measured,
+                   "Measured sweeps (JSON, the format of bench/cpu/sweep.py) to show beside the estimates "
+                   "(repeatable; bench/data's are built in)");
     std::vector<std::string> defines;
     app.add_option("-D,--define", defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
         ->allow_extra_args(false);
@@ -164,6 +167,9 @@ int main(int argc, char** argv) {
     app.add_option("--shape", options.shape,
                    "Sizes the recommender models 'auto' kernels at: NAME=N,... (others: 4096, less where a tensor "
                    "would pass 2^30 elements; docs/recommend.md)");
+    app.add_option("--measured", options.measured,
+                   "Measured sweeps (JSON, the format of bench/cpu/sweep.py) shown beside the recommender's "
+                   "estimates in --explain and --report (repeatable; bench/data's are built in)");
     app.add_flag("--explain", options.explain,
                  "Print every value the compiler chose (inferred or 'auto') and why, instead of the source "
                  "(with -o, besides the files); JSON with --diagnostics-format=json");

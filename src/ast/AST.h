@@ -362,6 +362,8 @@ struct File {
 std::string dump(const File& file);
 // The file as .tl source that parses to the same tree (Print.cpp; `--emit=tile-source`).
 std::string printSource(const File& file);
+// One kernel so (the recommender's fingerprint of a kernel: comments and spacing do not count).
+std::string printKernelSource(const Kernel& kernel);
 std::string printExpr(const Expr& e);
 // `base[v0, v1, ...]`: an element at loop variables by name, every node placed at `r`.
 ExprPtr elementAt(ExprPtr base, const std::vector<std::string>& vars, SourceRange r);

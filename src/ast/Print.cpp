@@ -199,4 +199,10 @@ std::string printSource(const File& file) {
     return p.out;
 }
 
+std::string printKernelSource(const Kernel& kernel) {
+    Printer p;
+    p.kernel(kernel);
+    return p.out;
+}
+
 } // namespace tlc::ast

@@ -35,32 +35,33 @@ std::string shapeText(const std::map<std::string, int64_t>& shape) {
 }
 
 std::optional<Recommendation> recommendFor(const Program& program, const ast::Kernel& kernel, int top,
-                                           const Target& target, const Defines& defines, AutoShape& shape,
+                                           const Target& target, const Defines& defines, AutoSearch& search,
                                            std::string& error, bool& inputErrors) {
     RecommendOptions ro;
     ro.target = &target;
     ro.defines = defines;
-    ro.shape = shape.given;
+    ro.shape = search.given;
     ro.shapeMayNameOtherKernels = true;  // --shape is for the whole file
     ro.top = top;
     ro.kernel = kernel.name;
+    ro.measured = search.measured;
     std::set<std::string> sizes = symbolicSizeNames(kernel);
-    for (const auto& [name, value] : shape.given)
-        if (sizes.count(name)) shape.used.insert(name);
+    for (const auto& [name, value] : search.given)
+        if (sizes.count(name)) search.used.insert(name);
     return recommend(program, ro, error, &inputErrors);
 }
 
 } // namespace
 
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, AutoShape& autoShape, DiagnosticEngine& diags,
+                        const Defines& defines, AutoSearch& autoSearch, DiagnosticEngine& diags,
                         std::optional<Recommendation>* ranking, int top) {
     KernelConfig config{&kernel};
     if (!hasOpenAutoParams(kernel, defines)) return config;
     std::string error;
     bool inputErrors = false;
     std::optional<Recommendation> r =
-        recommendFor(program, kernel, std::max(top, 1), target, defines, autoShape, error, inputErrors);
+        recommendFor(program, kernel, std::max(top, 1), target, defines, autoSearch, error, inputErrors);
     if (ranking) *ranking = r;
     if (!r) {
         // Errors in the kernel itself are the checker's to report, where they are.
@@ -82,6 +83,9 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
         r->tried, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
         best.computeUs, best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
         best.blocksPerSM, best.blocksPerSM == 1 ? "" : "s", best.waves, best.waves == 1 ? "" : "s");
+    if (r->measured)
+        if (std::string measured = measuredText(*r->measured, best.values); !measured.empty())
+            config.reason += "; " + measured;
     return config;
 }
 
@@ -99,12 +103,12 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 }
 
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
-                     AutoShape& autoShape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     AutoSearch& autoSearch, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
                      std::vector<ExplainedKernel>& explained, VariantSet& set, std::optional<Recommendation>* ranking) {
     std::string error;
     bool inputErrors = false;
     std::optional<Recommendation> r =
-        recommendFor(program, kernel, top, *options.target, options.defines, autoShape, error, inputErrors);
+        recommendFor(program, kernel, top, *options.target, options.defines, autoSearch, error, inputErrors);
     if (ranking) *ranking = r;
     if (!r || r->ranked.empty()) return false;
     set.name = kernel.name;
@@ -120,6 +124,9 @@ bool compileVariants(const Program& program, const ast::Kernel& kernel, int top,
                                     "'{}'{}: estimate {:.1f} us",
                                     rank, r->ranked.size(), rank + 1, options.target->name,
                                     set.shape.empty() ? "" : " at " + set.shape, c.timeUs);
+        if (r->measured)
+            if (std::string measured = measuredText(*r->measured, c.values); !measured.empty())
+                config.reason += "; " + measured;
         // The first variant reports to the file's diagnostics (its warnings once); the others
         // compiled already in the recommender, and anything they report is a bug to surface.
         DiagnosticEngine scratch(program.source());

@@ -16,12 +16,14 @@
 
 namespace tlc {
 
-// The problem shape the recommender models the kernels at (--shape NAME=VALUE,...: sizes of any
-// of the file's kernels; the others take the defaults of recommend/ModelShape.h), and which of
-// its names some kernel's recommendation used (a name none used is an error on the command line).
-struct AutoShape {
+// What the recommender is asked for on this run: the problem shape it models the kernels at
+// (--shape NAME=VALUE,...: sizes of any of the file's kernels; the others take the defaults of
+// recommend/ModelShape.h), which of its names some kernel's recommendation used (a name none used
+// is an error on the command line), and the measured sweeps shown beside its estimates.
+struct AutoSearch {
     std::map<std::string, int64_t> given;
     std::set<std::string> used;
+    const MeasuredSet* measured = nullptr;
 };
 
 // The configuration of a kernel whose `auto` parameters `defines` leaves open: the recommender's
@@ -31,7 +33,7 @@ struct AutoShape {
 // saying why: IR building then reports what is left `auto`.
 // With `ranking`, the recommender's top `top` candidates are kept there (the kernel report).
 KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const Target& target,
-                        const Defines& defines, AutoShape& shape, DiagnosticEngine& diags,
+                        const Defines& defines, AutoSearch& shape, DiagnosticEngine& diags,
                         std::optional<Recommendation>* ranking = nullptr, int top = 1);
 
 // "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
@@ -43,7 +45,7 @@ std::string variantName(const std::string& kernel, const std::vector<std::pair<s
 // when the recommender finds no configuration.
 // With `ranking`, the recommender's ranking the variants came from is kept there (the report).
 bool compileVariants(const Program& program, const ast::Kernel& kernel, int top, const CompileOptions& options,
-                     AutoShape& shape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
+                     AutoSearch& shape, DiagnosticEngine& diags, std::vector<ir::Kernel>& kernels,
                      std::vector<ExplainedKernel>& explained, VariantSet& set,
                      std::optional<Recommendation>* ranking = nullptr);
 

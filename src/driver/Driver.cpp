@@ -29,6 +29,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace tlc {
@@ -140,6 +141,7 @@ int writeOutputs(const DriverOptions& options, const SourceFile& sourceFile, con
         std::vector<std::string> read;
         if (options.input != "-") read.push_back(options.input);
         if (!options.targetProfile.empty()) read.push_back(options.targetProfile);
+        read.insert(read.end(), options.measured.begin(), options.measured.end());
         files.push_back({options.depfilePath.empty() ? besideOutput(options.output, ".d") : options.depfilePath,
                          makeDepfile(options.depTarget.empty() ? options.output : options.depTarget, read,
                                      options.depPhony)});
@@ -179,6 +181,22 @@ const Target* resolveTarget(const DriverOptions& options, std::ostream& err, int
     return t;
 }
 
+// The measured sweeps shown beside the recommender's estimates: bench/'s (embedded) and those of
+// --measured files; null with the exit code set when a file is bad.
+std::unique_ptr<MeasuredSet> measuredSweeps(const DriverOptions& options, std::ostream& err, int& exitCode) {
+    auto set = std::make_unique<MeasuredSet>();
+    set->add(MeasuredSet::embedded());
+    for (const std::string& path : options.measured) {
+        std::string error;
+        if (!set->addFile(path, error)) {
+            err << "tlc: error: --measured: " << error << '\n';
+            exitCode = kExitInputErrors;
+            return nullptr;
+        }
+    }
+    return set;
+}
+
 } // namespace
 
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
@@ -198,11 +216,14 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         return kExitUsage;
     }
 
-    AutoShape autoShape;
-    if (std::string error; !parseShapeOption(options.shape, autoShape.given, error)) {
+    AutoSearch autoSearch;
+    if (std::string error; !parseShapeOption(options.shape, autoSearch.given, error)) {
         usageError(err, error);
         return kExitUsage;
     }
+    std::unique_ptr<MeasuredSet> measured = measuredSweeps(options, err, targetExit);
+    if (!measured) return targetExit;
+    autoSearch.measured = measured.get();
 
     std::string text, readError;
     if (!readInput(options.input, text, readError)) {
@@ -262,7 +283,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                 VariantSet set;
                 std::optional<Recommendation> ranking;
                 const size_t first = kernels.size();
-                if (!compileVariants(*program, *k, options.emitVariants, compileOptions, autoShape, diags, kernels,
+                if (!compileVariants(*program, *k, options.emitVariants, compileOptions, autoSearch, diags, kernels,
                                      explained, set, options.report.empty() ? nullptr : &ranking))
                     return false;
                 // The report shows each variant with the ranking it came from.
@@ -286,7 +307,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
             // its candidates, so up to four it is the search a plain compile makes, and the kernel
             // gets the same values with and without --report.
             std::optional<Recommendation> ranking;
-            configs.push_back(autoConfig(*program, *k, *target, options.defines, autoShape, diags,
+            configs.push_back(autoConfig(*program, *k, *target, options.defines, autoSearch, diags,
                                          options.report.empty() ? nullptr : &ranking, options.report.empty() ? 1 : 4));
             if (ranking) rankings.emplace(k->name, std::move(*ranking));
         }
@@ -294,8 +315,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         // --shape names sizes of the kernels with `auto` parameters; a name none of them has
         // is a mistake on the command line (as a -D that names nothing is).
         if (recommend)
-            for (const auto& [name, value] : autoShape.given)
-                if (!autoShape.used.count(name)) diags.reportCommandLine(DiagId::err_shape_unknown, name);
+            for (const auto& [name, value] : autoSearch.given)
+                if (!autoSearch.used.count(name)) diags.reportCommandLine(DiagId::err_shape_unknown, name);
         if (!compiled.checked) return;
         if (options.emit == EmitKind::Ast) {
             result = ast::dump(*compiled.file);
@@ -360,8 +381,11 @@ int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec
         usageError(err, fmt::format("recommend: --top must be between 1 and 1000, not {}", rec.top));
         return kExitUsage;
     }
+    std::unique_ptr<MeasuredSet> measured = measuredSweeps(options, err, targetExit);
+    if (!measured) return targetExit;
     RecommendOptions ro;
     ro.target = target;
+    ro.measured = measured.get();
     ro.top = rec.top;
     ro.kernel = options.kernel;
     ro.defines = options.defines;

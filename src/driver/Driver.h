@@ -38,6 +38,7 @@ struct DriverOptions {
     unsigned errorLimit = 50;
     int emitVariants = 0;         // --emit-variants=N: kernels with `auto` parameters as their top N configurations
     std::string shape;            // --shape M=8192,N=8192: the sizes the recommender models `auto` kernels at
+    std::vector<std::string> measured;  // --measured=FILE: sweeps (bench/ format) shown beside the model's estimates
     bool explain = false;         // print the decision log (inferred and recommended values) on stdout
     bool depfile = false;         // -MD (or -MF): write a Make-style depfile with the outputs
     std::string depfilePath;      // -MF FILE (default: the output with .d)

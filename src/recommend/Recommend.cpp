@@ -116,6 +116,10 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     }
     Recommendation r;
     r.kernel = kernel->name;
+    r.fingerprint = kernelFingerprint(*kernel);
+    if (options.measured)
+        if (const MeasuredSweep* sweep = options.measured->find(target.name, *kernel, options.defines))
+            r.measured = *sweep;
     CompileOptions compileOptions;
     compileOptions.target = &target;
     compileOptions.defines = definesFor(*kernel, options.defines);
@@ -299,6 +303,17 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
     if (!r.firstRejection.empty()) j["first_rejection"] = r.firstRejection;
     j["search"] = r.staged ? "staged" : "all";
     j["tried"] = r.tried;
+    j["fingerprint"] = r.fingerprint;
+    if (r.measured) {
+        const MeasuredSweep& m = *r.measured;
+        Json shape = Json::object();
+        for (const auto& [n, v] : m.shape) shape[n] = v;
+        Json fastest = Json::object();
+        for (const auto& [n, v] : m.configs.front().values) fastest[n] = v;
+        j["measured"] = {{"source", m.source}, {"machine", m.machine}, {"date", m.date}, {"shape", shape},
+                         {"configurations", m.configs.size()}, {"fastest", fastest},
+                         {"fastest_us", round3(m.configs.front().us)}};
+    }
     Json list = Json::array();
     int rank = 0;
     for (const auto& c : r.ranked) {
@@ -324,6 +339,11 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
         cj["lowered_shared_memory_bytes"] = c.loweredSharedBytes;
         cj["threads"] = c.threads;
         cj["registers_per_thread_estimate"] = c.registersPerThread;
+        if (r.measured)
+            if (const MeasuredConfig* m = measuredConfig(*r.measured, c.values)) {
+                cj["measured_us"] = round3(m->us);
+                cj["measured_rank"] = m->rank;
+            }
         list.push_back(cj);
     }
     j["candidates"] = list;

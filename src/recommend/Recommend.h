@@ -9,6 +9,7 @@
 #include "compile/Defines.h"
 #include "recommend/AutoRoles.h"
 #include "recommend/CostModel.h"
+#include "recommend/Measured.h"
 #include "recommend/ModelShape.h"
 #include "target/Target.h"
 
@@ -35,6 +36,7 @@ struct RecommendOptions {
     bool shapeMayNameOtherKernels = false;  // a name that is no size of this kernel is left out, not an error
     int top = 5;
     std::string kernel;                    // empty: the first kernel with auto parameters
+    const MeasuredSet* measured = nullptr; // sweeps to show beside the estimates (not used to rank)
 };
 
 struct Recommendation {
@@ -48,6 +50,8 @@ struct Recommendation {
     int64_t rejected = 0;                  // rejected (by the checker, lowering or the model's limits)
     std::string firstRejection;            // why the first rejected candidate was rejected
     std::vector<CandidateEstimate> ranked; // best first, at most `top`
+    std::string fingerprint;               // of the kernel's source (Measured.h): what a sweep is filed under
+    std::optional<MeasuredSweep> measured; // a sweep of this kernel on this target, if one is known
 };
 
 // Runs the recommender on a kernel of `program` (parsed without errors): every candidate

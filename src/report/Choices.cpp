@@ -13,13 +13,24 @@ std::string candidates(const Recommendation& r) {
     std::string shape;
     for (const auto& [n, v] : r.shape) shape += fmt::format("{}{}={}", shape.empty() ? "" : ", ", n, v);
     std::string html = fmt::format("<p>The recommender compiled {} of {} configurations ({} lowered, {} rejected{}){}; "
-                                   "the best {} by the model's estimate (not measured):</p>\n",
+                                   "the best {} by the model's estimate{}:</p>\n",
                                    r.tried, r.enumerated, r.compiled, r.rejected, r.staged ? ", staged search" : "",
-                                   shape.empty() ? "" : " at " + esc(shape), r.ranked.size());
+                                   shape.empty() ? "" : " at " + esc(shape), r.ranked.size(),
+                                   r.measured ? "" : " (no measured sweep of this kernel on this target)");
+    if (r.measured) {
+        const MeasuredSweep& m = *r.measured;
+        std::string at;
+        for (const auto& [n, v] : m.shape) at += fmt::format("{}{}={}", at.empty() ? "" : ", ", n, v);
+        html += fmt::format("<p>Measured: {} configurations timed on {}{} ({}, tlc {}; {}). The fastest took {:.1f} us.</p>\n",
+                            m.configs.size(), esc(m.machine), at.empty() ? "" : " at " + esc(at), esc(m.date),
+                            esc(m.commit), esc(m.source), m.configs.front().us);
+    }
     html += "<table class=\"candidates\">\n<tr><th>rank</th>";
     for (const auto& p : r.params) html += "<th><code>" + esc(p.name) + "</code></th>";
     html += "<th>estimate (us)</th><th>compute (us)</th><th>memory (us)</th><th>TFLOP/s</th><th>shared</th><th>threads</th>"
-            "<th>blocks/SM</th><th>waves</th><th>registers (est.)</th></tr>\n";
+            "<th>blocks/SM</th><th>waves</th><th>registers (est.)</th>";
+    if (r.measured) html += "<th>measured (us)</th><th>measured rank</th>";
+    html += "</tr>\n";
     int rank = 0;
     for (const auto& c : r.ranked) {
         ++rank;
@@ -32,9 +43,16 @@ std::string candidates(const Recommendation& r) {
         }
         html += fmt::format("<td class=\"num\">{:.1f}</td><td class=\"num\">{:.1f}</td><td class=\"num\">{:.1f}</td><td "
                             "class=\"num\">{:.1f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}"
-                            "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                            "</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
                             c.timeUs, c.computeUs, c.memoryUs, c.timeUs > 0 ? c.flops / (c.timeUs * 1e6) : 0.0,
                             c.loweredSharedBytes, c.threads, c.blocksPerSM, c.waves, c.registersPerThread);
+        if (r.measured) {
+            const MeasuredConfig* m = measuredConfig(*r.measured, c.values);
+            html += m ? fmt::format("<td class=\"num\">{:.1f}</td><td class=\"num\">{} of {}</td>", m->us, m->rank,
+                                    r.measured->configs.size())
+                      : std::string("<td class=\"muted\">not measured</td><td></td>");
+        }
+        html += "</tr>\n";
     }
     html += "</table>\n";
     if (!r.firstRejection.empty()) html += "<p class=\"muted\">First rejection: " + esc(r.firstRejection) + "</p>\n";
