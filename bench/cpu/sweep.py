@@ -33,6 +33,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "auto"))
+import auto_sweep  # noqa: E402  (the rewrite of parameters to `auto`, shared with the auto-sweep test)
 
 
 # ---- the families -------------------------------------------------------------------------
@@ -168,32 +170,22 @@ FAMILIES = [
 
 # ---- sources, candidates -------------------------------------------------------------------
 
-def template_list(text, kernel):
-    """Where the template parameter list of `kernel` starts and ends in `text`."""
-    m = re.search(r"kernel\s+" + re.escape(kernel) + r"\s*<", text)
-    if not m:
-        sys.exit(f"sweep.py: no kernel '{kernel}'")
-    depth, end = 1, m.end()
-    while depth:
-        depth += {"<": 1, ">": -1}.get(text[end], 0)
-        end += 1
-    return m.end(), end - 1
+def kernel_head(text, kernel):
+    """(start, end) of `kernel`'s template list `<...>` in `text` (tests/auto/auto_sweep.py's reader)."""
+    for name, start, end in auto_sweep.kernels_of(text):
+        if name == kernel:
+            return start, end
+    sys.exit(f"sweep.py: no kernel '{kernel}'")
 
 
 def template_names(text, kernel):
-    start, end = template_list(text, kernel)
-    return set(re.findall(r"(\w+)\s*(?::\s*\w+\s*)?=", text[start:end]))
+    start, end = kernel_head(text, kernel)
+    return set(re.findall(r"(\w+)\s*(?::\s*\w+\s*)?=", text[start:end + 1]))
 
 
 def with_auto(text, kernel, params):
-    """The file with `params` of `kernel` set to `auto` in its template list."""
-    start, end = template_list(text, kernel)
-    head = text[start:end]
-    for p in params:
-        head, n = re.subn(r"\b" + p + r"\s*=\s*[^,>]+", f"{p} = auto", head)
-        if n != 1:
-            sys.exit(f"sweep.py: kernel '{kernel}' has no parameter '{p}'")
-    return text[:start] + head + text[end:]
+    """The file with `params` of `kernel` set to `auto` (auto_sweep's rewrite)."""
+    return auto_sweep.with_auto(text, *kernel_head(text, kernel), params)
 
 
 def define_args(defines):

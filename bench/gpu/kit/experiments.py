@@ -15,7 +15,10 @@ An experiment: name, title, what it asks, kind (the runner), shapes, and its ker
 Optional: `kernel`, the kernel of a source of several; `recommend`, the parameters to leave to
 the recommender and the shape it models: prepare.py then adds the recommender's rank 1 (the
 source with those parameters `auto`, `tlc recommend`) as a kernel of its own, and the runner
-reports its time over the fastest kernel's (issue 46's goal: within 1.10).
+reports its time over the fastest kernel's (issue 46's goal: within 1.10). With `sizes` there
+(the size symbol of each position of a shape, None for a compile-time one) and a runner that
+returns its times, run_all also returns each shape's times as a measured sweep in the format tlc
+reads (docs/recommend.md, "Measured sweeps"): kit.py writes them to sweeps.json, for bench/data.
 """
 from bench import P, I, checked, launcher, median_ms, rel_err
 
@@ -156,7 +159,7 @@ QUEUE = [
         "dtype": "bf16",
         "shapes": [(65536, 1024), (16384, 1024)],
         "kernel": "layernorm_fwd",
-        "recommend": {"params": ["blk_m", "threads"], "shape": {"N": 65536}},
+        "recommend": {"params": ["blk_m", "threads"], "shape": {"N": 65536}, "sizes": ["N", None]},
         "kernels": [(f"{rows} row{'s' if rows > 1 else ''}, {threads} threads", LAYERNORM_SOURCE,
                      (f"blk_m={rows}", f"threads={threads}"))
                     for rows in (1, 2, 4, 8, 16) for threads in (64, 128, 256, 512)],
@@ -250,7 +253,7 @@ def run_layernorm(torch, exp, kernels, lib_of, iters, log):
     """Y = layer_norm(X) * gamma + beta over rows of N (bf16, with the f32 mean and rstd per row)
     for every shape and kernel, against float64; bandwidth over a device copy of the same bytes.
     Per shape, the recommender's pick (the kernel marked `pick`) over the fastest kernel."""
-    rows, wrong, notes = [], 0, []
+    rows, wrong, notes, measured = [], 0, [], {}
     fns = {}
     for k in kernels:
         lib = lib_of(k)
@@ -296,6 +299,7 @@ def run_layernorm(torch, exp, kernels, lib_of, iters, log):
             times[k["id"]] = ours
             rows.append([k["label"], M, N, f"{err:.1e}", f"{ours:.3f}", f"{moved / ours / 1e6:.0f}",
                          f"{copy / ours:.2f}"])
+        measured[(M, N)] = times
         pick = next((k for k in kernels if k.get("pick")), None)
         if times and pick and pick["id"] in times:
             best = min(times, key=times.get)
@@ -305,7 +309,8 @@ def run_layernorm(torch, exp, kernels, lib_of, iters, log):
             log(f"kit: experiment {exp['name']}: {M}x{N}: the recommender's pick / the fastest = {ratio:.2f}")
         del x, g, b, ref, src, dst
         torch.cuda.empty_cache()
-    return rows, wrong, ("; ".join(notes) + " (goal <= 1.10).") if notes else "The recommender's pick did not run."
+    note = ("; ".join(notes) + " (goal <= 1.10).") if notes else "The recommender's pick did not run."
+    return rows, wrong, note, measured
 
 
 # kind -> (runner, the section's columns, what its ratio is)
@@ -331,11 +336,14 @@ def run_all(manifest, built, arch, quick, log):
     def lib_of(k):
         return built.get((arch, "experiment:" + k["id"]))
 
+    sweeps = []
     for exp in manifest.get("experiments", []):
         log(f"kit: experiment {exp['name']}")
         runner, columns, ratio = RUNNERS[exp["kind"]]
         try:
-            rows, bad, result = runner(torch, exp, exp["kernels"], lib_of, iters, log)
+            rows, bad, result, *measured = runner(torch, exp, exp["kernels"], lib_of, iters, log)
+            if exp.get("sweep") and measured:
+                sweeps += measured_sweeps(exp, measured[0])
         except Exception as x:  # one broken experiment must not lose the others
             rows, bad, result = [], 1, ""
             exp = dict(exp, question=f"failed: {type(x).__name__}: {x}")
@@ -348,7 +356,27 @@ def run_all(manifest, built, arch, quick, log):
         for row in rows:
             log(f"kit:   {exp['name']}: " + " | ".join(str(v) for v in row))
         torch.cuda.empty_cache()
-    return sections, wrong
+    return sections, wrong, sweeps
+
+
+def measured_sweeps(exp, measured):
+    """An experiment's times (shape -> kernel id -> ms) as measured sweeps, one per shape, in the
+    format of bench/cpu/sweep.py (docs/recommend.md, "Measured sweeps"); the recommender's pick
+    is one of the grid's configurations, and is not listed twice."""
+    sweep, out = exp["sweep"], []
+    for shape, times in measured.items():
+        configs, seen = [], set()
+        for k in exp["kernels"]:
+            values = k.get("values")
+            if not values or k["id"] not in times or tuple(sorted(values.items())) in seen:
+                continue
+            seen.add(tuple(sorted(values.items())))
+            configs.append({"values": values, "us": round(times[k["id"]] * 1000.0, 2)})
+        sizes = {n: v for n, v in zip(sweep["sizes"], shape) if n}
+        if configs:
+            out.append({"family": exp["name"], "kernel": sweep["kernel"], "fingerprint": sweep["fingerprint"],
+                        "defines": {}, "shape": sizes, "configs": configs})
+    return out
 
 
 def launcher_name(source):

@@ -422,9 +422,17 @@ def main():
             report["bench"] += bench.run_all(manifest, KIT, built, dev["arch"], args.quick, log)
         elif phase == "experiments":
             import experiments
-            sections, wrong = experiments.run_all(manifest, built, dev["arch"], args.quick, log)
+            sections, wrong, sweeps = experiments.run_all(manifest, built, dev["arch"], args.quick, log)
             report["bench"] += sections
             report["experiment_failures"] = wrong
+            if sweeps:  # for bench/data (docs/recommend.md, "Measured sweeps")
+                os.makedirs(args.out, exist_ok=True)
+                with open(os.path.join(args.out, "sweeps.json"), "w") as f:
+                    json.dump({"machine": dev["name"], "date": time.strftime("%Y-%m-%d"),
+                               "tlc": manifest["commit"], "target": "sm90",
+                               "how": "the GPU kit's experiments (bench/gpu/kit/experiments.py): each result "
+                                      "checked against a float64 reference, then CUDA-event medians",
+                               "sweeps": sweeps}, f, indent=1)
         else:
             report["sanitizer"] += run_sanitizer(manifest, built, dev["arch"], [phase], log,
                                                  120 if args.quick else 600)

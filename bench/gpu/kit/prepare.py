@@ -24,6 +24,7 @@ written beside DIR and renamed into place, so a failed prepare leaves no half-wr
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,13 +121,21 @@ def pipeline_depths(tlc, source, target, flags):
 
 def recommended_values(args, out, exp):
     """The recommender's rank 1 for an experiment's `recommend` parameters (sm90): its source with
-    them `auto` (tests/auto/auto_sweep.py's rewrite), ranked at the experiment's shape."""
+    them `auto` (tests/auto/auto_sweep.py's rewrite), ranked at the experiment's shape. Returns
+    the values and what a measured sweep is filed under in tlc (src/recommend/Measured.h): the
+    kernel, the fingerprint of its `auto` source, and each parameter's value in the source."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "auto"))
     import auto_sweep  # noqa: E402
     source = exp["kernels"][0][1]
     text = open(os.path.join(ROOT, source)).read()
+    defaults = {}
     for name, start, end in reversed(auto_sweep.kernels_of(text)):
         if name == exp.get("kernel", name):
+            head = text[start:end + 1]
+            for p in exp["recommend"]["params"]:
+                m = re.search(r"(?<![\w.])%s\s*(?::\s*\w+\s*)?=\s*(-?\d+)" % re.escape(p), head)
+                if m:
+                    defaults[p] = int(m.group(1))
             text = auto_sweep.with_auto(text, start, end, exp["recommend"]["params"])
     auto = os.path.join(out, "gen", "experiments", exp["name"] + "_auto.tl")
     os.makedirs(os.path.dirname(auto), exist_ok=True)
@@ -136,7 +145,17 @@ def recommended_values(args, out, exp):
     cmd = [args.tlc, "recommend", auto, "--target=sm90", f"--shape={shape}", "--top=1"]
     if exp.get("kernel"):
         cmd.append(f"--kernel={exp['kernel']}")
-    return json.loads(run(cmd))["candidates"][0]["values"]
+    ranked = json.loads(run(cmd))
+    sweep = {"kernel": ranked["kernel"], "fingerprint": ranked["fingerprint"], "params": exp["recommend"]["params"],
+             "sizes": exp["recommend"].get("sizes", []), "defaults": defaults}
+    return ranked["candidates"][0]["values"], sweep
+
+
+def config_values(sweep, defines):
+    """An experiment kernel's values of the swept parameters: its -D values, else the source's."""
+    given = dict(d.split("=", 1) for d in defines)
+    values = {p: int(given[p]) if p in given else sweep["defaults"].get(p) for p in sweep["params"]}
+    return values if all(v is not None for v in values.values()) else None
 
 
 def prepare_experiments(args, out):
@@ -148,8 +167,9 @@ def prepare_experiments(args, out):
         # (index, label, source, -D values, the recommender's pick?, what the runner needs: "kernel", ...)
         entries = [(i, label, source, defines, False, extra[0] if extra else {})
                    for i, (label, source, defines, *extra) in enumerate(exp["kernels"])]
+        sweep = None
         if exp.get("recommend"):
-            values = recommended_values(args, out, exp)
+            values, sweep = recommended_values(args, out, exp)
             text = ", ".join(f"{k}={v}" for k, v in values.items())
             entries.insert(0, ("rank1", f"recommender's rank 1: {text}", exp["kernels"][0][1],
                                tuple(f"{k}={v}" for k, v in values.items()), True, {}))
@@ -171,8 +191,10 @@ def prepare_experiments(args, out):
                             "target": "sm90", "pick": pick,
                             "launcher": "tl_" + kernel if kernel else experiments.launcher_name(path),
                             "depth": pipeline_depths(args.tlc, path, "sm90", flags)} | extra)
+            if sweep:
+                kernels[-1]["values"] = config_values(sweep, defines)
         queue.append({k: exp[k] for k in ("name", "title", "question", "kind", "dtype", "shapes")} |
-                     {"kernels": kernels})
+                     {"kernels": kernels} | ({"sweep": sweep} if sweep else {}))
         print(f"prepare: experiment {exp['name']}: {len(kernels)} kernels", flush=True)
     return queue
 

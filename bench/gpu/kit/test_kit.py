@@ -174,6 +174,25 @@ class Experiments(unittest.TestCase):
             for size in exp["recommend"]["shape"]:
                 self.assertIn(f"[{size},", text)
 
+    def test_measured_sweeps(self):
+        """An experiment's times become one measured sweep per shape, in tlc's format: the
+        configurations by their values (the pick, a repeat of a grid entry, listed once), in us,
+        sizes named, compile-time positions left out; a kernel without time is not listed."""
+        exp = {"name": "e", "sweep": {"kernel": "k", "fingerprint": "0123456789abcdef", "params": ["a", "b"],
+                                      "sizes": ["N", None], "defaults": {}},
+               "kernels": [{"id": "e_rank1", "values": {"a": 2, "b": 64}},
+                           {"id": "e_0", "values": {"a": 1, "b": 64}},
+                           {"id": "e_1", "values": {"a": 2, "b": 64}},
+                           {"id": "e_2", "values": {"a": 4, "b": 64}}]}
+        sweeps = experiments.measured_sweeps(exp, {(4096, 1024): {"e_rank1": 0.5, "e_0": 0.25, "e_1": 0.5}})
+        self.assertEqual(len(sweeps), 1)
+        s = sweeps[0]
+        self.assertEqual((s["kernel"], s["fingerprint"], s["shape"]), ("k", "0123456789abcdef", {"N": 4096}))
+        self.assertEqual(s["configs"], [{"values": {"a": 2, "b": 64}, "us": 500.0},
+                                        {"values": {"a": 1, "b": 64}, "us": 250.0}])
+        self.assertEqual(prepare.config_values(exp["sweep"] | {"defaults": {"b": 32}}, ("a=8",)), {"a": 8, "b": 32})
+        self.assertIsNone(prepare.config_values(exp["sweep"], ("a=8",)))
+
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))
         self.assertFalse(experiments.check(2e-2, "f16"))
@@ -211,6 +230,11 @@ class Manifest(unittest.TestCase):
             for k in picks:
                 self.assertTrue(k["label"].startswith("recommender's rank 1: "), k["label"])
                 self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
+            # ... and what its times are filed under as a measured sweep: every kernel's values.
+            if asked:
+                self.assertRegex(e["sweep"]["fingerprint"], "^[0-9a-f]{16}$")
+                for k in e["kernels"]:
+                    self.assertEqual(sorted(k["values"]), sorted(e["sweep"]["params"]), k["label"])
         depths = {k["label"]: k["depth"] for k in depth["kernels"]}
         self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept; 1 k-tile per wgmma group")
         self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])
