@@ -15,7 +15,8 @@ fastest measured configuration, and how the model's order agrees with the measur
                        [--max-configs 40] [--out bench/data/cpu-avx512.json] [--machine TEXT]
 
 Needs g++ with OpenMP; no Python packages beyond the standard library. Run it on an otherwise
-idle machine: the figures are wall-clock times.
+idle machine: the figures are wall-clock times (on a shared machine, `--build-only` first while
+others work, then the same command without it when the machine is quiet: it times what it built).
 """
 import argparse
 import concurrent.futures
@@ -222,14 +223,21 @@ CTYPES = {"f32": ctypes.c_float, "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16
 
 
 def build(tlc, path, fam, target, values, work):
+    """The configuration's tlc output built as a shared library; a library built from the same
+    output before is kept (so that the timing of a rerun can follow the builds on a quiet machine)."""
     tag = "_".join(f"{n}{v}" for n, v in sorted(values.items()))
     base = os.path.join(work, f"{fam['name']}__{tag}")
     defines = dict(fam.get("defines", {}), **{n: str(v) for n, v in values.items()})
-    subprocess.run([tlc, path, f"--target={target}", "--kernel", fam["kernel"], "-o", base + ".cpp",
+    subprocess.run([tlc, path, f"--target={target}", "--kernel", fam["kernel"], "-o", base + ".new.cpp",
                     "--header", base + ".h"] + define_args(defines), check=True, capture_output=True, timeout=600)
+    new = open(base + ".new.cpp").read()
+    if os.path.exists(base + ".so") and os.path.exists(base + ".cpp") and open(base + ".cpp").read() == new:
+        os.remove(base + ".new.cpp")
+        return base, False
+    os.replace(base + ".new.cpp", base + ".cpp")
     subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", "-std=c++17", "-shared", "-fPIC", base + ".cpp",
                     "-o", base + ".so"], check=True, capture_output=True, timeout=900)
-    return base
+    return base, True
 
 
 def to_native(dtype, values):
@@ -325,7 +333,9 @@ def spearman(xs, ys):
     return 1 - 6 * sum((a - b) ** 2 for a, b in zip(rx, ry)) / (n * (n * n - 1))
 
 
-def sweep_family(args, fam, work):
+def sweep_family(args, fam, work, previous=()):
+    """One family's sweep. `previous`: the configurations of an earlier sweep of it (--reuse):
+    those whose code is unchanged keep their times, and only the model's ranking is new."""
     rng = random.Random(46)
     text = open(os.path.join(ROOT, fam["file"])).read()
     path = os.path.join(work, fam["name"] + ".tl")
@@ -336,16 +346,27 @@ def sweep_family(args, fam, work):
     # The pick is what a compile takes: the search of `top = 1` lowers fewer candidates than
     # the whole ranking's, and may end on another one.
     pick_values = recommend(args.tlc, path, fam, args.target, 1)["candidates"][0]["values"]
-    chosen = choose(candidates, args.max_configs, rng)
+    earlier = {json.dumps(c["values"], sort_keys=True): c for c in previous}
+    if previous:  # the configurations measured before, ranked by this model
+        chosen = [c for c in candidates if json.dumps(c["values"], sort_keys=True) in earlier]
+    else:
+        chosen = choose(candidates, args.max_configs, rng)
     if not any(c["values"] == pick_values for c in chosen):
         chosen.append(next(c for c in candidates if c["values"] == pick_values))
     print(f"{fam['name']}: {len(candidates)} ranked by the model ({rec['enumerated']} enumerated), "
           f"measuring {len(chosen)}", file=sys.stderr, flush=True)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         bases = list(pool.map(lambda c: build(args.tlc, path, fam, args.target, c["values"], work), chosen))
+    if args.build_only:
+        return None
     configs = []
-    for c, base in zip(chosen, bases):
+    for c, (base, rebuilt) in zip(chosen, bases):
         entry = dict(values=c["values"], estimate_us=c["estimate_us"], model_rank=c["rank"])
+        old = earlier.get(json.dumps(c["values"], sort_keys=True))
+        if old and not rebuilt:
+            entry.update({k: old[k] for k in ("us", "failed", "max_rel_err") if k in old})
+            configs.append(entry)
+            continue
         launch = Launch(base, fam, random.Random(7))
         launch()
         err = fam["check"](launch.values(), fam["sizes"], random.Random(11))
@@ -404,6 +425,11 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--machine", default="")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench-sweep"))
+    ap.add_argument("--reuse", default="",
+                    help="an earlier sweep's JSON: rank its configurations with this tlc's model, keeping the "
+                         "times of those whose code is unchanged; only a new pick is timed")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build every configuration and stop (then time them with a second run on a quiet machine)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     families = [f for f in FAMILIES if not args.only or f["name"] in args.only.split(",")]
@@ -418,13 +444,22 @@ def main():
                   how="bench/cpu/sweep.py: each configuration checked against a double reference on random "
                       "inputs, then the median of repeated calls after a warm-up (g++ -O3 -march=native -fopenmp)",
                   sweeps=[])
+    reused = {s["family"]: s["configs"] for s in json.load(open(args.reuse))["sweeps"]} if args.reuse else {}
+    if reused:
+        old = json.load(open(args.reuse))
+        result.update(machine=old["machine"], date=old["date"], how=old["how"] + f"; ranked again by tlc {commit}")
     for fam in families:
-        result["sweeps"].append(sweep_family(args, fam, args.work))
+        sweep = sweep_family(args, fam, args.work, reused.get(fam["name"], ()))
+        if args.build_only:
+            continue
+        result["sweeps"].append(sweep)
         if args.out:  # after each family: an interrupted run keeps what it measured
             with open(args.out + ".tmp", "w") as f:
                 json.dump(result, f, indent=1)
                 f.write("\n")
             os.replace(args.out + ".tmp", args.out)
+    if args.build_only:
+        return 0
     print(f"Machine: {machine}; target {args.target}; tlc {commit}; {result['date']}")
     print(table(result))
     failed = [(s["family"], c["values"]) for s in result["sweeps"] for c in s["configs"] if "failed" in c]

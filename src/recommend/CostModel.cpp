@@ -67,6 +67,18 @@ struct TileWorkVisitor : ir::IRVisitor {
         }
         ir::IRVisitor::visitAllocate(a);
     }
+    // How many contiguous runs of memory a global region is: the product of its extents before
+    // the dimensions it covers whole (and the one it enters); 1 for whole rows of a matrix.
+    static int64_t runsOf(const ir::Region& r) {
+        std::vector<int64_t> shape;
+        if (!ir::constantShape(r.buffer, shape) || shape.size() != r.rank() || r.rank() == 0) return 1;
+        size_t j = r.rank() - 1;
+        while (j > 0 && r.extents[j] == shape[j]) --j;
+        int64_t runs = 1;
+        for (size_t i = 0; i < j; ++i) runs *= std::max<int64_t>(r.extents[i], 1);
+        return runs;
+    }
+
     void visitTileOpStmt(const ir::TileOpStmt* s) override {
         const ir::TileOp& op = *s->op;
         auto reads = op.reads();
@@ -74,8 +86,10 @@ struct TileWorkVisitor : ir::IRVisitor {
         w.tileLoopTrips = std::max(w.tileLoopTrips, multiplier);
         for (const auto* list : {&reads, &writes})
             for (const ir::Region* r : *list)
-                if (r->buffer->scope == MemScope::Global)
+                if (r->buffer->scope == MemScope::Global) {
                     w.globalBytes += double(r->elements()) * double(dtypeBytes(r->buffer->dtype)) * multiplier;
+                    w.globalStreams += runsOf(*r);
+                }
         if (pipelineStages > 0)
             for (const ir::Region* r : writes)
                 if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
@@ -108,8 +122,29 @@ struct TileWorkVisitor : ir::IRVisitor {
     }
 };
 
-// The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds.
+// The cost of one barrier round of a block (about 100 cycles at 1 GHz), microseconds. A cpu
+// block has no barrier: a round is the loop's own cost around its tile ops, about 15 ns (bench/
+// data/cpu-avx512-dev.json: reduce_sum's one-row tiles over four-row ones).
 constexpr double kBarrierUs = 0.1;
+constexpr double kCpuRoundUs = 0.015;
+
+// The cpu's memory-bound kernels (no gemm: its micro-kernel packs its tiles and has its own
+// cache term, cpuGemmEfficiency), fitted to the sweeps of bench/data/cpu-avx512-dev.json:
+// - streams: a block moving S contiguous runs at once (its tiles' rows, when they are not
+//   whole rows) keeps the prefetchers from following them: an elementwise add of 128 x 64 tiles
+//   (3 x 128 runs) ran 2.8x slower than 4 x 8 tiles, of 32 rows 1.8x, of 16 rows 1.4x:
+//   1 + S / 128, at most 3;
+// - cache: a block's fragments and shared buffers are passed over by each tile op; beyond a
+//   quarter of the cache the profile names (`shared_mem_per_block`, a core's L2) they fall out
+//   between passes: LayerNorm, softmax and RMSNorm lost 10-25% a doubling past it:
+//   1 + 0.2 log2(bytes / (L2 / 4)).
+double cpuMemoryFactor(const TileWork& a, int64_t shared, const Target& t) {
+    if (a.gemmM > 0) return 1.0;
+    double streams = 1.0 + std::min(double(a.globalStreams), 256.0) / 128.0;
+    double onChip = double(shared + a.fragmentBytes), quarter = double(t.sharedMemPerBlock) / 4.0;
+    double cache = onChip > quarter && quarter > 0 ? 1.0 + 0.2 * std::log2(onChip / quarter) : 1.0;
+    return streams * cache;
+}
 
 // The cpu's gemm: the fraction of the micro-kernel's peak a block's gemm tile keeps (docs/
 // recommend.md, "The cpu"). Register blocks cover the tile (AVX-512: 6 x 64 where the tile has
@@ -181,12 +216,13 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
     e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue) * 1e6;
     e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
+    if (cpu) e.memoryUs *= cpuMemoryFactor(a, shared, t);
     // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
     // then go to the fewest); GPUs without cp.async prefetch one iteration ahead at most.
     double stagesInFlight = cpu ? 1.0 : t.has(Feature::CpAsync) ? double(e.stages) : double(std::min(e.stages, 2));
     double depth = cpu ? 1.0 : stagesInFlight * double(perSM);
     // A barrier round per iteration of the loop around the tile ops, in every wave.
-    e.syncUs = double(e.waves) * a.tileLoopTrips * kBarrierUs;
+    e.syncUs = double(e.waves) * a.tileLoopTrips * (cpu ? kCpuRoundUs : kBarrierUs);
     e.timeUs = (std::max(e.computeUs, e.memoryUs) + std::min(e.computeUs, e.memoryUs) / depth) / e.waveEfficiency +
                e.syncUs;
     return "";

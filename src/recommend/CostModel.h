@@ -34,6 +34,10 @@ struct TileWork {
     // adds the compiler's scratch buffers.
     int64_t plannedSharedBytes = 0;
     int64_t blocks = 1;        // the grid, its symbolic sizes at the model's shape
+    // The contiguous runs of global memory a block's tile ops move at once (a tile of 64 rows
+    // of a wider matrix: 64; of whole rows: 1), summed over the ops: the cpu's hardware
+    // prefetchers follow a few dozen such streams a core.
+    int64_t globalStreams = 0;
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
