@@ -27,6 +27,7 @@
 
 #include "ast/Clone.h"
 #include "beginner/KernelTemplates.h"
+#include "beginner/Reductions.h"
 
 #include <fmt/format.h>
 
@@ -47,12 +48,9 @@ const std::set<std::string> kElementwise = {
     "pow", "min", "max", "clamp", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_tanh"};
 // Whole-tensor operations that need more than one element per result, with what to write.
 const std::map<std::string, std::string> kNotYet = {
-    {"sum", "reduce_sum over a tile"},     {"mean", "reduce_sum over a tile, then a division"},
     {"softmax", "a kernel of its own, 'Y = softmax(X);', or reduce_max, exp2 and reduce_sum over a row tile"},
     {"layernorm", "a kernel of its own, 'Y = layernorm(X, g, b, eps = 1e-5);', or a row kernel as tests/corpus/layernorm.tl"},
     {"rmsnorm", "a kernel of its own, 'Y = rmsnorm(X, g, eps = 1e-6);', or a row kernel as samples/rmsnorm.tl"},
-    {"transpose", "a copy into a shared tile and gemm's transpose_A / transpose_B"},
-    {"permute", "copies between tiles"},
     {"matmul", "gemm over tiles (samples/gemm.tl)"}};
 
 std::string text(const Expr& e) { return printExpr(e); }
@@ -64,18 +62,30 @@ public:
     bool run();
 
 private:
+    // A tensor as the expression reads it: whole, transposed or permuted, or a slice.
     struct Operand {
         const Param* param = nullptr;
-        std::string tile;  // its fragment's name
-        // Per dimension of the tensor: the result dimension it aligns with, or -1 when it is a
+        std::string tile;  // its tile's name
+        // Per dimension of the view: the tensor's dimension (permutations), and its extent.
+        std::vector<size_t> perm;
+        std::vector<ExprPtr> dims;
+        // Per dimension of the tensor: a slice's start (null: 0).
+        std::vector<ExprPtr> lo;
+        bool sliced = false;
+        // Per dimension of the view: the result dimension it aligns with, or -1 when it is a
         // broadcast 1.
         std::vector<int> toResult;
+        bool permuted() const {
+            for (size_t v = 0; v < perm.size(); ++v)
+                if (perm[v] != v) return true;
+            return false;
+        }
     };
 
     Kernel& k_;
     DiagnosticEngine& diags_;
     std::vector<const Expr*> resultDims_;  // the assigned tensors' shape
-    std::map<std::string, Operand> operands_;  // tensors read or written, by name
+    std::map<std::string, Operand> operands_;  // views read or written, by their text (a tensor's: its name)
     std::vector<std::string> order_;           // their first mention
     std::set<std::string> lets_;              // whole-tensor intermediates
     std::set<std::string> assigned_;
@@ -87,7 +97,9 @@ private:
     const Binary* matmul_ = nullptr;
     const Param* matA_ = nullptr;
     const Param* matB_ = nullptr;
+    bool transA_ = false, transB_ = false;  // `transpose(A) @ B` and the like: the GEMM's operand layouts
     std::string acc_;
+    std::vector<StmtPtr> requires_;  // a slice's bounds, checked at launch
 
     const Param* tensor(const std::string& name) const {
         for (const auto& p : k_.params)
@@ -106,6 +118,8 @@ private:
     }
     void collectNames(const Block& b);
     void collectOperands(const Expr& e);
+    void addView(const Expr& e);
+    const Param* matOperand(const Expr& e, bool& transposed);
     bool alignOperand(Operand& op, SourceRange at);
     ExprPtr elementOf(const Expr& e, const std::vector<std::string>& vars);
     ExprPtr tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r);
@@ -142,24 +156,122 @@ void Lowering::collectNames(const Block& b) {
     }
 }
 
+// A view of a tensor parameter: `X`, `transpose(X)` (the last two dimensions swapped),
+// `permute(X, [2, 0, 1])` (view dimension v is X's dimension dims[v]), `X[a:b, :]` (NumPy's
+// slices: bounds static or sizes, negative from the end, missing ones whole). A view of a
+// tensor the kernel assigns would read what other blocks write: an error.
+void Lowering::addView(const Expr& e) {
+    const std::string key = text(e);
+    auto notView = [&](const std::string& why) {
+        error(e.range, DiagId::err_whole_tensor_form, key, why);
+    };
+    const Expr* base = &e;
+    const Call* call = e.as<Call>();
+    const Index* index = e.as<Index>();
+    if (call) base = call->args.empty() ? nullptr : call->args[0].value.get();
+    if (index) base = index->base.get();
+    const Param* p = base && base->as<Name>() ? tensor(base->as<Name>()->name) : nullptr;
+    if (!p) {
+        notView("transposes, permutations and slices are of tensor parameters; compute other operands into a "
+                "tensor first, or write it at the developer level");
+        return;
+    }
+    if (&e == base && !assigned_.count(p->name)) readBeforeAssigned_.insert(p->name);
+    if (operands_.count(key)) return;
+    const size_t rank = p->type.dims.size();
+    Operand op{p, fresh(p->name + (call ? "_t" : index ? "_slice" : "_tile")), {}, {}, {}, false, {}};
+    for (size_t d = 0; d < rank; ++d) op.perm.push_back(d);
+    op.lo.resize(rank);
+    if (call && call->callee == "transpose") {
+        if (call->args.size() != 1 || !call->args[0].keyword.empty() || rank < 2) {
+            notView("write 'transpose(X)' of a tensor of rank 2 or 3: its last two dimensions swapped (permute for "
+                    "other orders)");
+            return;
+        }
+        std::swap(op.perm[rank - 1], op.perm[rank - 2]);
+    } else if (call) {  // permute(X, [..]) or permute(X, dims = [..])
+        const List* order = call->args.size() == 2 && (call->args[1].keyword.empty() || call->args[1].keyword == "dims")
+                                ? call->args[1].value->as<List>()
+                                : nullptr;
+        std::vector<bool> seen(rank, false);
+        bool ok = order && order->elements.size() == rank;
+        for (size_t v = 0; ok && v < rank; ++v) {
+            const auto* lit = order->elements[v]->as<IntLit>();
+            ok = lit && lit->value >= 0 && size_t(lit->value) < rank && !seen[size_t(lit->value)];
+            if (ok) seen[op.perm[v] = size_t(lit->value)] = true;
+        }
+        if (!ok) {
+            notView(fmt::format("write 'permute(X, [..])' with the {} dimensions of X in their new order, each once", rank));
+            return;
+        }
+    }
+    for (size_t v = 0; v < rank; ++v) op.dims.push_back(cloneSyntax(*p->type.dims[op.perm[v]]));
+    if (index) {
+        if (index->subscripts.size() > rank) {
+            notView(fmt::format("'{}' has {} dimensions", p->name, rank));
+            return;
+        }
+        for (size_t d = 0; d < index->subscripts.size(); ++d) {
+            const Subscript& sub = index->subscripts[d];
+            if (sub.form == Subscript::Form::Point) {
+                notView("a whole-tensor kernel reads whole tensors and slices ('X[:, a:b]'); write element access "
+                        "at the developer level");
+                return;
+            }
+            const Expr& size = *p->type.dims[d];
+            auto bound = [&](const Expr* b, bool isLo) -> ExprPtr {
+                if (!b) return isLo ? std::make_unique<IntLit>(e.range, 0) : cloneSyntax(size);
+                if (const auto* u = b->as<Unary>(); u && u->op == UnaryOp::Neg && u->operand->as<IntLit>())
+                    return std::make_unique<Binary>(e.range, BinaryOp::Sub, e.range, cloneSyntax(size), cloneSyntax(*u->operand));
+                return cloneSyntax(*b);
+            };
+            ExprPtr lo = bound(sub.lo.get(), true);
+            ExprPtr hi = sub.form == Subscript::Form::Length
+                             ? std::make_unique<Binary>(e.range, BinaryOp::Add, e.range, cloneSyntax(*lo), cloneSyntax(*sub.length))
+                             : bound(sub.hi.get(), false);
+            const auto* l = lo->as<IntLit>();
+            const auto* h = hi->as<IntLit>();
+            const auto* n = size.as<IntLit>();
+            if ((l && h && l->value > h->value) || (h && n && h->value > n->value)) {
+                notView(fmt::format("the slice {}:{} of a dimension of {} is empty or past its end", text(*lo), text(*hi), text(size)));
+                return;
+            }
+            // Bounds that are sizes are checked at launch: `require hi <= N;`.
+            if (text(*hi) != text(size) && !(h && n))
+                requires_.push_back(std::make_unique<RequireStmt>(
+                    e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*hi), cloneSyntax(size))));
+            if (!(l && l->value == 0) && !(l && h))
+                requires_.push_back(std::make_unique<RequireStmt>(
+                    e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*lo), cloneSyntax(*hi))));
+            op.dims[d] = l && h ? ExprPtr(std::make_unique<IntLit>(e.range, h->value - l->value))
+                         : l && l->value == 0 ? std::move(hi)
+                                              : std::make_unique<Binary>(e.range, BinaryOp::Sub, e.range, std::move(hi), cloneSyntax(*lo));
+            if (!(l && l->value == 0)) op.lo[d] = std::move(lo);
+        }
+        op.sliced = true;
+    }
+    operands_[key] = std::move(op);
+    order_.push_back(key);
+}
+
 // Every tensor an expression reads; a call that is no elementwise function is an error.
 void Lowering::collectOperands(const Expr& e) {
     switch (e.kind) {
-    case ExprKind::Name: {
-        const std::string& n = e.as<Name>()->name;
-        if (const Param* p = tensor(n)) {
-            if (!assigned_.count(n)) readBeforeAssigned_.insert(n);
-            if (!operands_.count(n)) {
-                operands_[n] = Operand{p, fresh(n + "_tile"), {}};
-                order_.push_back(n);
-            }
-        }
+    case ExprKind::Name:
+        if (tensor(e.as<Name>()->name)) addView(e);
         return;
-    }
     case ExprKind::Call: {
         const auto& c = *e.as<Call>();
+        if (c.callee == "transpose" || c.callee == "permute") {
+            addView(e);
+            return;
+        }
         if (auto it = kNotYet.find(c.callee); it != kNotYet.end()) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e), fmt::format("write it at the developer level: {}", it->second));
+            return;
+        }
+        if (c.callee == "where") {  // one left after desugarWhere: not three operands
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e), "write 'where(cond, a, b)': three operands, no keywords");
             return;
         }
         bool cast = parseDType(c.callee).has_value();
@@ -171,10 +283,7 @@ void Lowering::collectOperands(const Expr& e) {
         for (const auto& a : c.args) collectOperands(*a.value);
         return;
     }
-    case ExprKind::Index:
-        error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
-              "a whole-tensor kernel reads whole tensors; write slices and element access at the developer level");
-        return;
+    case ExprKind::Index: addView(e); return;
     case ExprKind::Unary: collectOperands(*e.as<Unary>()->operand); return;
     case ExprKind::Binary: {
         const auto& b = *e.as<Binary>();
@@ -183,14 +292,13 @@ void Lowering::collectOperands(const Expr& e) {
             collectOperands(*b.rhs);
             return;
         }
-        const auto* lhs = b.lhs->as<Name>();
-        const auto* rhs = b.rhs->as<Name>();
-        const Param* a = lhs ? tensor(lhs->name) : nullptr;
-        const Param* w = rhs ? tensor(rhs->name) : nullptr;
-        if (!a || !w || a->type.dims.size() != 2 || w->type.dims.size() != 2) {
+        bool ta = false, tb = false;
+        const Param* a = matOperand(*b.lhs, ta);
+        const Param* w = matOperand(*b.rhs, tb);
+        if (!a || !w) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
-                  "'@' multiplies two 2-D tensor parameters; compute other operands into a tensor first, or "
-                  "write it at the developer level");
+                  "'@' multiplies two 2-D tensor parameters, each as it is or transposed ('X @ transpose(W)'); "
+                  "compute other operands into a tensor first, or write it at the developer level");
         } else if (matmul_) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
                   "one '@' per whole-tensor kernel (a GEMM and its epilogue); split the kernel, or write it at the "
@@ -199,6 +307,8 @@ void Lowering::collectOperands(const Expr& e) {
             matmul_ = &b;
             matA_ = a;
             matB_ = w;
+            transA_ = ta;
+            transB_ = tb;
             acc_ = fresh("acc");
         }
         return;
@@ -212,9 +322,21 @@ void Lowering::collectOperands(const Expr& e) {
     }
 }
 
+// An operand of `@`: a 2-D tensor parameter, or one transposed (the GEMM reads it so).
+const Param* Lowering::matOperand(const Expr& e, bool& transposed) {
+    const Expr* base = &e;
+    if (const auto* c = e.as<Call>(); c && c->callee == "transpose" && c->args.size() == 1 && c->args[0].keyword.empty()) {
+        base = c->args[0].value.get();
+        transposed = true;
+    }
+    const auto* n = base->as<Name>();
+    const Param* p = n ? tensor(n->name) : nullptr;
+    return p && p->type.dims.size() == 2 ? p : nullptr;
+}
+
 // NumPy's broadcasting against the result's shape: from the last dimension, equal or 1.
 bool Lowering::alignOperand(Operand& op, SourceRange at) {
-    const auto& dims = op.param->type.dims;
+    const auto& dims = op.dims;
     const size_t rank = resultDims_.size();
     if (dims.size() > rank) {
         error(at, DiagId::err_whole_tensor_broadcast, op.param->name, "count", dims.size(), rank,
@@ -224,9 +346,15 @@ bool Lowering::alignOperand(Operand& op, SourceRange at) {
     op.toResult.assign(dims.size(), -1);
     for (size_t d = 0; d < dims.size(); ++d) {
         size_t r = rank - dims.size() + d;
+        const auto* lit = dims[d]->as<IntLit>();
         if (text(*dims[d]) == text(*resultDims_[r])) {
             op.toResult[d] = int(r);
-        } else if (const auto* one = dims[d]->as<IntLit>(); !(one && one->value == 1)) {
+        } else if (op.sliced && !(lit && (lit->value == 1 || resultDims_[r]->as<IntLit>()))) {
+            // A slice of extent `N - 1` where the result's is M: equal at launch or refused.
+            op.toResult[d] = int(r);
+            requires_.push_back(std::make_unique<RequireStmt>(
+                at, std::make_unique<Binary>(at, BinaryOp::Eq, at, cloneSyntax(*resultDims_[r]), cloneSyntax(*dims[d]))));
+        } else if (!(lit && lit->value == 1)) {
             error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
                   "broadcasting needs equal sizes or 1");
             return false;
@@ -240,7 +368,8 @@ ExprPtr Lowering::tileAccess(const std::string& name, const std::vector<std::str
     const Operand& op = operands_.at(name);
     std::vector<Subscript> subs;
     const size_t rank = resultDims_.size(), firstTiled = rank > 2 ? rank - 2 : 0;
-    for (int to : op.toResult) {
+    for (size_t d = 0; d < op.perm.size(); ++d) {  // the tile is in the tensor's order
+        const int to = op.toResult[size_t(std::find(op.perm.begin(), op.perm.end(), d) - op.perm.begin())];
         if (to >= 0 && size_t(to) < firstTiled) continue;  // a batch dimension: one per block
         Subscript sub;
         sub.point = to < 0 ? ExprPtr(std::make_unique<IntLit>(r, 0)) : ExprPtr(std::make_unique<Name>(r, vars[to - firstTiled]));
@@ -258,7 +387,12 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
         case ExprKind::Name:
             if (operands_.count(x->as<Name>()->name)) x = tileAccess(x->as<Name>()->name, vars, x->range);
             return;
+        case ExprKind::Index: x = tileAccess(text(*x), vars, x->range); return;
         case ExprKind::Call:
+            if (x->as<Call>()->callee == "transpose" || x->as<Call>()->callee == "permute") {
+                x = tileAccess(text(*x), vars, x->range);
+                return;
+            }
             for (auto& a : x->as<Call>()->args) walk(a.value);
             return;
         case ExprKind::Unary: walk(x->as<Unary>()->operand); return;
@@ -315,21 +449,36 @@ bool Lowering::run() {
         collectOperands(*a->value);
         if (a->op) collectOperands(*a->target);  // `Y += e` reads Y
         if (!operands_.count(p->name)) {
-            operands_[p->name] = Operand{p, fresh(p->name + "_tile"), {}};
+            Operand op{p, fresh(p->name + "_tile"), {}, {}, {}, false, {}};
+            for (size_t d = 0; d < p->type.dims.size(); ++d) {
+                op.perm.push_back(d);
+                op.dims.push_back(cloneSyntax(*p->type.dims[d]));
+            }
+            op.lo.resize(p->type.dims.size());
+            operands_[p->name] = std::move(op);
             order_.push_back(p->name);
         }
         assigned_.insert(p->name);
         steps.push_back(s.get());
     }
+    for (const auto& [key, op] : operands_)
+        if (key != op.param->name && assigned_.count(op.param->name))
+            error(k_.nameRange, DiagId::err_whole_tensor_form, key,
+                  fmt::format("a view of '{}', which the kernel assigns: blocks would read what others write; "
+                              "read another tensor",
+                              op.param->name));
     if (!ok_) return false;
     const size_t rank = resultDims_.size();
     if (matmul_) {  // A [M, K] @ B [K, N] is the result's [M, N]
-        const auto& a = matA_->type.dims;
-        const auto& b = matB_->type.dims;
+        // Logical [M, K] and [K, N]: a transposed operand's dimensions swapped.
+        const auto& ad = matA_->type.dims;
+        const auto& bd = matB_->type.dims;
+        const Expr* a[2] = {ad[transA_ ? 1 : 0].get(), ad[transA_ ? 0 : 1].get()};
+        const Expr* b[2] = {bd[transB_ ? 1 : 0].get(), bd[transB_ ? 0 : 1].get()};
         if (rank != 2 || text(*a[0]) != text(*resultDims_[0]) || text(*b[1]) != text(*resultDims_[1]) ||
             text(*a[1]) != text(*b[0])) {
-            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, matA_->name, text(*a[0]), text(*a[1]),
-                  matB_->name, text(*b[0]), text(*b[1]));
+            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, text(*matmul_->lhs), text(*a[0]), text(*a[1]),
+                  text(*matmul_->rhs), text(*b[0]), text(*b[1]));
             return false;
         }
     }
@@ -382,24 +531,27 @@ bool Lowering::run() {
 
     // A tensor's region for this block: tiled dimensions by block, batch ones at the block's
     // index, broadcast ones at 0.
+    // In the tensor's order, a slice's start added.
     auto region = [&](const Operand& op) {
         std::vector<Subscript> subs;
-        for (size_t d = 0; d < op.toResult.size(); ++d) {
+        for (size_t p = 0; p < op.perm.size(); ++p) {
+            const size_t d = size_t(std::find(op.perm.begin(), op.perm.end(), p) - op.perm.begin());
             const int to = op.toResult[d];
+            auto at = [&](ExprPtr x) { return op.lo[p] ? binary(BinaryOp::Add, cloneSyntax(*op.lo[p]), std::move(x)) : std::move(x); };
             Subscript sub;
             sub.range = kr;
             if (to >= 0 && size_t(to) >= firstTiled) {
                 size_t t = size_t(to) - firstTiled;
                 sub.form = Subscript::Form::Length;
-                sub.lo = binary(BinaryOp::Mul, name(gridVars[t]), name(blocks[t]));
+                sub.lo = at(binary(BinaryOp::Mul, name(gridVars[t]), name(blocks[t])));
                 sub.length = name(blocks[t]);
             } else if (to >= 0) {
-                sub.point = name(batchVar);
+                sub.point = at(name(batchVar));
             } else if (d + rank - op.toResult.size() < firstTiled) {
-                sub.point = intLit(0);  // a broadcast batch dimension
+                sub.point = at(intLit(0));  // a broadcast batch dimension
             } else {
                 sub.form = Subscript::Form::Length;
-                sub.lo = intLit(0);
+                sub.lo = at(intLit(0));
                 sub.length = intLit(1);
             }
             subs.push_back(std::move(sub));
@@ -424,13 +576,15 @@ bool Lowering::run() {
         const std::string aShared = fresh(matA_->name + "_shared"), bShared = fresh(matB_->name + "_shared"), k = fresh("k");
         std::optional<DType> in = parseDType(matA_->type.dtype);
         const char* accType = in && isInteger(*in) ? "i32" : in == DType::F64 ? "f64" : "f32";
-        body.push_back(alloc("alloc_shared", aShared, pair(name(blocks[0]), name(blockK)), matA_->type.dtype));
-        body.push_back(alloc("alloc_shared", bShared, pair(name(blockK), name(blocks[1])), matB_->type.dtype));
+        auto ordered = [&](bool swap, ExprPtr x, ExprPtr y) { return swap ? pair(std::move(y), std::move(x)) : pair(std::move(x), std::move(y)); };
+        body.push_back(alloc("alloc_shared", aShared, ordered(transA_, name(blocks[0]), name(blockK)), matA_->type.dtype));
+        body.push_back(alloc("alloc_shared", bShared, ordered(transB_, name(blockK), name(blocks[1])), matB_->type.dtype));
         body.push_back(alloc("alloc_fragment", acc_, pair(name(blocks[0]), name(blocks[1])), accType));
         std::vector<ExprPtr> clearArgs;
         clearArgs.push_back(name(acc_));
         body.push_back(std::make_unique<ExprStmt>(kr, callOf("clear", std::move(clearArgs))));
-        auto tileOf = [&](const Param& p, ExprPtr row, ExprPtr col, const std::string& into) {
+        auto tileOf = [&](const Param& p, bool swap, ExprPtr row, ExprPtr col, const std::string& into) {
+            if (swap) std::swap(row, col);
             std::vector<Subscript> subs(2);
             subs[0].point = std::move(row);
             subs[1].point = std::move(col);
@@ -439,17 +593,20 @@ bool Lowering::run() {
                 kr, callOf("copy", pair(std::make_unique<Index>(kr, name(p.name), std::move(subs)), name(into))));
         };
         std::vector<StmtPtr> loop;
-        loop.push_back(tileOf(*matA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
+        loop.push_back(tileOf(*matA_, transA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
                               binary(BinaryOp::Mul, name(k), name(blockK)), aShared));
-        loop.push_back(tileOf(*matB_, binary(BinaryOp::Mul, name(k), name(blockK)),
+        loop.push_back(tileOf(*matB_, transB_, binary(BinaryOp::Mul, name(k), name(blockK)),
                               binary(BinaryOp::Mul, name(gridVars[1]), name(blocks[1])), bShared));
         std::vector<ExprPtr> gemmArgs;
         gemmArgs.push_back(name(aShared));
         gemmArgs.push_back(name(bShared));
         gemmArgs.push_back(name(acc_));
-        loop.push_back(std::make_unique<ExprStmt>(kr, callOf("gemm", std::move(gemmArgs))));
+        auto gemm = callOf("gemm", std::move(gemmArgs));
+        if (transA_) gemm->args.push_back(Arg{"transpose_A", kr, std::make_unique<BoolLit>(kr, true)});
+        if (transB_) gemm->args.push_back(Arg{"transpose_B", kr, std::make_unique<BoolLit>(kr, true)});
+        loop.push_back(std::make_unique<ExprStmt>(kr, std::move(gemm)));
         std::vector<Arg> iterArgs;
-        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[1]), name(blockK)))});
+        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[transA_ ? 0 : 1]), name(blockK)))});
         iterArgs.push_back(Arg{"stages", kr, name(stages)});
         std::vector<LoopVar> kVar{{k, kr, nullptr}};
         body.push_back(std::make_unique<ForStmt>(kr, std::move(kVar), std::make_unique<Call>(kr, "pipelined", kr, std::move(iterArgs)),
@@ -458,7 +615,8 @@ bool Lowering::run() {
     for (const auto& n : order_) {
         const Operand& op = operands_[n];
         std::vector<ExprPtr> extents;
-        for (size_t d = 0; d < op.toResult.size(); ++d) {
+        for (size_t p = 0; p < op.perm.size(); ++p) {
+            const size_t d = size_t(std::find(op.perm.begin(), op.perm.end(), p) - op.perm.begin());
             int to = op.toResult[d];
             bool batch = (to >= 0 ? size_t(to) : d + rank - op.toResult.size()) < firstTiled;
             if (batch) continue;
@@ -467,7 +625,9 @@ bool Lowering::run() {
         std::vector<Arg> args;
         args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
         args.push_back(Arg{{}, {}, name(op.param->type.dtype)});
-        body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, "alloc_fragment", kr, std::move(args))));
+        // A permuted view is read across the threads' elements: a shared tile.
+        const char* kind = op.permuted() ? "alloc_shared" : "alloc_fragment";
+        body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, kind, kr, std::move(args))));
     }
     for (const auto& n : order_)
         if (readBeforeAssigned_.count(n) || !assigned_.count(n)) {
@@ -510,6 +670,7 @@ bool Lowering::run() {
     if (matmul_) launch->args.push_back(Arg{"threads", kr, name(threads)});
     auto grid = std::make_unique<GridStmt>(kr, std::move(launch), std::move(gvars), std::make_unique<Block>(kr, std::move(body)));
     std::vector<StmtPtr> top = std::move(preconditions);
+    for (auto& r : requires_) top.push_back(std::move(r));
     top.push_back(std::move(grid));
     k_.body = std::make_unique<Block>(k_.body->range, std::move(top));
     return true;
@@ -527,12 +688,42 @@ static const AssignStmt* rowKernelStatement(const Kernel& k) {
     return (call && isRowKernelCall(*call)) || (only && isAttention(*only)) ? only : nullptr;
 }
 
+// NumPy's `where(cond, a, b)` is `cond ? a : b` element by element (broadcast as any operands).
+static void desugarWhere(ExprPtr& x) {
+    switch (x->kind) {
+    case ExprKind::Call: {
+        auto& c = *x->as<Call>();
+        for (auto& a : c.args) desugarWhere(a.value);
+        if (c.callee == "where" && c.args.size() == 3 &&
+            std::all_of(c.args.begin(), c.args.end(), [](const Arg& a) { return a.keyword.empty(); }))
+            x = std::make_unique<Ternary>(x->range, std::move(c.args[0].value), std::move(c.args[1].value), std::move(c.args[2].value));
+        return;
+    }
+    case ExprKind::Unary: desugarWhere(x->as<Unary>()->operand); return;
+    case ExprKind::Binary:
+        desugarWhere(x->as<Binary>()->lhs);
+        desugarWhere(x->as<Binary>()->rhs);
+        return;
+    case ExprKind::Ternary:
+        desugarWhere(x->as<Ternary>()->cond);
+        desugarWhere(x->as<Ternary>()->thenExpr);
+        desugarWhere(x->as<Ternary>()->elseExpr);
+        return;
+    default: return;
+    }
+}
+
 bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags, const std::map<std::string, std::string>& defines) {
     bool ok = true;
     for (auto& k : file.kernels) {
         if (!isWholeTensorKernel(*k)) continue;
+        for (auto& s : k->body->stmts) {
+            if (auto* l = s->as<LetStmt>()) desugarWhere(l->value);
+            if (auto* a = s->as<AssignStmt>()) desugarWhere(a->value);
+        }
         if (const AssignStmt* one = rowKernelStatement(*k))
             ok = (isAttention(*one) ? lowerAttention(*k, *one, defines, diags) : lowerRowKernel(*k, *one, diags)) && ok;
+        else if (hasReduction(*k)) ok = lowerReductions(*k, diags) && ok;
         else ok = Lowering(*k, diags).run() && ok;
     }
     return ok;
