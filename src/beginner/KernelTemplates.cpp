@@ -380,7 +380,7 @@ bool lowerAttention(Kernel& k, const AssignStmt& s, const std::map<std::string, 
     for (const Param* p : {q, kk, v, o}) {
         if (!ok) break;
         ok = p->type.dims.size() == 4 && p->type.dtype == q->type.dtype;
-        const Param* like = p == v ? kk : q;
+        const Param* like = p == v || p == kk ? kk : q;
         for (size_t d = 0; ok && d < 4; ++d)
             ok = printExpr(*p->type.dims[d]) == printExpr(*(d == 2 ? like : q)->type.dims[d]);
     }

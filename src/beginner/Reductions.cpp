@@ -269,7 +269,7 @@ std::optional<std::vector<Role>> Lowerer::align(const Param& p, bool row, Source
     return roles;
 }
 
-Lowerer::View& Lowerer::view(const std::string& name, bool row, SourceRange at) {
+View& Lowerer::view(const std::string& name, bool row, SourceRange at) {
     auto& views = row ? row_ : full_;
     if (auto it = views.find(name); it != views.end()) return it->second;
     const Param& p = *tensor(name);

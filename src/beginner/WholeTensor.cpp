@@ -75,11 +75,6 @@ private:
         // Per dimension of the view: the result dimension it aligns with, or -1 when it is a
         // broadcast 1.
         std::vector<int> toResult;
-        bool permuted() const {
-            for (size_t v = 0; v < perm.size(); ++v)
-                if (perm[v] != v) return true;
-            return false;
-        }
     };
 
     Kernel& k_;
@@ -236,8 +231,9 @@ void Lowering::addView(const Expr& e) {
                 notView(fmt::format("the slice {}:{} of a dimension of {} is empty or past its end", text(*lo), text(*hi), text(size)));
                 return;
             }
-            // Bounds that are sizes are checked at launch: `require hi <= N;`.
-            if (text(*hi) != text(size) && !(h && n))
+            // Bounds that are sizes are checked at launch: `require hi <= N;` (not for `:-1`).
+            const bool fromEnd = sub.hi && sub.hi->as<Unary>();
+            if (text(*hi) != text(size) && !(h && n) && !fromEnd)
                 requires_.push_back(std::make_unique<RequireStmt>(
                     e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*hi), cloneSyntax(size))));
             if (!(l && l->value == 0) && !(l && h))
@@ -349,11 +345,10 @@ bool Lowering::alignOperand(Operand& op, SourceRange at) {
         const auto* lit = dims[d]->as<IntLit>();
         if (text(*dims[d]) == text(*resultDims_[r])) {
             op.toResult[d] = int(r);
-        } else if (op.sliced && !(lit && (lit->value == 1 || resultDims_[r]->as<IntLit>()))) {
-            // A slice of extent `N - 1` where the result's is M: equal at launch or refused.
-            op.toResult[d] = int(r);
-            requires_.push_back(std::make_unique<RequireStmt>(
-                at, std::make_unique<Binary>(at, BinaryOp::Eq, at, cloneSyntax(*resultDims_[r]), cloneSyntax(*dims[d]))));
+        } else if (op.sliced && !(lit && lit->value == 1)) {
+            error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
+                  fmt::format("a slice's extent is the result's dimension as written: declare it as {}", text(*dims[d])));
+            return false;
         } else if (!(lit && lit->value == 1)) {
             error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
                   "broadcasting needs equal sizes or 1");
@@ -615,18 +610,24 @@ bool Lowering::run() {
     for (const auto& n : order_) {
         const Operand& op = operands_[n];
         std::vector<ExprPtr> extents;
+        int lastTiled = -1;
+        bool crossed = false;  // the tiled dimensions in another order than the loop's
         for (size_t p = 0; p < op.perm.size(); ++p) {
             const size_t d = size_t(std::find(op.perm.begin(), op.perm.end(), p) - op.perm.begin());
             int to = op.toResult[d];
             bool batch = (to >= 0 ? size_t(to) : d + rank - op.toResult.size()) < firstTiled;
             if (batch) continue;
+            if (to >= 0) {
+                crossed = crossed || to < lastTiled;
+                lastTiled = to;
+            }
             extents.push_back(to < 0 ? ExprPtr(intLit(1)) : ExprPtr(name(blocks[size_t(to) - firstTiled])));
         }
         std::vector<Arg> args;
         args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
         args.push_back(Arg{{}, {}, name(op.param->type.dtype)});
-        // A permuted view is read across the threads' elements: a shared tile.
-        const char* kind = op.permuted() ? "alloc_shared" : "alloc_fragment";
+        // A transposed tile is read across the threads' elements: a shared tile.
+        const char* kind = crossed ? "alloc_shared" : "alloc_fragment";
         body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, kind, kr, std::move(args))));
     }
     for (const auto& n : order_)
@@ -670,7 +671,9 @@ bool Lowering::run() {
     if (matmul_) launch->args.push_back(Arg{"threads", kr, name(threads)});
     auto grid = std::make_unique<GridStmt>(kr, std::move(launch), std::move(gvars), std::make_unique<Block>(kr, std::move(body)));
     std::vector<StmtPtr> top = std::move(preconditions);
-    for (auto& r : requires_) top.push_back(std::move(r));
+    std::set<std::string> required;
+    for (auto& r : requires_)
+        if (required.insert(text(*r->as<RequireStmt>()->cond)).second) top.push_back(std::move(r));
     top.push_back(std::move(grid));
     k_.body = std::make_unique<Block>(k_.body->range, std::move(top));
     return true;
