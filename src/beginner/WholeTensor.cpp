@@ -21,8 +21,14 @@
 //         }
 //     }
 //
-// Everything else (`@`, reductions, softmax, norms) is an error naming the sub-expression and
-// what to write at the developer level: never a silently slow kernel.
+// An operand may be a view of a tensor parameter: `transpose(X)` / `permute(X, [..])` (its tile
+// copied in X's layout, a shared tile when the tiled dimensions change places, and indexed
+// permuted) or a slice `X[a:b, :]` (its tile copied from the slice's start). `where(c, a, b)`
+// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed) is a GEMM whose
+// accumulator the expression reads: the fused epilogue. Kernels with reductions go to
+// Reductions.cpp, norms, softmax and attention to KernelTemplates.cpp; anything else is an
+// error naming the sub-expression and what to write at the developer level: never a silently
+// slow kernel.
 #include "beginner/WholeTensor.h"
 
 #include "ast/Clone.h"
