@@ -4,7 +4,7 @@
 # and prints one Markdown table (tlc and its baseline measured side by side in one run) for
 # bench/RESULTS.md.
 #
-#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|igemm|attention|rows]
+#   bench/cpu/run.sh [--target cpu|cpu-avx2|cpu-avx512] [--tlc PATH] [--only sgemm|bgemm|igemm|attention|rows|beginner]
 #                    [-D NAME=VALUE ...]   (tile sizes of the three gemm kernels: block_M, block_N, block_K)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,10 +46,15 @@ gen softmax "$root/samples/softmax.tl" -D N=1024
 gen rmsnorm "$root/samples/rmsnorm.tl" -D dtype=f32 -D N=4096
 gen reduce_sum "$root/samples/reduce_sum.tl"
 gen flash_attention "$root/samples/flash_attention.tl"
+# The beginner level beside the developer level with `auto` tiles (--only beginner).
+gen beginner "$here/kernels/beginner.tl"
+gen gemm_auto "$root/samples/gemm_auto.tl"
+gen softmax_auto "$root/samples/softmax_auto.tl"
+gen layernorm_auto "$here/kernels/layernorm_auto.tl"
 
 flags=(-O3 -march=native -fopenmp -std=c++17)
 objs=()
-for k in sgemm bgemm igemm layernorm softmax rmsnorm reduce_sum flash_attention; do
+for k in sgemm bgemm igemm layernorm softmax rmsnorm reduce_sum flash_attention beginner gemm_auto softmax_auto layernorm_auto; do
   g++ "${flags[@]}" -c "$out/$k.cpp" -o "$out/$k.o"
   objs+=("$out/$k.o")
 done
