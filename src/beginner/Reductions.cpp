@@ -471,12 +471,14 @@ bool Lowerer::run() {
     for (const auto& r : reds_) {
         std::vector<std::string> reads;
         const std::string value = rewrite(*r.arg, false, reads, r.range);
+        const auto* cast = r.arg->as<Call>();
+        const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
         const char* identity = r.op == "max" ? "-inf" : r.op == "min" ? "inf" : "0.0";
         passes += r.op == "max" || r.op == "min" ? fmt::format("fill({}, {});\n", r.frag, identity) : fmt::format("clear({});\n", r.frag);
         passes += fmt::format("for {} in serial({}) {{\n{}", c_, chunks, copiesIn(reads, false, {}));
-        passes += fmt::format("for ({}, {}) in parallel({}, {}) {{ {}[{}, {}] = {} * {} + {} < {} ? {}({}) : {}; }}\n", vars_[0],
+        passes += fmt::format("for ({}, {}) in parallel({}, {}) {{ {}[{}, {}] = {} * {} + {} < {} ? {} : {}; }}\n", vars_[0],
                               vars_[1], blocks_[0], blocks_[1], r.src, vars_[0], vars_[1], c_, blocks_[red_], vars_[red_], R,
-                              acc_, value, identity);
+                              inAcc ? value : acc_ + "(" + value + ")", identity);
         passes += fmt::format("reduce_{}({}, {}, dim = {}, clear = false);\n}}\n", r.op == "mean" ? "sum" : r.op, r.src,
                               r.frag, red_);
         if (r.op == "mean")

@@ -81,6 +81,7 @@ private:
         // Per dimension of the view: the result dimension it aligns with, or -1 when it is a
         // broadcast 1.
         std::vector<int> toResult;
+        SourceRange at;  // where the source reads it first
     };
 
     Kernel& k_;
@@ -180,7 +181,7 @@ void Lowering::addView(const Expr& e) {
     if (&e == base && !assigned_.count(p->name)) readBeforeAssigned_.insert(p->name);
     if (operands_.count(key)) return;
     const size_t rank = p->type.dims.size();
-    Operand op{p, fresh(p->name + (call ? "_t" : index ? "_slice" : "_tile")), {}, {}, {}, false, {}};
+    Operand op{p, fresh(p->name + (call ? "_t" : index ? "_slice" : "_tile")), {}, {}, {}, false, {}, e.range};
     for (size_t d = 0; d < rank; ++d) op.perm.push_back(d);
     op.lo.resize(rank);
     if (call && call->callee == "transpose") {
@@ -450,7 +451,7 @@ bool Lowering::run() {
         collectOperands(*a->value);
         if (a->op) collectOperands(*a->target);  // `Y += e` reads Y
         if (!operands_.count(p->name)) {
-            Operand op{p, fresh(p->name + "_tile"), {}, {}, {}, false, {}};
+            Operand op{p, fresh(p->name + "_tile"), {}, {}, {}, false, {}, target->range};
             for (size_t d = 0; d < p->type.dims.size(); ++d) {
                 op.perm.push_back(d);
                 op.dims.push_back(cloneSyntax(*p->type.dims[d]));
@@ -464,7 +465,7 @@ bool Lowering::run() {
     }
     for (const auto& [key, op] : operands_)
         if (key != op.param->name && assigned_.count(op.param->name))
-            error(k_.nameRange, DiagId::err_whole_tensor_form, key,
+            error(op.at, DiagId::err_whole_tensor_form, key,
                   fmt::format("a view of '{}', which the kernel assigns: blocks would read what others write; "
                               "read another tensor",
                               op.param->name));
