@@ -9,8 +9,9 @@
 // two dimensions. The kernel becomes a row kernel, as the row-kernel templates
 // (KernelTemplates.cpp): one block per `block_M` rows (`block_N` columns when the first of the
 // two is reduced), the reduced dimension walked in chunks of the other block size (both
-// `auto`), a pass per reduction in the order they depend on each other (f32 accumulators, f64
-// when a tensor is f64; elements past the end masked with the reduction's identity), then a
+// `auto`), a pass per level of nesting, inner ones first, each computing every reduction of its
+// level (f32 accumulators, f64 when a tensor is f64; elements past the end masked with the
+// reduction's identity), then a
 // pass that writes: over the chunks again when the assigned tensors have the space's shape, or
 // once per row when they have the reduced shape (the 1 kept or dropped: `y: f32[M]`).
 //
@@ -44,9 +45,10 @@ struct Reduction {
     std::string op;  // sum, mean, max, min
     ExprPtr arg;     // `let`s inlined; inner reductions still calls
     int dim = 0;     // as written (negative counts from the end)
-    std::string key; // the call's text: one pass per distinct reduction
+    std::string key; // the call's text: one reduction per distinct call
     std::string frag, src;
     SourceRange range;
+    int level = 1;   // 1 + the deepest reduction its operand reads: its pass
 };
 
 struct View {
@@ -208,8 +210,26 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
             error(e.range, key, "a reduction reads a tensor");
             return;
         }
+        int level = 1;
+        std::function<void(const Expr&)> inner = [&](const Expr& x) {
+            if (const auto* ic = x.as<Call>()) {
+                for (const auto& r : reds_)
+                    if (r.key == text(x)) level = std::max(level, r.level + 1);
+                for (const auto& a : ic->args) inner(*a.value);
+            } else if (const auto* u = x.as<Unary>()) {
+                inner(*u->operand);
+            } else if (const auto* b = x.as<Binary>()) {
+                inner(*b->lhs);
+                inner(*b->rhs);
+            } else if (const auto* t = x.as<Ternary>()) {
+                inner(*t->cond);
+                inner(*t->thenExpr);
+                inner(*t->elseExpr);
+            }
+        };
+        inner(*arg);
         reds_.push_back(Reduction{c.callee, cloneSyntax(*arg), *dim, key, fresh(c.callee + "_" + firstTensor),
-                                  fresh(c.callee + "_" + firstTensor + "_src"), e.range});
+                                  fresh(c.callee + "_" + firstTensor + "_src"), e.range, level});
         return;
     }
     case ExprKind::Unary: findReductions(*e.as<Unary>()->operand, assignedBefore); return;
@@ -466,24 +486,31 @@ bool Lowerer::run() {
     const std::string R = "(" + text(*space_[dim_]) + ")";
     const std::string chunks = fmt::format("ceildiv({}, {})", R, blocks_[red_]);
 
-    // A pass per reduction, inner ones first.
+    // A pass over the chunks per level of nesting: the reductions that read none of each other
+    // share one (`max(X, dim = 0)` and `mean(X, dim = 0)` read X once), inner levels first.
     std::string passes;
-    for (const auto& r : reds_) {
+    int levels = 0;
+    for (const auto& r : reds_) levels = std::max(levels, r.level);
+    for (int level = 1; level <= levels; ++level) {
         std::vector<std::string> reads;
-        const std::string value = rewrite(*r.arg, false, reads, r.range);
-        const auto* cast = r.arg->as<Call>();
-        const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
-        const char* identity = r.op == "max" ? "-inf" : r.op == "min" ? "inf" : "0.0";
-        passes += r.op == "max" || r.op == "min" ? fmt::format("fill({}, {});\n", r.frag, identity) : fmt::format("clear({});\n", r.frag);
-        passes += fmt::format("for {} in serial({}) {{\n{}", c_, chunks, copiesIn(reads, false, {}));
-        passes += fmt::format("for ({}, {}) in parallel({}, {}) {{ {}[{}, {}] = {} * {} + {} < {} ? {} : {}; }}\n", vars_[0],
-                              vars_[1], blocks_[0], blocks_[1], r.src, vars_[0], vars_[1], c_, blocks_[red_], vars_[red_], R,
-                              inAcc ? value : acc_ + "(" + value + ")", identity);
-        passes += fmt::format("reduce_{}({}, {}, dim = {}, clear = false);\n}}\n", r.op == "mean" ? "sum" : r.op, r.src,
-                              r.frag, red_);
-        if (r.op == "mean")
-            passes += fmt::format("for {0} in parallel({1}) {{ {2}[{0}] = {2}[{0}] / {3}({4}); }}\n", vars_[kept_],
-                                  blocks_[kept_], r.frag, acc_, R);
+        std::string inits, sources, reduces, means;
+        for (const auto& r : reds_) {
+            if (r.level != level) continue;
+            const std::string value = rewrite(*r.arg, false, reads, r.range);
+            const auto* cast = r.arg->as<Call>();
+            const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
+            const char* identity = r.op == "max" ? "-inf" : r.op == "min" ? "inf" : "0.0";
+            inits += r.op == "max" || r.op == "min" ? fmt::format("fill({}, {});\n", r.frag, identity) : fmt::format("clear({});\n", r.frag);
+            sources += fmt::format("{}[{}, {}] = {} * {} + {} < {} ? {} : {};\n", r.src, vars_[0], vars_[1], c_, blocks_[red_],
+                                   vars_[red_], R, inAcc ? value : acc_ + "(" + value + ")", identity);
+            reduces += fmt::format("reduce_{}({}, {}, dim = {}, clear = false);\n", r.op == "mean" ? "sum" : r.op, r.src, r.frag, red_);
+            if (r.op == "mean")
+                means += fmt::format("{0}[{1}] = {0}[{1}] / {2}({3});\n", r.frag, vars_[kept_], acc_, R);
+        }
+        passes += inits + fmt::format("for {} in serial({}) {{\n{}", c_, chunks, copiesIn(reads, false, {}));
+        passes += fmt::format("for ({}, {}) in parallel({}, {}) {{\n{}}}\n{}}}\n", vars_[0], vars_[1], blocks_[0], blocks_[1],
+                              sources, reduces);
+        if (!means.empty()) passes += fmt::format("for {} in parallel({}) {{\n{}}}\n", vars_[kept_], blocks_[kept_], means);
     }
     // The pass that writes.
     std::vector<std::string> reads;

@@ -73,6 +73,25 @@ void wtReductions3(int B, int S, int N) {
     }
     expectStatus("shift_min3 status" + at, tl_kernels::shift_min3(X.data(), Y.data(), B, S, N), 0);
     check("whole tensors: Y = X - min(X, dim = -1), rank 3, bf16" + at, Y, want, 4e-2, 1e-2);
+    // Over dimension 1 of [B, S, N]: per batch index and column.
+    auto Xf = random<float>(X.size(), 214, -2.0, 2.0);
+    std::vector<float> Z(X.size(), -7.0f);
+    std::vector<double> wantZ(X.size());
+    for (int b = 0; b < B; ++b)
+        for (int j = 0; j < N; ++j) {
+            double mx = -INFINITY, mean = 0;
+            for (int s = 0; s < S; ++s) {
+                const double x = Xf[(size_t(b) * S + s) * N + j];
+                mx = std::max(mx, x);
+                mean += x / S;
+            }
+            for (int s = 0; s < S; ++s) {
+                const size_t e = (size_t(b) * S + s) * N + j;
+                wantZ[e] = (Xf[e] >= mx ? 1.0 : 0.0) + Xf[e] - mean;
+            }
+        }
+    expectStatus("col_max_where3 status" + at, tl_kernels::col_max_where3(Xf.data(), Z.data(), B, S, N), 0);
+    check("whole tensors: where(X >= max(X, dim = 1), 1, 0) + X - mean(X, dim = 1), rank 3" + at, Z, wantZ, 1e-5, 1e-5);
 }
 
 void wtWhereAndViews(int M, int N) {
