@@ -11,9 +11,9 @@
 // two is reduced), the reduced dimension walked in chunks of the other block size (both
 // `auto`), a pass per level of nesting, inner ones first, each computing every reduction of its
 // level (f32 accumulators, f64 when a tensor is f64; elements past the end masked with the
-// reduction's identity), then a
-// pass that writes: over the chunks again when the assigned tensors have the space's shape, or
-// once per row when they have the reduced shape (the 1 kept or dropped: `y: f32[M]`).
+// reduction's identity), then a pass that writes: over the chunks again when the assigned
+// tensors have the space's shape, or once per row when they have the reduced shape (the 1 kept
+// or dropped: `y: f32[M]`).
 //
 // The kernel is written as .tl text with the author's names and parsed (instantiate).
 #include "beginner/Reductions.h"
