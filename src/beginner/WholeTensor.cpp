@@ -223,8 +223,13 @@ void Lowering::addView(const Expr& e) {
             const Expr& size = *p->type.dims[d];
             auto bound = [&](const Expr* b, bool isLo) -> ExprPtr {
                 if (!b) return isLo ? std::make_unique<IntLit>(e.range, 0) : cloneSyntax(size);
-                if (const auto* u = b->as<Unary>(); u && u->op == UnaryOp::Neg && u->operand->as<IntLit>())
+                if (const auto* u = b->as<Unary>(); u && u->op == UnaryOp::Neg && u->operand->as<IntLit>()) {
+                    // `-c` is `size - c`: c <= size, checked at launch when the size is.
+                    if (!size.as<IntLit>())
+                        requires_.push_back(std::make_unique<RequireStmt>(
+                            e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*u->operand), cloneSyntax(size))));
                     return std::make_unique<Binary>(e.range, BinaryOp::Sub, e.range, cloneSyntax(size), cloneSyntax(*u->operand));
+                }
                 return cloneSyntax(*b);
             };
             ExprPtr lo = bound(sub.lo.get(), true);
@@ -243,12 +248,26 @@ void Lowering::addView(const Expr& e) {
             if (text(*hi) != text(size) && !(h && n) && !fromEnd)
                 requires_.push_back(std::make_unique<RequireStmt>(
                     e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*hi), cloneSyntax(size))));
-            if (!(l && l->value == 0) && !(l && h))
+            // Bounds both counted from the end (`X[-4:-1]`, `X[-1:]`): a constant extent.
+            auto endOffset = [&](const Expr& b) -> std::optional<int64_t> {
+                if (text(b) == text(size)) return 0;
+                const auto* sub = b.as<Binary>();
+                const auto* c = sub && sub->op == BinaryOp::Sub && text(*sub->lhs) == text(size) ? sub->rhs->as<IntLit>() : nullptr;
+                return c ? std::optional<int64_t>(c->value) : std::nullopt;
+            };
+            const std::optional<int64_t> loEnd = endOffset(*lo), hiEnd = endOffset(*hi);
+            if (loEnd && hiEnd && *loEnd < *hiEnd) {
+                notView(fmt::format("the slice {}:{} of a dimension of {} is empty", text(*lo), text(*hi), text(size)));
+                return;
+            }
+            if (!(l && l->value == 0) && !(l && h) && !(loEnd && hiEnd))
                 requires_.push_back(std::make_unique<RequireStmt>(
                     e.range, std::make_unique<Binary>(e.range, BinaryOp::Le, e.range, cloneSyntax(*lo), cloneSyntax(*hi))));
-            op.dims[d] = l && h ? ExprPtr(std::make_unique<IntLit>(e.range, h->value - l->value))
-                         : l && l->value == 0 ? std::move(hi)
-                                              : std::make_unique<Binary>(e.range, BinaryOp::Sub, e.range, std::move(hi), cloneSyntax(*lo));
+            op.dims[d] = l && h            ? ExprPtr(std::make_unique<IntLit>(e.range, h->value - l->value))
+                         : loEnd && hiEnd ? ExprPtr(std::make_unique<IntLit>(e.range, *loEnd - *hiEnd))
+                         : l && l->value == 0
+                             ? std::move(hi)
+                             : std::make_unique<Binary>(e.range, BinaryOp::Sub, e.range, std::move(hi), cloneSyntax(*lo));
             if (!(l && l->value == 0)) op.lo[d] = std::move(lo);
         }
         op.sliced = true;

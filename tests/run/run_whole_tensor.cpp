@@ -150,6 +150,16 @@ void wtSlices(int M, int N) {
     for (int j = 0; j + 1 < N; ++j) wantD[j] = double(X[j + 1]) - X[j];
     expectStatus("neighbours status" + at, tl_kernels::neighbours(X.data(), d.data(), N), 0);
     check("whole tensors: d = x[1:] - x[:-1]" + at, d, wantD, 1e-6, 1e-6);
+    // Y = X - X[-1:] (the last row for every row); z = x[-4:-1] * 2, refused when N < 4.
+    std::vector<float> Y2(X.size(), -7.0f), z(3, -7.0f);
+    std::vector<double> wantY2(X.size()), wantZ(3);
+    for (size_t e = 0; e < X.size(); ++e) wantY2[e] = double(X[e]) - X[size_t(M - 1) * N + e % N];
+    for (int j = 0; j < 3; ++j) wantZ[j] = 2.0 * X[N - 4 + j];
+    expectStatus("from_end status" + at, tl_kernels::from_end(X.data(), Y2.data(), M, N), 0);
+    check("whole tensors: Y = X - X[-1:]" + at, Y2, wantY2, 1e-6, 1e-6);
+    expectStatus("last3 status" + at, tl_kernels::last3(X.data(), z.data(), N), 0);
+    check("whole tensors: z = x[-4:-1] * 2" + at, z, wantZ, 1e-6, 1e-6);
+    expectStatus("last3 refused (require 4 <= N)" + at, tl_kernels::last3(X.data(), z.data(), 3), 1);
 }
 
 void wtTransposedGemms(int M, int N, int K) {
