@@ -560,7 +560,11 @@ bool Lowerer::run() {
         gvars = "(" + bk_ + ", " + bb_ + ")";
     }
     const std::string body = fmt::format("\ngrid({}) as {} {{\n{}{}{}}}\n", grid, gvars, allocs, passes, write);
-    return instantiate(k_, at, body, "block_M = auto, block_N = auto", {}, diags_);
+    // Reducing the first tiled dimension (columns), a block's columns are its rows' contiguous
+    // run: 32 (a 128-byte line of f32) unless the author says otherwise. The recommender's model
+    // counts bytes, not how they coalesce, and picked block_N = 1 there (a column per block).
+    return instantiate(k_, at, body, red_ == 0 ? "block_M = auto, block_N = 32" : "block_M = auto, block_N = auto", {},
+                       diags_);
 }
 
 } // namespace reduce_impl
