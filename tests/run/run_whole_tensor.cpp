@@ -185,6 +185,15 @@ void wtTransposedGemms(int M, int N, int K) {
     expectStatus("gemm_tn_epilogue status" + at,
                  tl_kernels::gemm_tn_epilogue(Xt.data(), Wk.data(), b.data(), Z.data(), K, M, N), 0);
     check("whole tensors: Y = transpose(X) @ W + b" + at, Z, want, 1e-3, 1e-3);
+    // relu(transpose(Xt) @ transpose(W)) in bf16: both operands transposed.
+    std::vector<tl::bfloat16> Xb(Xt.size()), Wb(W.size()), Yb(Y.size(), tl::bfloat16(-7.0f));
+    for (size_t e = 0; e < Xt.size(); ++e) Xb[e] = tl::bfloat16(float(Xt[e]));
+    for (size_t e = 0; e < W.size(); ++e) Wb[e] = tl::bfloat16(float(W[e]));
+    auto wantT = matmul(M, N, K, [&](int i, int k) { return toDouble(Xb[size_t(k) * M + i]); },
+                        [&](int k, int j) { return toDouble(Wb[size_t(j) * K + k]); });
+    for (auto& v : wantT) v = std::max(v, 0.0);
+    expectStatus("gemm_tt_epilogue status" + at, tl_kernels::gemm_tt_epilogue(Xb.data(), Wb.data(), Yb.data(), K, M, N), 0);
+    check("whole tensors: Y = relu(transpose(X) @ transpose(W)), bf16" + at, Yb, wantT, 2e-2, 2e-2);
 }
 
 void wtGqa(int B, int S, int H, int G) {
