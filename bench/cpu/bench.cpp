@@ -1,14 +1,18 @@
 // CPU benchmark driver: tlc's cpu output against OpenBLAS, oneDNN and memory bandwidth, each
 // pair measured in the same run on the same buffers. bench/cpu/run.sh builds it against the
 // launchers it generates (TLC_GEN is the folder of the generated headers).
+#include "beginner.h"
 #include "bgemm.h"
 #include "flash_attention.h"
+#include "gemm_auto.h"
 #include "igemm.h"
 #include "layernorm.h"
+#include "layernorm_auto.h"
 #include "reduce_sum.h"
 #include "rmsnorm.h"
 #include "sgemm.h"
 #include "softmax.h"
+#include "softmax_auto.h"
 
 #include <cblas.h>
 #include <dnnl.hpp>
@@ -316,6 +320,49 @@ void flashAttention(int B, int S, int H) {
         flops / tTlc * 1e-9, "plain loops", flops / tRef * 1e-9, "GFLOP/s", maxRelError(got, Ref));
 }
 
+// The beginner level (kernels/beginner.tl) against the developer-level kernel of the same
+// computation with `auto` tiles, timed in alternation: the "tlc" column is the beginner's, the
+// baseline the developer level's; the error compares the two outputs.
+void beginner(int n, int rowsM) {
+    {
+        std::vector<tl::half> A(size_t(n) * n), B(size_t(n) * n), C(size_t(n) * n), Ref(size_t(n) * n);
+        auto Af = randomFloats(A.size(), 11), Bf = randomFloats(B.size(), 12);
+        for (size_t i = 0; i < A.size(); ++i) A[i] = tl::half(Af[i]);
+        for (size_t i = 0; i < B.size(); ++i) B[i] = tl::half(Bf[i]);
+        const double flops = 2.0 * n * n * n;
+        auto [tB, tD] = timeSideBySide([&] { check(tl_kernels::b_gemm(A.data(), B.data(), C.data(), n, n, n), "b_gemm"); },
+                                       [&] { check(tl_kernels::gemm_auto(A.data(), B.data(), Ref.data(), n, n, n), "gemm_auto"); },
+                                       repsFor(flops, 5e10));
+        std::vector<float> c(C.size()), ref(C.size());
+        for (size_t i = 0; i < C.size(); ++i) {
+            c[i] = float(C[i]);
+            ref[i] = float(Ref[i]);
+        }
+        const std::string shape = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+        row("beginner 'C = A @ B' f16", shape, flops / tB * 1e-9, "gemm_auto.tl", flops / tD * 1e-9, "GFLOP/s",
+            maxRelError(c, ref));
+    }
+    for (int N : {1024, 4096}) {
+        Rows r(rowsM, N);
+        std::vector<float> Dev(r.Y.size());
+        auto side = [&](const char* name, const char* dev, const std::function<void()>& b, const std::function<void()>& d) {
+            auto [tB, tD] = timeSideBySide(b, d, repsFor(r.bytes(), 2e10));
+            row(name, r.shape(), r.bytes() / tB * 1e-9, dev, r.bytes() / tD * 1e-9, "GB/s", maxRelError(r.Y, Dev));
+        };
+        if (N == 1024)
+            side("beginner 'Y = softmax(X)' f32", "softmax_auto.tl",
+                 [&] { check(tl_kernels::b_softmax(r.X.data(), r.Y.data(), rowsM, N), "b_softmax"); },
+                 [&] { check(tl_kernels::softmax_auto(r.X.data(), Dev.data(), rowsM), "softmax_auto"); });
+        else
+            side("beginner 'Y = layernorm(X, g, b)' f32", "layernorm_auto.tl",
+                 [&] { check(tl_kernels::b_layernorm(r.X.data(), r.W.data(), r.Bias.data(), r.Y.data(), rowsM, N), "b_layernorm"); },
+                 [&] {
+                     check(tl_kernels::layernorm_auto(r.X.data(), r.W.data(), r.Bias.data(), Dev.data(), 1e-5f, rowsM),
+                           "layernorm_auto");
+                 });
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -338,6 +385,10 @@ int main(int argc, char** argv) {
         softmax(16384);
         norms(4096);
         reduceSum(4096, 4096);
+    }
+    // Not in `all`: the beginner level against the developer level (issue 48).
+    if (only == "beginner") {
+        for (int n : {1024, 2048}) beginner(n, 4096);
     }
     return 0;
 }

@@ -210,7 +210,7 @@ constexpr const char* kAttention = R"(
         fill(m, -inf);
         let n_blocks = $causal ? ceildiv((bx + 1) * block_M, block_N) : ceildiv($S, block_N);
         for k in pipelined(n_blocks, stages = stages) {
-            copy($K[bz, k * block_N : +block_N, by, :], K_s);
+            copy($K[bz, k * block_N : +block_N, $KH, :], K_s);
             clear(s);
             gemm(Q_s, K_s, s, transpose_B = true, policy = full_row);
             for (i, j) in parallel(block_M, block_N) {
@@ -223,7 +223,7 @@ constexpr const char* kAttention = R"(
             for i in parallel(block_M) { l[i] = l[i] * exp2(m_prev[i] * scale - m[i] * scale) + l_tile[i]; }
             for (i, j) in parallel(block_M, $D) { acc[i, j] *= exp2(m_prev[i] * scale - m[i] * scale); }
             copy(s, p);
-            copy($V[bz, k * block_N : +block_N, by, :], V_s);
+            copy($V[bz, k * block_N : +block_N, $KH, :], V_s);
             gemm(p, V_s, acc, policy = full_row);
         }
         for (i, j) in parallel(block_M, $D) { acc[i, j] /= l[i]; }
@@ -240,8 +240,8 @@ const Param* tensorParam(const Kernel& k, const Expr& e) {
 }
 
 
-// Fills a template's $names, parses it as the body of `k` with the tile parameters given, and
-// puts it in place of `k`'s body (its `require`s first); every node takes `at` as its place.
+} // namespace
+
 bool instantiate(Kernel& k, SourceRange at, std::string body, const std::string& tileParams,
                  const std::vector<std::pair<std::string, std::string>>& fills, DiagnosticEngine& diags) {
     for (const auto& [key, value] : fills)
@@ -278,8 +278,6 @@ bool instantiate(Kernel& k, SourceRange at, std::string body, const std::string&
     k.body = std::make_unique<Block>(k.body->range, std::move(top));
     return true;
 }
-
-} // namespace
 
 bool isRowKernelCall(const Call& c) { return c.callee == "layernorm" || c.callee == "rmsnorm" || c.callee == "softmax"; }
 
@@ -377,16 +375,21 @@ bool lowerAttention(Kernel& k, const AssignStmt& s, const std::map<std::string, 
                           ? tensorParam(k, *t->args[0].value)
                           : nullptr;
     ok = ok && q && kk;
+    // K and V may have fewer heads than Q (grouped-query attention): query head h reads key head
+    // h / (H / H_kv), H a multiple of H_kv (checked at launch).
     for (const Param* p : {q, kk, v, o}) {
         if (!ok) break;
         ok = p->type.dims.size() == 4 && p->type.dtype == q->type.dtype;
-        for (size_t d = 0; ok && d < 4; ++d) ok = printExpr(*p->type.dims[d]) == printExpr(*q->type.dims[d]);
+        const Param* like = p == v || p == kk ? kk : q;
+        for (size_t d = 0; ok && d < 4; ++d)
+            ok = printExpr(*p->type.dims[d]) == printExpr(*(d == 2 ? like : q)->type.dims[d]);
     }
     if (!ok) {
         diags.report(DiagId::err_whole_tensor_form, s.range, printExpr(*s.value),
                      "write attention as 'O = softmax(Q @ transpose(K) * scale, causal = c) @ V;' with Q, K, V "
-                     "and O of one dtype and shape [B, S, H, D] (per batch and head; other layouts, grouped "
-                     "heads and masks at the developer level, as tests/corpus/gqa_fwd_bshd.tl)");
+                     "and O of one dtype and shape [B, S, H, D] (K and V may have fewer heads, [B, S, H_kv, D]: "
+                     "grouped queries; other layouts and masks at the developer level, as "
+                     "tests/corpus/gqa_fwd_bshd.tl)");
         return false;
     }
     // The head dimension sizes the tiles: it must be known when compiling.
@@ -397,8 +400,13 @@ bool lowerAttention(Kernel& k, const AssignStmt& s, const std::map<std::string, 
         diags.note(d.range, fmt::format("'{}' is a size set at launch", n->name));
         return false;
     }
-    return instantiate(k, s.range, kAttention, "block_M = auto, block_N = auto, stages = auto, threads = auto",
+    const std::string H = printExpr(*q->type.dims[2]), Hkv = printExpr(*kk->type.dims[2]);
+    const bool grouped = H != Hkv;
+    std::string body = kAttention;
+    if (grouped) body = fmt::format("\n    require ({}) % ({}) == 0;{}", H, Hkv, body);
+    return instantiate(k, s.range, body, "block_M = auto, block_N = auto, stages = auto, threads = auto",
                        {
+                           {"$KH", grouped ? fmt::format("by / (({}) / ({}))", H, Hkv) : "by"},
                            {"$causal", "(" + causal + ")"},
                            {"$scale", "(" + scale + ")"},
                            {"$T", q->type.dtype},

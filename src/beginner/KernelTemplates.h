@@ -7,8 +7,15 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tlc::beginner {
+
+// Fills a template's $names, parses it as the body of `k` with the tile parameters given, and
+// puts it in place of `k`'s body (its `require`s first); every node takes `at` as its place.
+bool instantiate(ast::Kernel& k, SourceRange at, std::string body, const std::string& tileParams,
+                 const std::vector<std::pair<std::string, std::string>>& fills, DiagnosticEngine& diags);
 
 bool isRowKernelCall(const ast::Call& c);
 // Replaces `k`'s body (whose one statement is `s`, `Y = layernorm(...)` and the like) by the

@@ -21,12 +21,20 @@
 //         }
 //     }
 //
-// Everything else (`@`, reductions, softmax, norms) is an error naming the sub-expression and
-// what to write at the developer level: never a silently slow kernel.
+// An operand may be a view of a tensor parameter: `transpose(X)` / `permute(X, [..])` (its tile
+// copied in X's layout, a shared tile when the tiled dimensions change places, and indexed
+// permuted) or a slice `X[a:b, :]` (its tile copied from the slice's start). `where(c, a, b)`
+// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed) is a GEMM whose
+// accumulator the expression reads: the fused epilogue. Kernels with reductions go to
+// Reductions.cpp, norms, softmax and attention to KernelTemplates.cpp; anything else is an
+// error naming the sub-expression and what to write at the developer level: never a silently
+// slow kernel.
 #include "beginner/WholeTensor.h"
 
 #include "ast/Clone.h"
+#include "beginner/ElementwiseLowering.h"
 #include "beginner/KernelTemplates.h"
+#include "beginner/Reductions.h"
 
 #include <fmt/format.h>
 
@@ -47,69 +55,11 @@ const std::set<std::string> kElementwise = {
     "pow", "min", "max", "clamp", "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_tanh"};
 // Whole-tensor operations that need more than one element per result, with what to write.
 const std::map<std::string, std::string> kNotYet = {
-    {"sum", "reduce_sum over a tile"},     {"mean", "reduce_sum over a tile, then a division"},
     {"softmax", "a kernel of its own, 'Y = softmax(X);', or reduce_max, exp2 and reduce_sum over a row tile"},
     {"layernorm", "a kernel of its own, 'Y = layernorm(X, g, b, eps = 1e-5);', or a row kernel as tests/corpus/layernorm.tl"},
     {"rmsnorm", "a kernel of its own, 'Y = rmsnorm(X, g, eps = 1e-6);', or a row kernel as samples/rmsnorm.tl"},
-    {"transpose", "a copy into a shared tile and gemm's transpose_A / transpose_B"},
-    {"permute", "copies between tiles"},
     {"matmul", "gemm over tiles (samples/gemm.tl)"}};
 
-std::string text(const Expr& e) { return printExpr(e); }
-
-class Lowering {
-public:
-    Lowering(Kernel& k, DiagnosticEngine& diags) : k_(k), diags_(diags) {}
-
-    bool run();
-
-private:
-    struct Operand {
-        const Param* param = nullptr;
-        std::string tile;  // its fragment's name
-        // Per dimension of the tensor: the result dimension it aligns with, or -1 when it is a
-        // broadcast 1.
-        std::vector<int> toResult;
-    };
-
-    Kernel& k_;
-    DiagnosticEngine& diags_;
-    std::vector<const Expr*> resultDims_;  // the assigned tensors' shape
-    std::map<std::string, Operand> operands_;  // tensors read or written, by name
-    std::vector<std::string> order_;           // their first mention
-    std::set<std::string> lets_;              // whole-tensor intermediates
-    std::set<std::string> assigned_;
-    std::set<std::string> readBeforeAssigned_;
-    std::set<std::string> used_;               // every name in the kernel, for fresh names
-    bool ok_ = true;
-    // The kernel's matrix product `A @ B`, at most one: a GEMM whose accumulator the rest of
-    // the expression reads element by element (the fused epilogue).
-    const Binary* matmul_ = nullptr;
-    const Param* matA_ = nullptr;
-    const Param* matB_ = nullptr;
-    std::string acc_;
-
-    const Param* tensor(const std::string& name) const {
-        for (const auto& p : k_.params)
-            if (p.name == name && p.type.isTensor()) return &p;
-        return nullptr;
-    }
-    template <typename... Args> void error(SourceRange r, DiagId id, const Args&... args) {
-        diags_.report(id, r, args...);
-        ok_ = false;
-    }
-    std::string fresh(const std::string& base) {
-        std::string name = base;
-        for (int n = 2; used_.count(name); ++n) name = fmt::format("{}{}", base, n);
-        used_.insert(name);
-        return name;
-    }
-    void collectNames(const Block& b);
-    void collectOperands(const Expr& e);
-    bool alignOperand(Operand& op, SourceRange at);
-    ExprPtr elementOf(const Expr& e, const std::vector<std::string>& vars);
-    ExprPtr tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r);
-};
 
 // The kernel is whole-tensor when it has no grid and assigns a whole tensor parameter.
 bool isWholeTensorKernel(const Kernel& k) {
@@ -130,6 +80,8 @@ void collectExprNames(const Expr& e, std::set<std::string>& out) {
 
 } // namespace
 
+namespace elementwise {
+
 void Lowering::collectNames(const Block& b) {
     for (const auto& tp : k_.templateParams) used_.insert(tp.name);
     for (const auto& p : k_.params) {
@@ -145,21 +97,21 @@ void Lowering::collectNames(const Block& b) {
 // Every tensor an expression reads; a call that is no elementwise function is an error.
 void Lowering::collectOperands(const Expr& e) {
     switch (e.kind) {
-    case ExprKind::Name: {
-        const std::string& n = e.as<Name>()->name;
-        if (const Param* p = tensor(n)) {
-            if (!assigned_.count(n)) readBeforeAssigned_.insert(n);
-            if (!operands_.count(n)) {
-                operands_[n] = Operand{p, fresh(n + "_tile"), {}};
-                order_.push_back(n);
-            }
-        }
+    case ExprKind::Name:
+        if (tensor(e.as<Name>()->name)) addView(e);
         return;
-    }
     case ExprKind::Call: {
         const auto& c = *e.as<Call>();
+        if (c.callee == "transpose" || c.callee == "permute") {
+            addView(e);
+            return;
+        }
         if (auto it = kNotYet.find(c.callee); it != kNotYet.end()) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e), fmt::format("write it at the developer level: {}", it->second));
+            return;
+        }
+        if (c.callee == "where") {  // one left after desugarWhere: not three operands
+            error(e.range, DiagId::err_whole_tensor_form, printExpr(e), "write 'where(cond, a, b)': three operands, no keywords");
             return;
         }
         bool cast = parseDType(c.callee).has_value();
@@ -171,10 +123,7 @@ void Lowering::collectOperands(const Expr& e) {
         for (const auto& a : c.args) collectOperands(*a.value);
         return;
     }
-    case ExprKind::Index:
-        error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
-              "a whole-tensor kernel reads whole tensors; write slices and element access at the developer level");
-        return;
+    case ExprKind::Index: addView(e); return;
     case ExprKind::Unary: collectOperands(*e.as<Unary>()->operand); return;
     case ExprKind::Binary: {
         const auto& b = *e.as<Binary>();
@@ -183,14 +132,13 @@ void Lowering::collectOperands(const Expr& e) {
             collectOperands(*b.rhs);
             return;
         }
-        const auto* lhs = b.lhs->as<Name>();
-        const auto* rhs = b.rhs->as<Name>();
-        const Param* a = lhs ? tensor(lhs->name) : nullptr;
-        const Param* w = rhs ? tensor(rhs->name) : nullptr;
-        if (!a || !w || a->type.dims.size() != 2 || w->type.dims.size() != 2) {
+        bool ta = false, tb = false;
+        const Param* a = matOperand(*b.lhs, ta);
+        const Param* w = matOperand(*b.rhs, tb);
+        if (!a || !w) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
-                  "'@' multiplies two 2-D tensor parameters; compute other operands into a tensor first, or "
-                  "write it at the developer level");
+                  "'@' multiplies two 2-D tensor parameters, each as it is or transposed ('X @ transpose(W)'); "
+                  "compute other operands into a tensor first, or write it at the developer level");
         } else if (matmul_) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
                   "one '@' per whole-tensor kernel (a GEMM and its epilogue); split the kernel, or write it at the "
@@ -199,6 +147,8 @@ void Lowering::collectOperands(const Expr& e) {
             matmul_ = &b;
             matA_ = a;
             matB_ = w;
+            transA_ = ta;
+            transB_ = tb;
             acc_ = fresh("acc");
         }
         return;
@@ -214,7 +164,7 @@ void Lowering::collectOperands(const Expr& e) {
 
 // NumPy's broadcasting against the result's shape: from the last dimension, equal or 1.
 bool Lowering::alignOperand(Operand& op, SourceRange at) {
-    const auto& dims = op.param->type.dims;
+    const auto& dims = op.dims;
     const size_t rank = resultDims_.size();
     if (dims.size() > rank) {
         error(at, DiagId::err_whole_tensor_broadcast, op.param->name, "count", dims.size(), rank,
@@ -224,9 +174,14 @@ bool Lowering::alignOperand(Operand& op, SourceRange at) {
     op.toResult.assign(dims.size(), -1);
     for (size_t d = 0; d < dims.size(); ++d) {
         size_t r = rank - dims.size() + d;
+        const auto* lit = dims[d]->as<IntLit>();
         if (text(*dims[d]) == text(*resultDims_[r])) {
             op.toResult[d] = int(r);
-        } else if (const auto* one = dims[d]->as<IntLit>(); !(one && one->value == 1)) {
+        } else if (op.sliced && !(lit && lit->value == 1)) {
+            error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
+                  fmt::format("a slice's extent is the result's dimension as written: declare it as {}", text(*dims[d])));
+            return false;
+        } else if (!(lit && lit->value == 1)) {
             error(at, DiagId::err_whole_tensor_broadcast, op.param->name, d, text(*dims[d]), text(*resultDims_[r]),
                   "broadcasting needs equal sizes or 1");
             return false;
@@ -240,7 +195,8 @@ ExprPtr Lowering::tileAccess(const std::string& name, const std::vector<std::str
     const Operand& op = operands_.at(name);
     std::vector<Subscript> subs;
     const size_t rank = resultDims_.size(), firstTiled = rank > 2 ? rank - 2 : 0;
-    for (int to : op.toResult) {
+    for (size_t d = 0; d < op.perm.size(); ++d) {  // the tile is in the tensor's order
+        const int to = op.toResult[size_t(std::find(op.perm.begin(), op.perm.end(), d) - op.perm.begin())];
         if (to >= 0 && size_t(to) < firstTiled) continue;  // a batch dimension: one per block
         Subscript sub;
         sub.point = to < 0 ? ExprPtr(std::make_unique<IntLit>(r, 0)) : ExprPtr(std::make_unique<Name>(r, vars[to - firstTiled]));
@@ -258,7 +214,12 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
         case ExprKind::Name:
             if (operands_.count(x->as<Name>()->name)) x = tileAccess(x->as<Name>()->name, vars, x->range);
             return;
+        case ExprKind::Index: x = tileAccess(text(*x), vars, x->range); return;
         case ExprKind::Call:
+            if (x->as<Call>()->callee == "transpose" || x->as<Call>()->callee == "permute") {
+                x = tileAccess(text(*x), vars, x->range);
+                return;
+            }
             for (auto& a : x->as<Call>()->args) walk(a.value);
             return;
         case ExprKind::Unary: walk(x->as<Unary>()->operand); return;
@@ -315,21 +276,36 @@ bool Lowering::run() {
         collectOperands(*a->value);
         if (a->op) collectOperands(*a->target);  // `Y += e` reads Y
         if (!operands_.count(p->name)) {
-            operands_[p->name] = Operand{p, fresh(p->name + "_tile"), {}};
+            Operand op{p, fresh(p->name + "_tile"), {}, {}, {}, false, {}, target->range};
+            for (size_t d = 0; d < p->type.dims.size(); ++d) {
+                op.perm.push_back(d);
+                op.dims.push_back(cloneSyntax(*p->type.dims[d]));
+            }
+            op.lo.resize(p->type.dims.size());
+            operands_[p->name] = std::move(op);
             order_.push_back(p->name);
         }
         assigned_.insert(p->name);
         steps.push_back(s.get());
     }
+    for (const auto& [key, op] : operands_)
+        if (key != op.param->name && assigned_.count(op.param->name))
+            error(op.at, DiagId::err_whole_tensor_form, key,
+                  fmt::format("a view of '{}', which the kernel assigns: blocks would read what others write; "
+                              "read another tensor",
+                              op.param->name));
     if (!ok_) return false;
     const size_t rank = resultDims_.size();
     if (matmul_) {  // A [M, K] @ B [K, N] is the result's [M, N]
-        const auto& a = matA_->type.dims;
-        const auto& b = matB_->type.dims;
+        // Logical [M, K] and [K, N]: a transposed operand's dimensions swapped.
+        const auto& ad = matA_->type.dims;
+        const auto& bd = matB_->type.dims;
+        const Expr* a[2] = {ad[transA_ ? 1 : 0].get(), ad[transA_ ? 0 : 1].get()};
+        const Expr* b[2] = {bd[transB_ ? 1 : 0].get(), bd[transB_ ? 0 : 1].get()};
         if (rank != 2 || text(*a[0]) != text(*resultDims_[0]) || text(*b[1]) != text(*resultDims_[1]) ||
             text(*a[1]) != text(*b[0])) {
-            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, matA_->name, text(*a[0]), text(*a[1]),
-                  matB_->name, text(*b[0]), text(*b[1]));
+            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, text(*matmul_->lhs), text(*a[0]), text(*a[1]),
+                  text(*matmul_->rhs), text(*b[0]), text(*b[1]));
             return false;
         }
     }
@@ -382,24 +358,27 @@ bool Lowering::run() {
 
     // A tensor's region for this block: tiled dimensions by block, batch ones at the block's
     // index, broadcast ones at 0.
+    // In the tensor's order, a slice's start added.
     auto region = [&](const Operand& op) {
         std::vector<Subscript> subs;
-        for (size_t d = 0; d < op.toResult.size(); ++d) {
+        for (size_t p = 0; p < op.perm.size(); ++p) {
+            const size_t d = size_t(std::find(op.perm.begin(), op.perm.end(), p) - op.perm.begin());
             const int to = op.toResult[d];
+            auto at = [&](ExprPtr x) { return op.lo[p] ? binary(BinaryOp::Add, cloneSyntax(*op.lo[p]), std::move(x)) : std::move(x); };
             Subscript sub;
             sub.range = kr;
             if (to >= 0 && size_t(to) >= firstTiled) {
                 size_t t = size_t(to) - firstTiled;
                 sub.form = Subscript::Form::Length;
-                sub.lo = binary(BinaryOp::Mul, name(gridVars[t]), name(blocks[t]));
+                sub.lo = at(binary(BinaryOp::Mul, name(gridVars[t]), name(blocks[t])));
                 sub.length = name(blocks[t]);
             } else if (to >= 0) {
-                sub.point = name(batchVar);
+                sub.point = at(name(batchVar));
             } else if (d + rank - op.toResult.size() < firstTiled) {
-                sub.point = intLit(0);  // a broadcast batch dimension
+                sub.point = at(intLit(0));  // a broadcast batch dimension
             } else {
                 sub.form = Subscript::Form::Length;
-                sub.lo = intLit(0);
+                sub.lo = at(intLit(0));
                 sub.length = intLit(1);
             }
             subs.push_back(std::move(sub));
@@ -424,13 +403,15 @@ bool Lowering::run() {
         const std::string aShared = fresh(matA_->name + "_shared"), bShared = fresh(matB_->name + "_shared"), k = fresh("k");
         std::optional<DType> in = parseDType(matA_->type.dtype);
         const char* accType = in && isInteger(*in) ? "i32" : in == DType::F64 ? "f64" : "f32";
-        body.push_back(alloc("alloc_shared", aShared, pair(name(blocks[0]), name(blockK)), matA_->type.dtype));
-        body.push_back(alloc("alloc_shared", bShared, pair(name(blockK), name(blocks[1])), matB_->type.dtype));
+        auto ordered = [&](bool swap, ExprPtr x, ExprPtr y) { return swap ? pair(std::move(y), std::move(x)) : pair(std::move(x), std::move(y)); };
+        body.push_back(alloc("alloc_shared", aShared, ordered(transA_, name(blocks[0]), name(blockK)), matA_->type.dtype));
+        body.push_back(alloc("alloc_shared", bShared, ordered(transB_, name(blockK), name(blocks[1])), matB_->type.dtype));
         body.push_back(alloc("alloc_fragment", acc_, pair(name(blocks[0]), name(blocks[1])), accType));
         std::vector<ExprPtr> clearArgs;
         clearArgs.push_back(name(acc_));
         body.push_back(std::make_unique<ExprStmt>(kr, callOf("clear", std::move(clearArgs))));
-        auto tileOf = [&](const Param& p, ExprPtr row, ExprPtr col, const std::string& into) {
+        auto tileOf = [&](const Param& p, bool swap, ExprPtr row, ExprPtr col, const std::string& into) {
+            if (swap) std::swap(row, col);
             std::vector<Subscript> subs(2);
             subs[0].point = std::move(row);
             subs[1].point = std::move(col);
@@ -439,17 +420,20 @@ bool Lowering::run() {
                 kr, callOf("copy", pair(std::make_unique<Index>(kr, name(p.name), std::move(subs)), name(into))));
         };
         std::vector<StmtPtr> loop;
-        loop.push_back(tileOf(*matA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
+        loop.push_back(tileOf(*matA_, transA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
                               binary(BinaryOp::Mul, name(k), name(blockK)), aShared));
-        loop.push_back(tileOf(*matB_, binary(BinaryOp::Mul, name(k), name(blockK)),
+        loop.push_back(tileOf(*matB_, transB_, binary(BinaryOp::Mul, name(k), name(blockK)),
                               binary(BinaryOp::Mul, name(gridVars[1]), name(blocks[1])), bShared));
         std::vector<ExprPtr> gemmArgs;
         gemmArgs.push_back(name(aShared));
         gemmArgs.push_back(name(bShared));
         gemmArgs.push_back(name(acc_));
-        loop.push_back(std::make_unique<ExprStmt>(kr, callOf("gemm", std::move(gemmArgs))));
+        auto gemm = callOf("gemm", std::move(gemmArgs));
+        if (transA_) gemm->args.push_back(Arg{"transpose_A", kr, std::make_unique<BoolLit>(kr, true)});
+        if (transB_) gemm->args.push_back(Arg{"transpose_B", kr, std::make_unique<BoolLit>(kr, true)});
+        loop.push_back(std::make_unique<ExprStmt>(kr, std::move(gemm)));
         std::vector<Arg> iterArgs;
-        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[1]), name(blockK)))});
+        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[transA_ ? 0 : 1]), name(blockK)))});
         iterArgs.push_back(Arg{"stages", kr, name(stages)});
         std::vector<LoopVar> kVar{{k, kr, nullptr}};
         body.push_back(std::make_unique<ForStmt>(kr, std::move(kVar), std::make_unique<Call>(kr, "pipelined", kr, std::move(iterArgs)),
@@ -458,16 +442,25 @@ bool Lowering::run() {
     for (const auto& n : order_) {
         const Operand& op = operands_[n];
         std::vector<ExprPtr> extents;
-        for (size_t d = 0; d < op.toResult.size(); ++d) {
+        int lastTiled = -1;
+        bool crossed = false;  // the tiled dimensions in another order than the loop's
+        for (size_t p = 0; p < op.perm.size(); ++p) {
+            const size_t d = size_t(std::find(op.perm.begin(), op.perm.end(), p) - op.perm.begin());
             int to = op.toResult[d];
             bool batch = (to >= 0 ? size_t(to) : d + rank - op.toResult.size()) < firstTiled;
             if (batch) continue;
+            if (to >= 0) {
+                crossed = crossed || to < lastTiled;
+                lastTiled = to;
+            }
             extents.push_back(to < 0 ? ExprPtr(intLit(1)) : ExprPtr(name(blocks[size_t(to) - firstTiled])));
         }
         std::vector<Arg> args;
         args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
         args.push_back(Arg{{}, {}, name(op.param->type.dtype)});
-        body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, "alloc_fragment", kr, std::move(args))));
+        // A transposed tile is read across the threads' elements: a shared tile.
+        const char* kind = crossed ? "alloc_shared" : "alloc_fragment";
+        body.push_back(std::make_unique<LetStmt>(kr, op.tile, kr, std::make_unique<Call>(kr, kind, kr, std::move(args))));
     }
     for (const auto& n : order_)
         if (readBeforeAssigned_.count(n) || !assigned_.count(n)) {
@@ -510,10 +503,15 @@ bool Lowering::run() {
     if (matmul_) launch->args.push_back(Arg{"threads", kr, name(threads)});
     auto grid = std::make_unique<GridStmt>(kr, std::move(launch), std::move(gvars), std::make_unique<Block>(kr, std::move(body)));
     std::vector<StmtPtr> top = std::move(preconditions);
+    std::set<std::string> required;
+    for (auto& r : requires_)
+        if (required.insert(text(*r->as<RequireStmt>()->cond)).second) top.push_back(std::move(r));
     top.push_back(std::move(grid));
     k_.body = std::make_unique<Block>(k_.body->range, std::move(top));
     return true;
 }
+
+} // namespace elementwise
 
 // A kernel whose one statement (besides `require`s) is `Y = layernorm(...)` and the like.
 static const AssignStmt* rowKernelStatement(const Kernel& k) {
@@ -527,13 +525,43 @@ static const AssignStmt* rowKernelStatement(const Kernel& k) {
     return (call && isRowKernelCall(*call)) || (only && isAttention(*only)) ? only : nullptr;
 }
 
+// NumPy's `where(cond, a, b)` is `cond ? a : b` element by element (broadcast as any operands).
+static void desugarWhere(ExprPtr& x) {
+    switch (x->kind) {
+    case ExprKind::Call: {
+        auto& c = *x->as<Call>();
+        for (auto& a : c.args) desugarWhere(a.value);
+        if (c.callee == "where" && c.args.size() == 3 &&
+            std::all_of(c.args.begin(), c.args.end(), [](const Arg& a) { return a.keyword.empty(); }))
+            x = std::make_unique<Ternary>(x->range, std::move(c.args[0].value), std::move(c.args[1].value), std::move(c.args[2].value));
+        return;
+    }
+    case ExprKind::Unary: desugarWhere(x->as<Unary>()->operand); return;
+    case ExprKind::Binary:
+        desugarWhere(x->as<Binary>()->lhs);
+        desugarWhere(x->as<Binary>()->rhs);
+        return;
+    case ExprKind::Ternary:
+        desugarWhere(x->as<Ternary>()->cond);
+        desugarWhere(x->as<Ternary>()->thenExpr);
+        desugarWhere(x->as<Ternary>()->elseExpr);
+        return;
+    default: return;
+    }
+}
+
 bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags, const std::map<std::string, std::string>& defines) {
     bool ok = true;
     for (auto& k : file.kernels) {
         if (!isWholeTensorKernel(*k)) continue;
+        for (auto& s : k->body->stmts) {
+            if (auto* l = s->as<LetStmt>()) desugarWhere(l->value);
+            if (auto* a = s->as<AssignStmt>()) desugarWhere(a->value);
+        }
         if (const AssignStmt* one = rowKernelStatement(*k))
             ok = (isAttention(*one) ? lowerAttention(*k, *one, defines, diags) : lowerRowKernel(*k, *one, diags)) && ok;
-        else ok = Lowering(*k, diags).run() && ok;
+        else if (hasReduction(*k)) ok = lowerReductions(*k, diags) && ok;
+        else ok = elementwise::Lowering(*k, diags).run() && ok;
     }
     return ok;
 }

@@ -31,6 +31,8 @@
 
 using namespace harness;
 
+void wholeTensorForms();  // run_whole_tensor.cpp
+
 namespace {
 
 std::string dims(std::initializer_list<int> d) {
@@ -1080,5 +1082,6 @@ int main() {
     wholeTensorRows(45, 1000);  // rows longer than one chunk, a partial last chunk
     wholeTensorAttention(1, 64, 2);
     wholeTensorAttention(2, 100, 1);  // a partial last tile of queries and keys
+    wholeTensorForms();
     return summary();
 }

@@ -1,0 +1,19 @@
+// Reductions over a dimension in whole-tensor kernels (docs/language.md, "The beginner level"):
+// `y = sum(X, dim = 1);`, `Y = X - max(X, dim = 1);`, lowered to row kernels (Reductions.cpp).
+#pragma once
+
+#include "ast/AST.h"
+#include "support/Diagnostics.h"
+
+namespace tlc::beginner {
+
+// `sum(X, dim = d)`, `mean(...)`, and `max`/`min` with a `dim` (or one operand: a reduction of
+// every element, which is refused).
+bool isReductionCall(const ast::Call& c);
+// Whether a statement or `let` of the kernel holds a reduction.
+bool hasReduction(const ast::Kernel& k);
+// Replaces `k`'s body by a row kernel: a pass over chunks of the reduced dimension per
+// reduction, then a pass that writes. False when the kernel has no such form (reported).
+bool lowerReductions(ast::Kernel& k, DiagnosticEngine& diags);
+
+} // namespace tlc::beginner
