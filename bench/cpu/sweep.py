@@ -5,7 +5,8 @@ For each family below, the kernel's tile, block and pipeline parameters are set 
 recommend` ranks every configuration with its model; then a grid of configurations (the model's
 whole ranking where it is short, else the model's best plus an even sample of the rest) is
 compiled for the cpu target, each result checked against a double-precision reference on
-random inputs, and timed (median of repeated calls after a warm-up). The output is one JSON
+random inputs, and timed (median of repeated calls after a warm-up, in several passes over all of
+them, the median pass kept). The output is one JSON
 file in the format tlc reads (bench/data/*.json are built into tlc: `tlc recommend`, --explain
 and --report show each candidate's measured time beside its estimate; src/recommend/Measured.h)
 and a Markdown table for bench/RESULTS.md: per family, the rank-1 pick's time against the
@@ -257,9 +258,11 @@ def from_native(dtype, buf):
 
 
 class Launch:
-    """A built configuration's C launcher with its buffers, inputs random and outputs zeroed."""
+    """A built configuration's C launcher with its buffers: random inputs, zeroed outputs. The
+    configurations of a family share one set (`pool`: tensor name -> buffer), made once: filling
+    64 MB from Python takes seconds."""
 
-    def __init__(self, base, fam, rng):
+    def __init__(self, base, fam, rng, pool):
         header = open(base + ".h").read()
         sig = SIG.search(header)
         shapes = {m.group(1): (m.group(2), [d.strip() for d in m.group(3).split(",")])
@@ -278,10 +281,14 @@ class Launch:
                 n = 1
                 for d in dims:
                     n *= int(d) if d.isdigit() else sizes[d]
-                buf = (CTYPES[dtype] * n)()
-                if param.startswith("const"):
-                    vals = [rng.uniform(-1.0, 1.0) for _ in range(n)]
-                    buf[:] = to_native(dtype, vals)
+                if name not in pool:
+                    buf = (CTYPES[dtype] * n)()
+                    if param.startswith("const"):
+                        buf[:] = to_native(dtype, [rng.uniform(-1.0, 1.0) for _ in range(n)])
+                    pool[name] = buf
+                buf = pool[name]
+                if not param.startswith("const"):
+                    ctypes.memset(buf, 0, ctypes.sizeof(buf))  # a kernel that writes nothing fails
                 self.tensors[name] = (dtype, buf)
                 self.args.append(ctypes.cast(buf, ctypes.c_void_p))
                 argtypes.append(ctypes.c_void_p)
@@ -359,24 +366,36 @@ def sweep_family(args, fam, work, previous=()):
         bases = list(pool.map(lambda c: build(args.tlc, path, fam, args.target, c["values"], work), chosen))
     if args.build_only:
         return None
-    configs = []
+    configs, launches, pool = [], [], {}
     for c, (base, rebuilt) in zip(chosen, bases):
         entry = dict(values=c["values"], estimate_us=c["estimate_us"], model_rank=c["rank"])
+        configs.append(entry)
         old = earlier.get(json.dumps(c["values"], sort_keys=True))
-        if old and not rebuilt:
-            entry.update({k: old[k] for k in ("us", "failed", "max_rel_err") if k in old})
-            configs.append(entry)
+        if old and not rebuilt and not args.retime:
+            entry.update({k: old[k] for k in ("us", "us_passes", "failed", "max_rel_err") if k in old})
             continue
-        launch = Launch(base, fam, random.Random(7))
+        launch = Launch(base, fam, random.Random(7), pool)
         launch()
         err = fam["check"](launch.values(), fam["sizes"], random.Random(11))
         entry["max_rel_err"] = float(f"{err:.3g}")
         if err <= fam["tolerance"]:
-            entry["us"] = round(measure(launch), 1)
+            launches.append((entry, base))
         else:
             entry["failed"] = f"result off by {err:.3g} (tolerance {fam['tolerance']})"
-        print(f"  {c['values']}: {entry.get('us', entry.get('failed'))}", file=sys.stderr, flush=True)
-        configs.append(entry)
+        del launch
+    # Timed in passes over all configurations, each a median of repeated calls: the median of the
+    # passes is kept, so that a slow moment of the machine moves one pass of a few of them only.
+    for entry, base in launches:
+        entry["us_passes"] = []
+    for _ in range(args.passes):
+        for entry, base in launches:
+            launch = Launch(base, fam, random.Random(7), pool)
+            entry["us_passes"].append(round(measure(launch), 1))
+            del launch
+    for entry, base in launches:
+        entry["us"] = statistics.median(entry["us_passes"])
+    for entry in configs:
+        print(f"  {entry['values']}: {entry.get('us', entry.get('failed'))}", file=sys.stderr, flush=True)
     timed = [c for c in configs if "us" in c]
     best = min(timed, key=lambda c: c["us"]) if timed else None
     pick = next((c for c in timed if c["values"] == pick_values), None)
@@ -428,6 +447,8 @@ def main():
     ap.add_argument("--reuse", default="",
                     help="an earlier sweep's JSON: rank its configurations with this tlc's model, keeping the "
                          "times of those whose code is unchanged; only a new pick is timed")
+    ap.add_argument("--retime", action="store_true", help="with --reuse: time its configurations again")
+    ap.add_argument("--passes", type=int, default=3, help="passes over the configurations; the median is kept")
     ap.add_argument("--build-only", action="store_true",
                     help="build every configuration and stop (then time them with a second run on a quiet machine)")
     args = ap.parse_args()
