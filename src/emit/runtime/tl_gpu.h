@@ -39,6 +39,26 @@ template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T 
 } // namespace tl
 // tlc:end
 
+// tlc:section persistent
+namespace tl {
+// Host: the grid of a persistent kernel (docs/lowering.md, "Persistent kernels"): one block
+// per SM, no more blocks than tiles. The SM count is asked once per device and kept (reading
+// an attribute costs about a microsecond, a launch a few).
+inline int persistent_ctas(int tiles) {
+    static int sms[64] = {};
+    int device = 0;
+    if (TL_GET_DEVICE(&device) != 0 || device < 0) device = 0;
+    int& n = sms[device % 64];
+    if (n <= 0) {
+        int count = 0;
+        if (TL_SM_COUNT(&count, device) != 0 || count <= 0) count = 1;
+        n = count;
+    }
+    return tiles < n ? tiles : n;
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section vector_moves
 namespace tl {
 // The unsigned type of a vector move of Bytes bytes (uint4 is one 128-bit access).
