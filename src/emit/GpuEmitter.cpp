@@ -262,9 +262,9 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         return "int(gridDim.x)";
     }
     if (n == "persistent_ctas") {
-        arity(1);
+        arity(2);
         needSection("persistent");
-        return "tl::persistent_ctas(" + args[0] + ")";
+        return "tl::persistent_ctas(" + args[0] + ", " + args[1] + ")";
     }
     if (n == "memory_fence") {
         arity(0);

@@ -55,6 +55,7 @@ const std::vector<Pass>& passList() {
         {"drop-unused-buffers", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = dropUnusedBuffers(k.body); return true; }},
         {"apply-shared-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference& s) { k.body = planSharedMemory(k, k.body, ctx, s); return true; }},
+        {"persistent-grid", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { persistentGrid(k, ctx); return true; }},
         {"consumer-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = consumerBarriers(k.body, ctx); return true; }},
         {"batch-async-waits", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = batchAsyncWaits(k.body); return true; }},
         {"simplify", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = simplify(k.body, ctx.bounds()); return true; }},

@@ -120,6 +120,9 @@ ir::Stmt persistentTiles(ir::Kernel& kernel, const ir::Stmt& body, LowerContext&
 // In a persistent warp-specialised kernel the producer warpgroup runs on across the tiles: the
 // consumers' block barriers become a named barrier of the consumer threads alone.
 ir::Stmt consumerBarriers(const ir::Stmt& body, LowerContext& ctx);
+// A persistent kernel's grid: the SMs times the blocks one holds (threads, planned shared
+// memory); and the wait for its last tile's deferred TMA stores after its loop over tiles.
+void persistentGrid(ir::Kernel& kernel, const LowerContext& ctx);
 
 // Places block barriers between tile-level statements that touch the same shared buffer from
 // different threads (read after write, write after read or write), loop-carried ones included.

@@ -86,12 +86,14 @@ Stmt persistentTiles(Kernel& k, const Stmt& body, LowerContext& ctx) {
                              loc),
                      forLoop(iter, intImm(0), trips, ForKind::Serial, inner, loc)},
                     loc);
-    k.gridExtents = {call("persistent_ctas", DType::I32, {tiles})};
+    // The blocks an SM holds at once are known once shared memory is planned (persistent-grid).
+    k.gridExtents = {call("persistent_ctas", DType::I32, {tiles, intImm(1)})};
     k.blockVars = {block};
     ctx.persistentTile = iter;
-    ctx.decide(subject, "one block per SM at most, each looping over tiles", "lowering (persistent = true)",
-               fmt::format("the launcher sizes the grid to min(tiles, SMs) (cudaDevAttrMultiProcessorCount, cached); "
-                           "{}",
+    ctx.decide(subject, "as many blocks as the SMs hold at once, each looping over tiles",
+               "lowering (persistent = true)",
+               fmt::format("the launcher sizes the grid to min(tiles, SMs x blocks an SM holds) "
+                           "(cudaDevAttrMultiProcessorCount, asked once); {}",
                            raster),
                k.loc);
     return loop;
@@ -137,6 +139,59 @@ Stmt consumerBarriers(const Stmt& body, LowerContext& ctx) {
     if (ctx.consumerBarrier == 0 || ctx.producerThreads == 0) return body;
     ConsumerBarriers rewrite(ctx);
     return rewrite.mutate(body);
+}
+
+// The blocks of this kernel one SM holds at once, from the profile: threads (a warp-specialised
+// block takes a whole SM's registers: __launch_bounds__(T + 128, 1)) and the planned shared
+// memory. Registers are not known before ptxas: where they bind, the extra blocks wait for a
+// second round, as any grid larger than the device.
+namespace {
+
+// After a loop over tiles whose epilogue stores by TMA with the wait deferred (ops/copy/
+// Epilogue.cpp): thread 0 waits for the last tile's stores to have read the staging tile before
+// the block may exit.
+class FinalStoreWait : public IRMutator {
+public:
+    explicit FinalStoreWait(const LowerContext& ctx) : ctx_(ctx) {}
+
+protected:
+    Stmt mutateFor(const For* n, const Stmt& self) override {
+        if (n->var != ctx_.persistentTile || !storesByTma(n->body)) return IRMutator::mutateFor(n, self);
+        Stmt wait = ifThenElse(binary(BinaryOp::Eq, ctx_.tx(), intImm(0)),
+                               evaluate(call("tma_store_wait_read", DType::I32, {intImm(0)})), {}, n->loc);
+        return seq({self, comment("persistent: the last tile's TMA stores have read their staging tile", n->loc), wait},
+                   n->loc);
+    }
+
+private:
+    const LowerContext& ctx_;
+    static bool storesByTma(const Stmt& s) {
+        struct Find : IRVisitor {
+            bool found = false;
+            void visitCall(const Call* c) override {
+                found |= c->name == "tma_store_commit";
+                IRVisitor::visitCall(c);
+            }
+        } f;
+        f.visit(s);
+        return f.found;
+    }
+};
+
+} // namespace
+
+void persistentGrid(Kernel& k, const LowerContext& ctx) {
+    if (!k.persistent || !ctx.persistentTile) return;
+    k.body = FinalStoreWait(ctx).mutate(k.body);
+    const Target& t = ctx.target;
+    const int64_t threads = std::max<int64_t>(1, k.threads + ctx.producerThreads);
+    int64_t perSM = std::min<int64_t>(t.maxBlocksPerSM, t.maxThreadsPerSM / threads);
+    if (k.sharedBytes > 0) perSM = std::min<int64_t>(perSM, t.sharedMemPerSM / k.sharedBytes);
+    if (ctx.producerThreads > 0) perSM = 1;
+    perSM = std::max<int64_t>(perSM, 1);
+    const auto* c = k.gridExtents[0].as<Call>();
+    if (!c || c->name != "persistent_ctas") return;
+    k.gridExtents = {call("persistent_ctas", DType::I32, {c->args[0], intImm(perSM)})};
 }
 
 } // namespace tlc

@@ -34,6 +34,11 @@ struct TileWork {
     // adds the compiler's scratch buffers.
     int64_t plannedSharedBytes = 0;
     int64_t blocks = 1;        // the grid, its symbolic sizes at the model's shape
+    // Per block, outside every loop: the bytes tile ops write to global memory (a gemm's
+    // epilogue), and whether a gemm runs in a pipelined loop (the per-tile term below).
+    double epilogueBytes = 0;
+    bool pipelinedGemm = false;
+    bool persistent = false;   // grid(..., persistent = true): a block per SM looping over tiles
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
@@ -52,6 +57,7 @@ struct CandidateEstimate {
     int threads = 0;
     int registersPerThread = 0;  // estimate: fragments / threads + a fixed overhead
     int stages = 1;
+    double tileUs = 0;  // the per-tile fixed cost exposed (pipeline fill, epilogue), in timeUs
 };
 
 // Fills `e` for `work` run as `blocks` blocks of `threads` threads with `shared` bytes of shared

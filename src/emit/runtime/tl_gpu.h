@@ -41,10 +41,10 @@ template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T 
 
 // tlc:section persistent
 namespace tl {
-// Host: the grid of a persistent kernel (docs/lowering.md, "Persistent kernels"): one block
-// per SM, no more blocks than tiles. The SM count is asked once per device and kept (reading
-// an attribute costs about a microsecond, a launch a few).
-inline int persistent_ctas(int tiles) {
+// Host: the grid of a persistent kernel (docs/lowering.md, "Persistent kernels"): the blocks
+// the SMs hold at once (perSM each, as tlc computed it), no more than there are tiles. The SM
+// count is asked once per device and kept (reading an attribute costs about a microsecond).
+inline int persistent_ctas(int tiles, int perSM) {
     static int sms[64] = {};
     int device = 0;
     if (TL_GET_DEVICE(&device) != 0 || device < 0) device = 0;
@@ -54,7 +54,8 @@ inline int persistent_ctas(int tiles) {
         if (TL_SM_COUNT(&count, device) != 0 || count <= 0) count = 1;
         n = count;
     }
-    return tiles < n ? tiles : n;
+    const long long most = (long long)n * (perSM > 0 ? perSM : 1);
+    return tiles < most ? tiles : int(most);
 }
 } // namespace tl
 // tlc:end

@@ -215,8 +215,8 @@ ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::Buff
 std::map<const ir::BufferNode*, layout::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
 void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx);
-// `once`: before a warp-specialised split, never run again (no barrier first inside a loop).
-ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool once = false);
+// `beforeSplit`: before a warp-specialised split, never run again (no barrier first inside a loop).
+ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool beforeSplit = false);
 // The loop's iteration `iter` counted from the block's first tile (plan.carry added).
 ir::Expr carried(const LoopPlan& plan, const ir::Expr& iter);
 

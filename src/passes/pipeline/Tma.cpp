@@ -127,7 +127,7 @@ void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx) {
 // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every
 // thread's) and makes them visible to TMA; the block barrier publishes them. Inside another
 // loop a barrier first: threads of the last run may still arrive on them.
-Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool once) {
+Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool beforeSplit) {
     const TmaPlan& tma = plan.tma;
     const SourceLoc loc = plan.loop->loc;
     VarPtr v = ctx.freshVar("version");
@@ -136,7 +136,7 @@ Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool once) {
     Stmt once = seq({forLoop(v, intImm(0), intImm(tma.versions), ForKind::Serial, init, loc),
                      mbarrierCall("fence_barrier_init", {}, loc)});
     std::vector<Stmt> out;
-    if (plan.depth > 0 && !once) out.push_back(barrier(loc));
+    if (plan.depth > 0 && !beforeSplit) out.push_back(barrier(loc));
     out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), once, {}, loc));
     out.push_back(barrier(loc));
     return seq(out, loc);

@@ -252,7 +252,7 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     } else {
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
     }
-    w.init = initBarriers(plan, ctx, /*once=*/true);
+    w.init = initBarriers(plan, ctx, /*beforeSplit=*/true);
     w.full = plan.tma.full;
     w.empty = plan.tma.empty;
     std::string tiles;
