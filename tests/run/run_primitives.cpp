@@ -299,6 +299,8 @@ void persistentGemms(int M, int N, int K) {
     run("gemm_persist", [&](float* C) { return int(tl_kernels::gemm_persist(A.data(), B.data(), C, M, K, N)); });
     run("gemm_persist_unroll2",
         [&](float* C) { return int(tl_kernels::gemm_persist_unroll2(A.data(), B.data(), C, M, K, N)); });
+    run("gemm_persist_steady",
+        [&](float* C) { return int(tl_kernels::gemm_persist_steady(A.data(), B.data(), C, M, K, N)); });
     {
         std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
         expectStatus("gemm_persist_f16 status" + at, tl_kernels::gemm_persist_f16(A.data(), B.data(), C.data(), M, K, N), 0);
