@@ -125,6 +125,7 @@ public:
         k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 0;
         // `persistent = true` (or 1, an `auto` parameter's value).
         if (const A::Expr* p = launch.boundArgs.size() > 4 ? launch.boundArgs[4] : nullptr; p && p->constant) {
+            k.persistentWritten = true;
             if (const auto* b = std::get_if<bool>(&*p->constant)) k.persistent = *b;
             if (const auto* i = std::get_if<int64_t>(&*p->constant)) k.persistent = *i != 0;
         }

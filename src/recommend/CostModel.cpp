@@ -142,6 +142,10 @@ double cpuGemmEfficiency(const TileWork& a, int64_t shared, const Target& t) {
 // loads the next tile's k-tiles while the consumers write the last tile, so each later tile
 // exposes the longer of the two only.
 double tileOverheadUs(const TileWork& a, const CandidateEstimate& e, const Target& t) {
+    // Only where the grid says `persistent` (true, false or an `auto` parameter's value): the term
+    // is there to rank persistence; what it would do to the tiles of other kernels (it favours
+    // fewer waves and more blocks per SM) no GPU has measured.
+    if (!a.persistentOption) return 0;
     if (t.loadLatencyNs <= 0 || !a.pipelinedGemm || t.memoryBandwidthGBs <= 0 || e.blocksPerSM < 1) return 0;
     const double fill = t.loadLatencyNs * 1e-3;
     const double epilogue = a.epilogueBytes / (t.memoryBandwidthGBs * 1e3 / double(std::max(t.smCount, 1)));
@@ -167,6 +171,7 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
     for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
     work.persistent = kernel.persistent && target.backend != Backend::Cpu;
+    work.persistentOption = kernel.persistentWritten;
     return work;
 }
 

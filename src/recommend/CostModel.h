@@ -39,6 +39,7 @@ struct TileWork {
     double epilogueBytes = 0;
     bool pipelinedGemm = false;
     bool persistent = false;   // grid(..., persistent = true): a block per SM looping over tiles
+    bool persistentOption = false;  // the grid has a `persistent` argument: the per-tile term applies
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
