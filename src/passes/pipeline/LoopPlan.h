@@ -17,6 +17,7 @@
 //
 //     ModuloSchedule.cpp   cp.async (and TMA) modulo schedule: prologue, steady state, epilogue
 //     WarpSpecialize.cpp   a producer warpgroup issues the TMA loads; the kernel split in two
+//     Persistent.cpp       ... its versions and phases carried across a persistent kernel's tiles
 //     RegisterPrefetch.cpp targets without cp.async: the next iteration's tiles through registers
 //     UnrolledSteps.cpp    the TMA schedules (both forms) with several k-tiles per wgmma group
 //
