@@ -255,6 +255,17 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
     };
     if (n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl_idx") return row(3);
     if (n == "sync_warp") return row(0);
+    // A persistent kernel (passes/PersistentTiles.cpp): the grid's size in the kernel, and the
+    // launcher's grid, the SMs at most.
+    if (n == "grid_dim_x") {
+        arity(0);
+        return "int(gridDim.x)";
+    }
+    if (n == "persistent_ctas") {
+        arity(2);
+        needSection("persistent");
+        return "tl::persistent_ctas(" + args[0] + ", " + args[1] + ")";
+    }
     if (n == "memory_fence") {
         arity(0);
         return "__threadfence()";

@@ -122,6 +122,13 @@ struct Kernel {
 
     std::vector<Precondition> preconditions;  // `require` statements, in source order
 
+    // `grid(..., persistent = true)`: the pass persistent-tiles (passes/PersistentTiles.cpp)
+    // makes the launch one block per SM that loops over the tiles. rasterPanel: the panel
+    // use_swizzle already rasterises the block indices with (0: none; the pass rasterises).
+    bool persistent = false;
+    bool persistentWritten = false;  // the grid has a `persistent` argument (true or false)
+    int64_t rasterPanel = 0;
+
     // Shape variants (docs/lowering.md, "Shape variants"). A kernel whose fast path needs
     // something of the arguments (launchChecks, tensorMaps: fastPathConditions) is compiled a
     // second time with generalShapes set: that lowering assumes nothing about row lengths or

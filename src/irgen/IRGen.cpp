@@ -123,6 +123,12 @@ public:
         const A::Expr* threads = launch.boundArgs.size() > 3 ? launch.boundArgs[3] : nullptr;
         // Left out: 0, inferred from the tile ops and the target before lowering (inferThreads).
         k.threads = threads && threads->constant ? int(std::get<int64_t>(*threads->constant)) : 0;
+        // `persistent = true` (or 1, an `auto` parameter's value).
+        if (const A::Expr* p = launch.boundArgs.size() > 4 ? launch.boundArgs[4] : nullptr; p && p->constant) {
+            k.persistentWritten = true;
+            if (const auto* b = std::get_if<bool>(&*p->constant)) k.persistent = *b;
+            if (const auto* i = std::get_if<int64_t>(&*p->constant)) k.persistent = *i != 0;
+        }
 
         // Block indices: the user's names stand for blockIdx directly, unless use_swizzle
         // remaps them (then raw block_x/block_y variables are bound to the remapped names).
@@ -148,6 +154,7 @@ public:
         Stmt inner = stmts(all, 0);
         if (swizzlePanel_ > 0 && blockLets.size() >= 2) {
             applySwizzle(blockLets);
+            k.rasterPanel = swizzlePanel_;
             for (size_t i = blockLets.size(); i-- > 0;)
                 inner = letStmt(blockLets[i].first, blockLets[i].second, inner, grid->range.begin);
         } else {

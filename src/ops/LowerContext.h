@@ -94,6 +94,12 @@ public:
     // rows of a box are its innermost side.
     const ir::Buffer& tensorMap(const ir::Buffer& tensor, const std::vector<int64_t>& box, int swizzleBytes);
     int64_t producerThreads = 0;
+    // A persistent kernel (passes/PersistentTiles.cpp): the counter of the loop over the block's
+    // tiles (null otherwise), and the named barrier its warp-specialised consumers synchronise on
+    // while the producer warpgroup keeps running (0: none; consumer-barriers rewrites the
+    // consumers' block barriers to it).
+    ir::VarPtr persistentTile;
+    int64_t consumerBarrier = 0;
     std::vector<ir::CopyDecision> copyDecisions;
     std::vector<ir::PipelineSummary> pipelines;  // pipeline-loops: each pipelined loop's schedule
     // Layout inference: the bank-conflict wavefronts of each modelled access of a shared buffer

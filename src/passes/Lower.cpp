@@ -38,6 +38,7 @@ bool runsOn(Runs on, const Target& t) { return on == Runs::Everywhere || t.backe
 const std::vector<Pass>& passList() {
     using R = Runs;
     static const std::vector<Pass> passes = {
+        {"persistent-tiles", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = persistentTiles(k, k.body, ctx); return true; }},
         {"forward-copies", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = forwardCopies(k.body, ctx); return true; }},
         {"reuse-packed-b", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = reusePackedB(k, k.body, ctx); return true; }},
         {"fuse-reductions", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = fuseReductions(k.body, ctx); return true; }},
@@ -54,6 +55,8 @@ const std::vector<Pass>& passList() {
         {"drop-unused-buffers", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = dropUnusedBuffers(k.body); return true; }},
         {"apply-shared-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = applySharedLayouts(k.body, ctx); return true; }},
         {"plan-shared-memory", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference& s) { k.body = planSharedMemory(k, k.body, ctx, s); return true; }},
+        {"persistent-grid", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { persistentGrid(k, ctx); return true; }},
+        {"consumer-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = consumerBarriers(k.body, ctx); return true; }},
         {"batch-async-waits", R::Everywhere, [](Kernel& k, LowerContext&, StageInference&) { k.body = batchAsyncWaits(k.body); return true; }},
         {"simplify", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = simplify(k.body, ctx.bounds()); return true; }},
         {"hoist-invariants", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = hoistInvariants(k.body, ctx); return true; }},

@@ -113,6 +113,17 @@ struct StageInference {
 // loops' order/stage lists. Inferred stages follow `stages` (StageInference).
 ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
 
+// `grid(..., persistent = true)` on a GPU: the body runs in a loop over the tiles the grid named
+// (rasterised), the launch sized to the SMs (docs/lowering.md, "Persistent kernels"); the cpu
+// keeps one block per tile. Runs first: pipeline-loops carries mbarrier phases across the loop.
+ir::Stmt persistentTiles(ir::Kernel& kernel, const ir::Stmt& body, LowerContext& ctx);
+// In a persistent warp-specialised kernel the producer warpgroup runs on across the tiles: the
+// consumers' block barriers become a named barrier of the consumer threads alone.
+ir::Stmt consumerBarriers(const ir::Stmt& body, LowerContext& ctx);
+// A persistent kernel's grid: the SMs times the blocks one holds (threads, planned shared
+// memory); and the wait for its last tile's deferred TMA stores after its loop over tiles.
+void persistentGrid(ir::Kernel& kernel, const LowerContext& ctx);
+
 // Places block barriers between tile-level statements that touch the same shared buffer from
 // different threads (read after write, write after read or write), loop-carried ones included.
 // Buffers the pipeline orders with mbarriers (BufferNode::mbarrierOrdered) are left alone.

@@ -26,9 +26,9 @@ namespace tlc {
 using namespace ir;
 using namespace pipeline;
 
-pipeline::PipelinedKernel::PipelinedKernel(const Stmt& kernelBody)
+pipeline::PipelinedKernel::PipelinedKernel(const Stmt& kernelBody, const Var* tileVar)
     : body(kernelBody), accesses(countAccesses(kernelBody)), annotated(annotatedLayouts(kernelBody)),
-      topLevel(topLevelLoops(kernelBody)) {}
+      topLevel(topLevelLoops(kernelBody, tileVar)) {}
 
 namespace {
 
@@ -78,7 +78,7 @@ PipelineSummary summarize(const LoopPlan& plan, std::string schedule, int stages
 
 class Pipeliner : public IRMutator {
 public:
-    Pipeliner(LowerContext& ctx, StageInference& stages, const Stmt& body) : ctx_(ctx), stages_(stages), kernel_(body) {}
+    Pipeliner(LowerContext& ctx, StageInference& stages, const Stmt& body) : ctx_(ctx), stages_(stages), kernel_(body, ctx.persistentTile.get()) {}
     const PipelinedKernel& kernel() const { return kernel_; }
 
 protected:
@@ -167,6 +167,7 @@ private:
         chooseTma(plan, kernel_, ctx_);
         // The gemm overlap is a form of the prologue/steady-state schedule only.
         plan.warpSpecialize = !plan.overlap.used() && chooseWarpSpecialization(plan, kernel_, ctx_);
+        if (plan.warpSpecialize) planCarry(plan, kernel_, ctx_);
         plan.inFlight = chooseGroupInFlight(plan, ctx_);
         chooseUnroll(plan, kernel_, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);

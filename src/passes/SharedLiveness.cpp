@@ -281,6 +281,10 @@ std::map<const StmtNode*, int64_t> sharedHeadroom(const Stmt& body, const LowerC
         aligns.push_back(sharedAlignment(l.buffer, ctx));
     }
     int64_t peak = placeBuffers(live.buffers, bytes, aligns, true).total;
+    // A persistent kernel's tiles stay live across its loop over tiles (the producer may be
+    // loading the next tile's while an op runs): an op's scratch may raise the pool, up to what
+    // a block may have (docs/lowering.md, "Persistent kernels").
+    const int64_t raise = ctx.persistentTile ? std::max<int64_t>(0, ctx.target.sharedMemPerBlock - peak) : 0;
     std::map<const StmtNode*, int64_t> out;
     for (const auto& [node, positions] : live.tileOps) {
         int64_t least = peak;
@@ -290,7 +294,7 @@ std::map<const StmtNode*, int64_t> sharedHeadroom(const Stmt& body, const LowerC
                 if (live.buffers[i].first <= pos && pos <= live.buffers[i].last) used += (bytes[i] + 15) / 16 * 16;
             least = std::min(least, std::max<int64_t>(0, peak - used));
         }
-        out[node] = least;
+        out[node] = least + raise;
     }
     return out;
 }

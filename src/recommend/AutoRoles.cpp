@@ -16,6 +16,7 @@ const char* autoRoleName(AutoRole r) {
     case AutoRole::Stages: return "stages";
     case AutoRole::Threads: return "threads";
     case AutoRole::ThreadDim: return "thread_dim";
+    case AutoRole::Persistent: return "persistent";
     }
     return "tile";
 }
@@ -39,6 +40,7 @@ struct Uses {
             if (!n) continue;
             if (a.keyword == "stages") keyword.emplace(n->name, AutoRole::Stages);
             if (a.keyword == "threads") keyword.emplace(n->name, AutoRole::Threads);
+            if (a.keyword == "persistent") keyword.emplace(n->name, AutoRole::Persistent);
         }
         if (c->callee != "gemm") return;
         for (size_t i = 0; i < c->args.size() && i < 3; ++i) {
@@ -124,6 +126,10 @@ std::vector<int64_t> autoCandidates(AutoRole role, const Target& target) {
         for (int64_t t = 1; t <= 512 && t <= target.maxThreadsPerBlock; t *= 2) out.push_back(t);
         return out;
     }
+    // The cpu's launcher runs blocks as an OpenMP loop: a persistent grid changes nothing there.
+    case AutoRole::Persistent:
+        if (target.backend == Backend::Cpu) return {0};
+        return {0, 1};
     }
     return {};
 }

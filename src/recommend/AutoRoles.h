@@ -20,6 +20,7 @@ enum class AutoRole {
     Stages,      // a pipeline's depth
     Threads,     // a block's threads
     ThreadDim,   // one dimension of a block's threads (`threads = (reduce_thread, n_partition)`)
+    Persistent,  // grid(..., persistent = p): 0 or 1, a launch of one block per tile or a persistent one
 };
 const char* autoRoleName(AutoRole r);
 

@@ -93,6 +93,11 @@ struct TileWorkVisitor : ir::IRVisitor {
         if (pipelineStages > 0)
             for (const ir::Region* r : writes)
                 if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
+        if (multiplier == 1)
+            for (const ir::Region* r : writes)
+                if (r->buffer->scope == MemScope::Global)
+                    w.epilogueBytes += double(r->elements()) * double(dtypeBytes(r->buffer->dtype));
+        if (op.name() == "gemm" && pipelineStages > 1) w.pipelinedGemm = true;
         if (op.name() == "gemm")
             for (const auto* list : {&reads, &writes})
                 for (const ir::Region* r : *list) gemmOperands.insert(r->buffer.get());
@@ -164,6 +169,27 @@ double cpuGemmEfficiency(const TileWork& a, int64_t shared, const Target& t) {
     return efficiency;
 }
 
+// What a tile costs besides its k-loop, on targets whose profile gives load_latency_ns (docs/
+// recommend.md, "Persistent kernels"): a block's pipeline first waits a whole load latency for
+// its first k-tiles (fill), and after the loop writes its tile (epilogue: the bytes at the SM's
+// share of the bandwidth). One block per tile pays both every wave, hidden only by the other
+// blocks on its SM. A persistent block pays them once; from its second tile on its producer
+// loads the next tile's k-tiles while the consumers write the last tile, so each later tile
+// exposes the longer of the two only.
+double tileOverheadUs(const TileWork& a, const CandidateEstimate& e, const Target& t) {
+    // Only where the grid says `persistent` (true, false or an `auto` parameter's value): the term
+    // is there to rank persistence; what it would do to the tiles of other kernels (it favours
+    // fewer waves and more blocks per SM) no GPU has measured.
+    if (!a.persistentOption) return 0;
+    if (t.loadLatencyNs <= 0 || !a.pipelinedGemm || t.memoryBandwidthGBs <= 0 || e.blocksPerSM < 1) return 0;
+    const double fill = t.loadLatencyNs * 1e-3;
+    const double epilogue = a.epilogueBytes / (t.memoryBandwidthGBs * 1e3 / double(std::max(t.smCount, 1)));
+    const double waves = double(e.waves);
+    const double perTile = a.persistent ? (fill + epilogue) + (waves - 1) * std::max(fill, epilogue)
+                                        : waves * (fill + epilogue);
+    return perTile / double(e.blocksPerSM);
+}
+
 } // namespace
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
@@ -179,6 +205,8 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     if (target.has(Feature::CpAsync)) versions.insert(visitor.sharedStages.begin(), visitor.sharedStages.end());
     work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
     for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
+    work.persistent = kernel.persistent && target.backend != Backend::Cpu;
+    work.persistentOption = kernel.persistentWritten;
     return work;
 }
 
@@ -223,8 +251,9 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     double depth = cpu ? 1.0 : stagesInFlight * double(perSM);
     // A barrier round per iteration of the loop around the tile ops, in every wave.
     e.syncUs = double(e.waves) * a.tileLoopTrips * (cpu ? kCpuRoundUs : kBarrierUs);
+    e.tileUs = tileOverheadUs(a, e, t);
     e.timeUs = (std::max(e.computeUs, e.memoryUs) + std::min(e.computeUs, e.memoryUs) / depth) / e.waveEfficiency +
-               e.syncUs;
+               e.syncUs + e.tileUs;
     return "";
 }
 

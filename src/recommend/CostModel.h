@@ -38,6 +38,12 @@ struct TileWork {
     // of a wider matrix: 64; of whole rows: 1), summed over the ops: the cpu's hardware
     // prefetchers follow a few dozen such streams a core.
     int64_t globalStreams = 0;
+    // Per block, outside every loop: the bytes tile ops write to global memory (a gemm's
+    // epilogue), and whether a gemm runs in a pipelined loop (the per-tile term below).
+    double epilogueBytes = 0;
+    bool pipelinedGemm = false;
+    bool persistent = false;   // grid(..., persistent = true): a block per SM looping over tiles
+    bool persistentOption = false;  // the grid has a `persistent` argument: the per-tile term applies
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
@@ -56,6 +62,7 @@ struct CandidateEstimate {
     int threads = 0;
     int registersPerThread = 0;  // estimate: fragments / threads + a fixed overhead
     int stages = 1;
+    double tileUs = 0;  // the per-tile fixed cost exposed (pipeline fill, epilogue), in timeUs
 };
 
 // Fills `e` for `work` run as `blocks` blocks of `threads` threads with `shared` bytes of shared

@@ -38,14 +38,16 @@ std::string valuesText(const std::vector<std::pair<std::string, int64_t>>& value
     return v;
 }
 
-bool searchedInStage2(AutoRole r) { return r == AutoRole::Stages || r == AutoRole::Threads; }
+bool searchedInStage2(AutoRole r) {
+    return r == AutoRole::Stages || r == AutoRole::Threads || r == AutoRole::Persistent;
+}
 
 // The value a stages or threads parameter takes while the staged search tries tile values:
 // what tile inference would pick for a plain gemm (2 stages, 4 warps); on the cpu the first
 // (threads change nothing there, stages have one candidate).
 int64_t probeValue(const AutoParam& p, const Target& target) {
     int64_t want = p.role == AutoRole::Stages ? 2 : 128;
-    if (target.backend == Backend::Cpu) return p.values.front();
+    if (target.backend == Backend::Cpu || p.role == AutoRole::Persistent) return p.values.front();
     int64_t best = p.values.front();
     for (int64_t v : p.values)
         if (std::llabs(v - want) < std::llabs(best - want)) best = v;

@@ -435,7 +435,16 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
     case ParamKind::ConstBool: {
         Type t = checkValue(arg);
         if (t.isError()) return;
-        if (!t.isScalar() || t.dtype != DType::Bool) return wrongKind("true or false");
+        // grid's `persistent` also takes 0 or 1, which an `auto` parameter can be (the
+        // recommender chooses it, docs/recommend.md).
+        const bool flag = info.id == Builtin::Grid && p.name == "persistent";
+        if (flag && t.isScalar() && isInteger(t.dtype)) {
+            // An `auto` parameter not bound yet: checked again with each candidate's value.
+            if (!arg.constant && isCompileTime(arg)) return;
+            if (arg.constant && asInt(*arg.constant) && (*asInt(*arg.constant) == 0 || *asInt(*arg.constant) == 1))
+                return;
+        }
+        if (!t.isScalar() || t.dtype != DType::Bool) return wrongKind(flag ? "true or false (or 0 or 1)" : "true or false");
         if (!arg.constant) {
             diags_.report(DiagId::err_not_constant, arg.range, fmt::format("'{}' of '{}'", p.name, c.callee));
             explainNotConstant(arg);

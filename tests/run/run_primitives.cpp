@@ -8,6 +8,7 @@
 #include "fragment_rows.h"
 #include "fused_stores.h"
 #include "gemm_fp8_mixed.h"
+#include "gemm_persistent.h"
 #include "gemm_pipeline.h"
 #include "gemm_variants.h"
 #include "pipelined_range.h"
@@ -282,6 +283,45 @@ void pipelinedGemms(int M, int N, int K) {
             [&](tl::half* C) { return int(tl_kernels::gemm_f16_out(A.data(), B.data(), C, M, K, N)); });
     runHalf("gemm_user_stage (shared staging on reused bytes)",
             [&](tl::half* C) { return int(tl_kernels::gemm_user_stage(A.data(), B.data(), C, M, K, N)); });
+}
+
+// Persistent gemms (kernels/gemm_persistent.tl): the simulator's 3 SMs give each block several
+// tiles (M x N = 200 x 200: 16 tiles of 64 x 64, 8 of 128 x 64), so the loop over tiles, its
+// rasterisation and (sm90) the mbarrier phases carried from tile to tile are all exercised.
+void persistentGemms(int M, int N, int K) {
+    std::string at = " " + dims({M, N, K});
+    auto A = random<tl::half>(size_t(M) * K, 51), B = random<tl::half>(size_t(K) * N, 52);
+    auto want = matmul(M, N, K, [&](int i, int k) { return toDouble(A[size_t(i) * K + k]); },
+                       [&](int k, int j) { return toDouble(B[size_t(k) * N + j]); });
+    auto run = [&](const std::string& name, const std::function<int(float*)>& launch) {
+        std::vector<float> C(size_t(M) * N, -7.0f);
+        expectStatus(name + " status" + at, launch(C.data()), 0);
+        check("persistent " + name + at, C, want, 1e-4, 1e-4);
+    };
+    run("gemm_persist", [&](float* C) { return int(tl_kernels::gemm_persist(A.data(), B.data(), C, M, K, N)); });
+    run("gemm_persist_unroll2",
+        [&](float* C) { return int(tl_kernels::gemm_persist_unroll2(A.data(), B.data(), C, M, K, N)); });
+    run("gemm_persist_steady",
+        [&](float* C) { return int(tl_kernels::gemm_persist_steady(A.data(), B.data(), C, M, K, N)); });
+    {
+        std::vector<tl::half> C(size_t(M) * N, tl::half(-7.0f));
+        expectStatus("gemm_persist_f16 status" + at, tl_kernels::gemm_persist_f16(A.data(), B.data(), C.data(), M, K, N), 0);
+        check("persistent gemm_persist_f16 (staged epilogue)" + at, C, want, 1e-2, 1e-2);
+    }
+    {  // three batches on a 3-D grid
+        const int S = 3;
+        auto A3 = random<tl::half>(S * size_t(M) * K, 53), B3 = random<tl::half>(S * size_t(K) * N, 54);
+        std::vector<double> expect;
+        for (int b = 0; b < S; ++b) {
+            auto w = matmul(M, N, K, [&](int i, int k) { return toDouble(A3[(size_t(b) * M + i) * K + k]); },
+                            [&](int k, int j) { return toDouble(B3[(size_t(b) * K + k) * N + j]); });
+            expect.insert(expect.end(), w.begin(), w.end());
+        }
+        std::vector<float> C(S * size_t(M) * N, -7.0f);
+        expectStatus("gemm_persist_batched status" + at,
+                     tl_kernels::gemm_persist_batched(A3.data(), B3.data(), C.data(), S, M, K, N), 0);
+        check("persistent gemm_persist_batched" + at, C, expect, 1e-4, 1e-4);
+    }
 }
 
 // f16 results of A @ B^T, 128 columns a tile: on sm90 the epilogue stores the staged tile as two
@@ -1029,6 +1069,11 @@ int main() {
     // 72 and 88 (5 and 6 k-tiles): every remainder of the unrolled loops' groups of 2, 3 and 4.
     for (int K : {0, 8, 16, 40, 56, 72, 88, 200}) pipelinedGemms(72, 88, K);
     pipelinedGemms(128, 64, 64);
+    // 33 k-tiles of 16 (the last partial) over 4 versions: each tile starts at another version
+    // and phase; 1 and 0 k-tiles: tiles that load nothing, or one k-tile each.
+    persistentGemms(200, 200, 520);
+    persistentGemms(72, 200, 16);
+    persistentGemms(72, 136, 0);
     mixedFp8Gemms(64, 128, 128);
     mixedFp8Gemms(72, 136, 208);  // partial tiles in M and N, the last K tile partial
     // 33 k-tiles of 16 (the last partial): many rounds of each stage's barriers, where sm90's

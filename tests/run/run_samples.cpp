@@ -6,6 +6,7 @@
 #include "flash_attention_ov.h"
 #include "flash_attention_ov_pp.h"
 #include "flash_attention_pp.h"
+#include "flash_attention_pp_persist.h"
 #include "gemm.h"
 #include "gemm_auto.h"
 #include "gemm_auto_variants.h"
@@ -220,7 +221,7 @@ void gemmTransposed(int M, int N, int K) {
 // pingPong: the sample at 128 query rows over two warpgroups (D = 64, 256 threads, 3 stages),
 // which on sm90 take turns issuing the gemms (the ping-pong schedule); otherwise its defaults.
 // overlap: with overlap = true (the softmax overlapping the previous block's P V gemm on sm90).
-void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = false) {
+void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = false, bool persistent = false) {
     const int D = pingPong ? 64 : 128;
     size_t n = size_t(Bn) * S * H * D;
     auto Q = random<tl::half>(n, 9), K = random<tl::half>(n, 10), V = random<tl::half>(n, 11);
@@ -247,9 +248,10 @@ void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = 
                 }
             }
     const std::string name = std::string("flash_attention") + (pingPong ? " (2 warpgroups)" : "") +
-                             (overlap ? " (overlap)" : "");
+                             (overlap ? " (overlap)" : "") + (persistent ? " (persistent)" : "");
     expectStatus(name + " status",
-                 pingPong && overlap ? tl_ov_pp::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
+                 persistent ? tl_pp_persist::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
+                 : pingPong && overlap ? tl_ov_pp::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
                  : overlap           ? tl_ov::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
                  : pingPong          ? tl_pp::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H)
                                      : tl_kernels::flash_attention(Q.data(), K.data(), V.data(), O.data(), Bn, S, H),
@@ -293,6 +295,9 @@ int main() {
     flashAttention(2, 64, 1, false, true);   // one key block: the prologue and the last epilogue step only
     flashAttention(1, 300, 2, true, true);   // both: the two gemms one turn
     flashAttention(1, 100, 1, true, true);
+    // A persistent grid on the simulator's 3 SMs: 2 x 2 x 2 and 2 x 3 x 1 tiles of 128 query rows.
+    flashAttention(2, 200, 2, true, false, true);
+    flashAttention(1, 300, 3, true, false, true);
     // Sizes that are and are not multiples of the tiles, rows that are and are not whole 16-byte
     // vectors (the latter run the general variants on GPUs).
     gemmBf16(256, 256, 64);

@@ -128,9 +128,10 @@ TEST_CASE("sema: the gemm sample checks and every node is annotated") {
     // Grid extents keep their canonical symbolic text, with constants substituted.
     const Call* launch = k.grid->launch.get();
     CHECK(launch->builtin == int(Builtin::Grid));
-    REQUIRE(launch->boundArgs.size() == 4);
+    REQUIRE(launch->boundArgs.size() == 5);  // x, y, z, threads, persistent
     CHECK(launch->boundArgs[2] == nullptr);
     CHECK(std::get<int64_t>(*launch->boundArgs[3]->constant) == 128);
+    CHECK(launch->boundArgs[4] == nullptr);  // `persistent` left out
 }
 
 TEST_CASE("sema: -D overrides compile-time parameters and specialises sizes") {

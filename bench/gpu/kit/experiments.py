@@ -25,6 +25,7 @@ from bench import P, I, checked, launcher, median_ms, rel_err
 DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
 LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
 BEGINNER_GEMM_SOURCE = "bench/gpu/experiments/beginner_gemm.tl"
+PERSISTENT_SOURCE = "bench/gpu/experiments/gemm_persistent.tl"
 
 # issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
@@ -77,6 +78,31 @@ QUEUE = [
             ("128x128x64, deepened (4 stages)", DEPTH_SOURCE, ("block_K=64",)),
             ("128x128x64, 4 stages pinned, unroll=1", DEPTH_SOURCE,
              ("block_K=64", "stages=4", "deepen=false", "unroll=1")),
+        ],
+    },
+    {
+        "name": "gemm_persistent",
+        "title": "GEMM f16 on Hopper: persistent blocks with a rasterised tile loop (issue 43)",
+        "question": "Does a persistent grid (one block per SM looping over tiles in panels of 8 rows, the "
+                    "warp-specialised pipeline's mbarrier phases carried across tiles, so the producer loads the "
+                    "next tile while the consumers write the last) beat one block per tile at the same tiles? "
+                    "The model (docs/recommend.md, \"Persistent grids\") expects most at 8192x8192x1024 (16 "
+                    "k-tiles a tile: the fill and epilogue are a large part of each) and under 1% at 8192^3. "
+                    "Rows in pairs: the best tiles of the fourth run (128x256x64, 256 threads) and TileLang's "
+                    "example tiles (128x128x32, 128 threads, deepened and unrolled as the default), each with "
+                    "and without `persistent`, and 128x128x64.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": GEMM_SHAPES,
+        "kernels": [
+            ("128x256x64, 256 threads, 3 stages", PERSISTENT_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3")),
+            ("128x256x64, 256 threads, 3 stages, persistent", PERSISTENT_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3", "persistent=true")),
+            ("128x128x32 (TileLang's), deepened", PERSISTENT_SOURCE, ()),
+            ("128x128x32 (TileLang's), deepened, persistent", PERSISTENT_SOURCE, ("persistent=true",)),
+            ("128x128x64, deepened", PERSISTENT_SOURCE, ("block_K=64",)),
+            ("128x128x64, deepened, persistent", PERSISTENT_SOURCE, ("block_K=64", "persistent=true")),
         ],
     },
     {

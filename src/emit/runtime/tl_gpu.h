@@ -39,6 +39,27 @@ template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T 
 } // namespace tl
 // tlc:end
 
+// tlc:section persistent
+namespace tl {
+// Host: the grid of a persistent kernel (docs/lowering.md, "Persistent kernels"): the blocks
+// the SMs hold at once (perSM each, as tlc computed it), no more than there are tiles. The SM
+// count is asked once per device and kept (reading an attribute costs about a microsecond).
+inline int persistent_ctas(int tiles, int perSM) {
+    static int sms[64] = {};
+    int device = 0;
+    if (TL_GET_DEVICE(&device) != 0 || device < 0) device = 0;
+    int& n = sms[device % 64];
+    if (n <= 0) {
+        int count = 0;
+        if (TL_SM_COUNT(&count, device) != 0 || count <= 0) count = 1;
+        n = count;
+    }
+    const long long most = (long long)n * (perSM > 0 ? perSM : 1);
+    return tiles < most ? tiles : int(most);
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section vector_moves
 namespace tl {
 // The unsigned type of a vector move of Bytes bytes (uint4 is one 128-bit access).

@@ -49,3 +49,9 @@
     TL_SPELL(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),     \
              hipFuncSetAttribute(reinterpret_cast<const void*>(&kernel),                           \
                                  hipFuncAttributeMaxDynamicSharedMemorySize, bytes))
+
+// Host: the current device, and its number of SMs (CUs), for a persistent kernel's grid.
+#define TL_GET_DEVICE(out) TL_SPELL(cudaGetDevice(out), hipGetDevice(out))
+#define TL_SM_COUNT(out, device)                                                                    \
+    TL_SPELL(cudaDeviceGetAttribute(out, cudaDevAttrMultiProcessorCount, device),                  \
+             hipDeviceGetAttribute(out, hipDeviceAttributeMultiprocessorCount, device))

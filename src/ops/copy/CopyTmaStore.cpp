@@ -40,7 +40,7 @@ std::string tmaStoreIssue(const Region& dst, const std::vector<int64_t>& tile, c
     return "";
 }
 
-Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, SourceLoc loc) {
+Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, SourceLoc loc, bool deferWait) {
     const LowerContext::SharedLayout& layout = ctx.sharedLayouts.at(stage.get());
     std::vector<int64_t> tile;
     constantShape(stage, tile);
@@ -65,7 +65,7 @@ Stmt storeWithTma(const Buffer& stage, const Region& dst, LowerContext& ctx, Sou
     issue.push_back(evaluate(call("tma_store_commit", DType::I32, {})));
     // The staging bytes may be written again after the next barrier (a later op's scratch, the
     // next iteration of a loop around the copy), which thread 0 reaches only after this wait.
-    issue.push_back(evaluate(call("tma_store_wait_read", DType::I32, {intImm(0)})));
+    if (!deferWait) issue.push_back(evaluate(call("tma_store_wait_read", DType::I32, {intImm(0)})));
     return seq({// The writers' st.shared (generic proxy) must be visible to TMA (async proxy).
                 evaluate(call("fence_proxy_async_shared", DType::I32, {})), barrier(loc),
                 ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), seq(issue, loc), {}, loc)},

@@ -94,6 +94,17 @@ std::optional<Stmt> lowerStagedStore(const CopyOp& op, LowerContext& ctx, Source
                    loc);
         std::string what = fmt::format("{} (through shared memory: {}[{}][{}], then TMA)", op.str(), stage->name,
                                        tile[0], tile[1]);
+        // A persistent kernel runs this once per tile: the last tile's stores may still read the
+        // staging tile, so thread 0 waits for them before the barrier after which it is written
+        // again (not after its own stores: the next tile's mainloop need not wait for them).
+        // The staging tile is not transient scratch, so nothing else takes its bytes meanwhile.
+        if (ctx.persistentTile) {
+            Stmt wait = ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)),
+                                   evaluate(call("tma_store_wait_read", DType::I32, {intImm(0)})), {}, loc);
+            return seq({comment(what + ", the last tile's stores waited for first", loc), wait, barrier(loc),
+                        in.lower(ctx, loc), storeWithTma(stage, dst, ctx, loc, /*deferWait=*/true)},
+                       loc);
+        }
         return seq({comment(what, loc), barrier(loc), in.lower(ctx, loc), storeWithTma(stage, dst, ctx, loc)}, loc);
     }
     // 4. Otherwise every thread gets at least one whole 16-byte vector, and the destination

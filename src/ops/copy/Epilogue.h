@@ -25,6 +25,10 @@ std::string tmaStoreIssue(const ir::Region& dst, const std::vector<int64_t>& til
 // (ctx.sharedLayouts), to `dst`: every thread fences its writes for the async proxy, a barrier,
 // then thread 0 issues one box store per 128-byte column of boxes, commits and waits until
 // they have read the tile.
-ir::Stmt storeWithTma(const ir::Buffer& stage, const ir::Region& dst, LowerContext& ctx, SourceLoc loc);
+// `deferWait`: a persistent kernel's epilogue leaves out the wait for the stores' reads of the
+// staging tile (the next tile's epilogue waits before writing it again, and the kernel after
+// its loop over tiles: persistent-grid).
+ir::Stmt storeWithTma(const ir::Buffer& stage, const ir::Region& dst, LowerContext& ctx, SourceLoc loc,
+                      bool deferWait = false);
 
 } // namespace tlc::ops

@@ -17,6 +17,7 @@
 //
 //     ModuloSchedule.cpp   cp.async (and TMA) modulo schedule: prologue, steady state, epilogue
 //     WarpSpecialize.cpp   a producer warpgroup issues the TMA loads; the kernel split in two
+//     Persistent.cpp       ... its versions and phases carried across a persistent kernel's tiles
 //     RegisterPrefetch.cpp targets without cp.async: the next iteration's tiles through registers
 //     UnrolledSteps.cpp    the TMA schedules (both forms) with several k-tiles per wgmma group
 //
@@ -125,6 +126,10 @@ struct LoopPlan {
     std::string unrollWhy;  // the reason of chooseUnroll's choice, for the decision log
     PingPongPlan pingPong;
     OverlapPlan overlap;
+    // A warp-specialised loop inside a persistent kernel's loop over tiles (Persistent.cpp): the
+    // iterations of the block's earlier tiles, added to the loop's iteration wherever it picks a
+    // version or an mbarrier phase, so that both run on from tile to tile (null: none).
+    ir::Expr carry;
 };
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
@@ -136,6 +141,7 @@ struct OuterLet {
     ir::Expr value;
     SourceLoc loc;
     std::string issue;
+    bool inTile = false;  // inside a persistent kernel's loop over tiles (declared per tile)
 };
 
 // What a top-level pipelined loop needs to know about the code before it: whether that is free
@@ -145,6 +151,7 @@ struct TopLevelLoop {
     bool clean = true;
     std::vector<OuterLet> lets;
     BufferSet writtenBefore;  // global buffers the code before the loop writes
+    const ir::For* tileLoop = nullptr;  // a persistent kernel's loop over tiles around it
 };
 
 // A warp-specialised loop (at most one per kernel): the producer's loop, the barriers and
@@ -166,7 +173,7 @@ struct PipelinedKernel {
     std::optional<WarpSpecialized> warpSpecialized;
     bool pingPong = false;  // a loop of the kernel has the ping-pong schedule (at most one does)
 
-    explicit PipelinedKernel(const ir::Stmt& body);
+    PipelinedKernel(const ir::Stmt& body, const ir::Var* tileVar);
 };
 
 // LoopBody.cpp
@@ -209,7 +216,10 @@ ir::Stmt retargetAnnotations(const ir::Stmt& body, const std::map<const ir::Buff
 std::map<const ir::BufferNode*, layout::SharedLayoutName> annotatedLayouts(const ir::Stmt& body);
 void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx);
-ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx);
+// `beforeSplit`: before a warp-specialised split, never run again (no barrier first inside a loop).
+ir::Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool beforeSplit = false);
+// The loop's iteration `iter` counted from the block's first tile (plan.carry added).
+ir::Expr carried(const LoopPlan& plan, const ir::Expr& iter);
 
 // The mbarrier protocol around a loop's TMA producers and their readers, for iteration `iter`.
 class MbarrierProtocol {
@@ -273,7 +283,7 @@ ir::Stmt emitModuloSchedule(const LoopPlan& plan, PipelinedKernel& kernel, Lower
 
 // WarpSpecialize.cpp: the consumers' side replaces the loop; the producer's side waits in
 // kernel.warpSpecialized until splitWarps splits the kernel's threads between the two.
-std::map<const ir::For*, TopLevelLoop> topLevelLoops(const ir::Stmt& body);
+std::map<const ir::For*, TopLevelLoop> topLevelLoops(const ir::Stmt& body, const ir::Var* tileVar);
 bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerContext& ctx);
 ir::Stmt splitWarps(const ir::Stmt& body, const WarpSpecialized& ws, LowerContext& ctx);
@@ -284,6 +294,15 @@ ir::Stmt splitWarps(const ir::Stmt& body, const WarpSpecialized& ws, LowerContex
 // warp-specialised consumers' loop and drain.
 ir::Stmt unrolledSchedule(const LoopPlan& plan, LowerContext& ctx);
 ir::Stmt unrolledConsumers(const LoopPlan& plan, const MbarrierProtocol& mbarriers, LowerContext& ctx);
+
+// Persistent.cpp: a warp-specialised loop in a persistent kernel's loop over tiles. Why its
+// versions and mbarrier phases cannot run on from tile to tile (empty: they can); planCarry
+// sets plan.carry (and the consumers' named barrier) and logs it; the producer's loop wrapped
+// in its own loop over the same tiles.
+std::string carryIssue(const LoopPlan& plan, const PipelinedKernel& kernel);
+void planCarry(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
+ir::Stmt producerOverTiles(const LoopPlan& plan, const TopLevelLoop& top, const ir::Stmt& loop,
+                           const std::vector<OuterLet>& lets);
 
 // RegisterPrefetch.cpp: nothing, and `why` says why, where the loop does not suit it.
 ir::Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx,

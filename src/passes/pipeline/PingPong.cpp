@@ -54,6 +54,11 @@ std::string pingPongIssue(const LoopPlan& plan, const PipelinedKernel& kernel, c
     if (kernel.pingPong) return "another loop of the kernel takes turns already";
     if (!kernel.topLevel.count(n))
         return "it runs inside another loop or a condition (a run's last turn would meet the next run's first)";
+    // In a persistent kernel's loop over tiles, a block barrier must separate one tile's turns
+    // from the next's: the modulo schedule's barrier before it initialises its mbarriers again.
+    if (kernel.topLevel.at(n).tileLoop && (plan.warpSpecialize || !plan.tma.used()))
+        return "it runs in a persistent loop over tiles with no block barrier between a tile's last turn and the "
+               "next tile's first";
     for (size_t g : gemms) {
         const ops::GemmOp& gemm = *gemmOf(plan.items[g]);
         ops::GemmPlan gp;

@@ -127,7 +127,7 @@ void makeTmaBuffers(LoopPlan& plan, LowerContext& ctx) {
 // Thread 0 initialises the barriers (full: its one arrival with the bytes; empty: every
 // thread's) and makes them visible to TMA; the block barrier publishes them. Inside another
 // loop a barrier first: threads of the last run may still arrive on them.
-Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx) {
+Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool beforeSplit) {
     const TmaPlan& tma = plan.tma;
     const SourceLoc loc = plan.loop->loc;
     VarPtr v = ctx.freshVar("version");
@@ -136,16 +136,18 @@ Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx) {
     Stmt once = seq({forLoop(v, intImm(0), intImm(tma.versions), ForKind::Serial, init, loc),
                      mbarrierCall("fence_barrier_init", {}, loc)});
     std::vector<Stmt> out;
-    if (plan.depth > 0) out.push_back(barrier(loc));
+    if (plan.depth > 0 && !beforeSplit) out.push_back(barrier(loc));
     out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), once, {}, loc));
     out.push_back(barrier(loc));
     return seq(out, loc);
 }
 
-Expr MbarrierProtocol::slot(const Expr& iter) const { return simplify(iter % plan_.tma.versions); }
+// A loop whose phases run on across a persistent kernel's tiles counts its iterations from the
+// block's first tile (plan.carry): versions and parities continue where the last tile left them.
+Expr MbarrierProtocol::slot(const Expr& iter) const { return simplify(carried(plan_, iter) % plan_.tma.versions); }
 
 Expr MbarrierProtocol::parity(const Expr& iter) const {
-    return simplify(binary(BinaryOp::BitAnd, iter / plan_.tma.versions, intImm(1)));
+    return simplify(binary(BinaryOp::BitAnd, carried(plan_, iter) / plan_.tma.versions, intImm(1)));
 }
 
 Stmt MbarrierProtocol::claim(const Expr& iter) const {
@@ -157,7 +159,7 @@ Stmt MbarrierProtocol::claim(const Expr& iter) const {
     Stmt expect = mbarrierCall("mbarrier_arrive_expect_tx", {addressOf(tma.full, slot(iter)), intImm(tma.bytes)}, loc);
     // The prologue's iterations are all of round 0: no wait (a spin loop in thread 0's
     // branch there makes ptxas serialise the loop's rs-form wgmmas).
-    const int64_t* known = asConstInt(iter);
+    const int64_t* known = plan_.carry ? nullptr : asConstInt(iter);
     if (known && *known < tma.versions) return expect;
     return seq({mbarrierCall("mbarrier_wait_parity", {addressOf(tma.empty, slot(iter)), free}, loc), expect});
 }

@@ -212,13 +212,15 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, op
     Stmt s = substitute(item.stmt, {{plan.loop->var, iter}});
     Versioner v;
     v.asyncCopy = item.async;
+    // Versions (and the TMA barrier) by the iteration counted from the block's first tile.
+    const Expr counted = carried(plan, iter);
     for (const auto& [b, ver] : plan.versions)
-        if (item.fp.touches(b)) v.map[b] = {plan.versionedBuffers.at(b), simplify(iter % int64_t(ver.count))};
+        if (item.fp.touches(b)) v.map[b] = {plan.versionedBuffers.at(b), simplify(counted % int64_t(ver.count))};
     s = simplify(v.map.empty() ? s : v.mutate(s));
     if (item.tma) {
         const auto* t = s.as<TileOpStmt>();
         const auto* c = static_cast<const ops::CopyOp*>(t->op.get());
-        Region bar{plan.tma.full, {simplify(iter % plan.tma.versions)}, {1}};
+        Region bar{plan.tma.full, {simplify(counted % plan.tma.versions)}, {1}};
         s = tileOp(c->withTma(bar, elected), t->loc);
     }
     if (i == plan.inFlight) {

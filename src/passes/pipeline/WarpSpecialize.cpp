@@ -133,9 +133,12 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
             if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
         }
     }
-    if (!top->second.clean) return "statements before the loop may synchronise the block";
+    // In a persistent kernel the consumers' block barriers become a named barrier of their own
+    // (consumer-barriers): the code around the loop may synchronise them.
+    if (!top->second.clean && !top->second.tileLoop) return "statements before the loop may synchronise the block";
     std::string issue;
     producerLets(plan, kernel, &issue);
+    if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
     return issue;
 }
 
@@ -143,9 +146,12 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
 
 // The pipelined loops at the top level of a kernel body (not inside another loop or a
 // condition), with what runs before them (TopLevelLoop).
-std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
+// A persistent kernel's loop over tiles (tileVar its counter) counts as top level: each of its
+// runs is one tile's kernel body.
+std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* tileVar) {
     std::map<const For*, TopLevelLoop> out;
     bool clean = true;
+    const For* tileLoop = nullptr;
     std::vector<OuterLet> lets;
     BufferSet written;  // global buffers written so far
     std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
@@ -164,7 +170,7 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
             std::string issue;
             for (const BufferNode* b : loads.buffers)
                 if (issue.empty()) issue = rereadIssue(b, written);
-            lets.push_back({l->var, l->value, l->loc, issue});
+            lets.push_back({l->var, l->value, l->loc, issue, tileLoop != nullptr});
             walk(l->body);
             lets.pop_back();
             return;
@@ -172,8 +178,14 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body) {
         case NodeKind::Comment: return;
         case NodeKind::For:
             if (s.as<For>()->forKind == ForKind::Pipelined) {
-                out[s.as<For>()] = {clean, lets, written};
+                out[s.as<For>()] = {clean, lets, written, tileLoop};
                 clean = false;
+                return;
+            }
+            if (tileVar && s.as<For>()->var.get() == tileVar && !tileLoop) {
+                tileLoop = s.as<For>();
+                walk(tileLoop->body);
+                tileLoop = nullptr;
                 return;
             }
             break;
@@ -231,10 +243,16 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     WarpSpecialized w;
     w.producer = seq({comment(fmt::format("warp-specialised loop over {}: the producer's TMA loads", n->var->name), loc),
                       forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
-    // The lets before the loop that the producer reads, declared again in its branch.
+    // The lets before the loop that the producer reads, declared again in its branch (in a
+    // persistent kernel, those of each tile inside its own loop over the tiles).
     const auto lets = producerLets(plan, kernel, nullptr);
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
-    w.init = initBarriers(plan, ctx);
+    const TopLevelLoop& top = kernel.topLevel.at(n);
+    if (top.tileLoop) {
+        w.producer = producerOverTiles(plan, top, w.producer, lets);
+    } else {
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
+    }
+    w.init = initBarriers(plan, ctx, /*beforeSplit=*/true);
     w.full = plan.tma.full;
     w.empty = plan.tma.empty;
     std::string tiles;

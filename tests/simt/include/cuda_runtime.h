@@ -41,6 +41,25 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 
+// A persistent kernel's launcher asks for the SM count (tl::persistent_ctas): the simulator
+// reports a small one (SIMT_SM_COUNT, default 3), so that each block of such a kernel loops
+// over several tiles at the run layer's sizes.
+inline int simtSmCount() {
+    const char* e = std::getenv("SIMT_SM_COUNT");
+    int n = e ? std::atoi(e) : 3;
+    return n > 0 ? n : 3;
+}
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+inline cudaError_t cudaGetDevice(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+    if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
+    *value = simtSmCount();
+    return cudaSuccess;
+}
+
 #ifndef SIMT_HIP
 // Driver entry points (for tl::make_tensor_map_2d and make_tensor_map<Rank>): only cuTensorMapEncodeTiled, the stand-in
 // of cuda.h here.

@@ -10,6 +10,16 @@ using hipStream_t = struct ihipStream_t*;
 enum hipFuncAttribute { hipFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline hipError_t hipGetLastError() { return hipSuccess; }
+enum hipDeviceAttribute_t { hipDeviceAttributeMultiprocessorCount = 63 };
+inline hipError_t hipGetDevice(int* device) {
+    *device = 0;
+    return hipSuccess;
+}
+inline hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int) {
+    if (attr != hipDeviceAttributeMultiprocessorCount) return hipErrorInvalidValue;
+    *value = simtSmCount();
+    return hipSuccess;
+}
 template <typename F> hipError_t hipFuncSetAttribute(F, hipFuncAttribute, int) { return hipSuccess; }
 
 template <typename T> T __shfl_xor(T value, int laneMask, int width = 64) {
