@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ast/AST.h"
+#include "beginner/Names.h"
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
@@ -61,21 +62,12 @@ private:
     std::string acc_;
     std::vector<StmtPtr> requires_;  // a slice's bounds, checked at launch
 
-    const Param* tensor(const std::string& name) const {
-        for (const auto& p : k_.params)
-            if (p.name == name && p.type.isTensor()) return &p;
-        return nullptr;
-    }
+    const Param* tensor(const std::string& name) const { return tensorParam(k_, name); }
     template <typename... Args> void error(SourceRange r, DiagId id, const Args&... args) {
         diags_.report(id, r, args...);
         ok_ = false;
     }
-    std::string fresh(const std::string& base) {
-        std::string name = base;
-        for (int n = 2; used_.count(name); ++n) name = fmt::format("{}{}", base, n);
-        used_.insert(name);
-        return name;
-    }
+    std::string fresh(const std::string& base) { return freshName(used_, base); }
     void collectNames(const Block& b);
     void collectOperands(const Expr& e);
     void addView(const Expr& e);

@@ -20,6 +20,7 @@
 
 #include "ast/Clone.h"
 #include "beginner/KernelTemplates.h"
+#include "beginner/Names.h"
 
 #include <fmt/format.h>
 
@@ -117,21 +118,12 @@ private:
     std::string vars_[2], blocks_[2] = {"block_M", "block_N"}, bk_, bb_, c_;
     std::map<std::string, View> full_, row_;  // views by tensor name, in each frame
 
-    const Param* tensor(const std::string& name) const {
-        for (const auto& p : k_.params)
-            if (p.name == name && p.type.isTensor()) return &p;
-        return nullptr;
-    }
+    const Param* tensor(const std::string& name) const { return tensorParam(k_, name); }
     void error(SourceRange r, const std::string& what, const std::string& why) {
         diags_.report(DiagId::err_whole_tensor_form, r, what, why);
         ok_ = false;
     }
-    std::string fresh(const std::string& base) {
-        std::string name = base;
-        for (int n = 2; used_.count(name); ++n) name = fmt::format("{}{}", base, n);
-        used_.insert(name);
-        return name;
-    }
+    std::string fresh(const std::string& base) { return freshName(used_, base); }
     ExprPtr inlineLets(const Expr& e) {
         ExprPtr out = cloneSyntax(e);
         replaceIn(out, [&](ExprPtr& x) {
