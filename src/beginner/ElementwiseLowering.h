@@ -62,7 +62,7 @@ private:
     std::string acc_;
     std::vector<StmtPtr> requires_;  // a slice's bounds, checked at launch
 
-    const Param* tensor(const std::string& name) const { return tensorParam(k_, name); }
+    const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
     template <typename... Args> void error(SourceRange r, DiagId id, const Args&... args) {
         diags_.report(id, r, args...);
         ok_ = false;

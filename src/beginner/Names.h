@@ -11,7 +11,7 @@
 
 namespace tlc::beginner {
 
-inline const ast::Param* tensorParam(const ast::Kernel& k, const std::string& name) {
+inline const ast::Param* tensorNamed(const ast::Kernel& k, const std::string& name) {
     for (const auto& p : k.params)
         if (p.name == name && p.type.isTensor()) return &p;
     return nullptr;

@@ -118,7 +118,7 @@ private:
     std::string vars_[2], blocks_[2] = {"block_M", "block_N"}, bk_, bb_, c_;
     std::map<std::string, View> full_, row_;  // views by tensor name, in each frame
 
-    const Param* tensor(const std::string& name) const { return tensorParam(k_, name); }
+    const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
     void error(SourceRange r, const std::string& what, const std::string& why) {
         diags_.report(DiagId::err_whole_tensor_form, r, what, why);
         ok_ = false;

@@ -2,6 +2,7 @@
 
 #include "ast/AST.h"
 #include "compile/Program.h"
+#include "recommend/Recommend.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,12 +44,6 @@ std::string ordinal(int n) {
         else if (n % 10 == 3) suffix = "rd";
     }
     return fmt::format("{}{}", n, suffix);
-}
-
-std::string valuesText(const std::vector<std::pair<std::string, int64_t>>& values) {
-    std::string out;
-    for (const auto& [n, v] : values) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", n, v);
-    return out;
 }
 
 } // namespace
@@ -175,7 +170,7 @@ std::string measuredText(const MeasuredSweep& sweep, const std::vector<std::pair
     std::string text = fmt::format("measured on {}{}: {:.1f} us, {} of {}", sweep.machine,
                                    shape.empty() ? "" : " at " + shape, c->us, ordinal(c->rank), sweep.configs.size());
     if (c->rank > 1)
-        text += fmt::format(" (the fastest, {}, took {:.1f} us: this one runs at {:.2f}x its speed)", valuesText(best.values),
+        text += fmt::format(" (the fastest, {}, took {:.1f} us: this one runs at {:.2f}x its speed)", configurationText(best.values),
                             best.us, best.us / c->us);
     return text + " [" + sweep.source + "]";
 }

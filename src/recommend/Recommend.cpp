@@ -31,13 +31,6 @@ constexpr double kMaxCandidateBytes = 8.0 * 1024 * 1024;
 constexpr int64_t kExhaustiveLimit = 2500;
 constexpr size_t kStagedRefine = 8;
 
-// "block_M=16, block_N=32": a candidate, for a rejection's message.
-std::string valuesText(const std::vector<std::pair<std::string, int64_t>>& values) {
-    std::string v;
-    for (const auto& [n, x] : values) v += fmt::format("{}{}={}", v.empty() ? "" : ", ", n, x);
-    return v;
-}
-
 bool searchedInStage2(AutoRole r) {
     return r == AutoRole::Stages || r == AutoRole::Threads || r == AutoRole::Persistent;
 }
@@ -176,7 +169,7 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     r.enumerated = total;
     auto reject = [&](const std::vector<std::pair<std::string, int64_t>>& values, const std::string& why) {
         ++r.rejected;
-        if (r.firstRejection.empty()) r.firstRejection = fmt::format("{}: {}", valuesText(values), why);
+        if (r.firstRejection.empty()) r.firstRejection = fmt::format("{}: {}", configurationText(values), why);
     };
     std::vector<Evaluated> early;
     std::set<std::vector<int64_t>> tried;
@@ -284,6 +277,12 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     if (lowered.size() > wanted) lowered.resize(wanted);
     r.ranked = std::move(lowered);
     return r;
+}
+
+std::string configurationText(const std::vector<std::pair<std::string, int64_t>>& values) {
+    std::string v;
+    for (const auto& [n, x] : values) v += fmt::format("{}{}={}", v.empty() ? "" : ", ", n, x);
+    return v;
 }
 
 std::string recommendationJson(const Recommendation& r, const Target& target) {

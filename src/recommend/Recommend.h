@@ -62,6 +62,9 @@ struct Recommendation {
 std::optional<Recommendation> recommend(const Program& program, const RecommendOptions& options, std::string& error,
                                         bool* inputErrors = nullptr);
 
+// "block_M=16, block_N=32": a configuration in messages.
+std::string configurationText(const std::vector<std::pair<std::string, int64_t>>& values);
+
 // The JSON `tlc recommend` prints.
 std::string recommendationJson(const Recommendation& r, const Target& target);
 
