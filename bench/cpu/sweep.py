@@ -194,10 +194,12 @@ def define_args(defines):
 
 
 def recommend(tlc, path, fam, target, top):
-    """`tlc recommend`'s JSON; the kernel's own compile-time values (N = 1024) are no --shape."""
+    """`tlc recommend`'s JSON; the kernel's own compile-time values (N = 1024) are no --shape.
+    `target`: a target's name, or a profile's JSON file (--profile)."""
     constants = template_names(open(path).read(), fam["kernel"])
     shape = ",".join(f"{n}={v}" for n, v in fam["sizes"].items() if n not in constants)
-    cmd = [tlc, "recommend", path, f"--target={target}", f"--shape={shape}", f"--top={top}",
+    where = f"--target-profile={target}" if target.endswith(".json") else f"--target={target}"
+    cmd = [tlc, "recommend", path, where, f"--shape={shape}", f"--top={top}",
            "--kernel", fam["kernel"]] + define_args(fam.get("defines", {}))
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode:
@@ -347,11 +349,12 @@ def sweep_family(args, fam, work, previous=()):
     path = os.path.join(work, fam["name"] + ".tl")
     with open(path, "w") as f:
         f.write(with_auto(text, fam["kernel"], fam["auto"]) if fam["auto"] else text)
-    rec = recommend(args.tlc, path, fam, args.target, 1000)
+    ranker = args.profile or args.target
+    rec = recommend(args.tlc, path, fam, ranker, 1000)
     candidates = rec["candidates"]
     # The pick is what a compile takes: the search of `top = 1` lowers fewer candidates than
     # the whole ranking's, and may end on another one.
-    pick_values = recommend(args.tlc, path, fam, args.target, 1)["candidates"][0]["values"]
+    pick_values = recommend(args.tlc, path, fam, ranker, 1)["candidates"][0]["values"]
     earlier = {json.dumps(c["values"], sort_keys=True): c for c in previous}
     if previous:  # the configurations measured before, ranked by this model
         chosen = [c for c in candidates if json.dumps(c["values"], sort_keys=True) in earlier]
@@ -438,6 +441,9 @@ def main():
     ap.add_argument("--tlc", default=os.path.join(ROOT, "build", "tlc"))
     ap.add_argument("--target", default="cpu-avx512")
     ap.add_argument("--only", default="")
+    ap.add_argument("--profile", default="",
+                    help="rank with this hardware profile (JSON, `base` the --target) instead of the target's "
+                         "built-in one: the build machine's cores and bandwidth; the sweep is filed under its name")
     ap.add_argument("--max-configs", type=int, default=40)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="")
@@ -460,7 +466,8 @@ def main():
     machine = args.machine or f"{model.group(1) if model else 'a CPU'}, {os.cpu_count()} cores"
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    result = dict(machine=machine, date=datetime.date.today().isoformat(), tlc=commit, target=args.target,
+    target_name = json.load(open(args.profile))["name"] if args.profile else args.target
+    result = dict(machine=machine, date=datetime.date.today().isoformat(), tlc=commit, target=target_name,
                   how="bench/cpu/sweep.py: each configuration checked against a double reference on random "
                       "inputs, then the median of repeated calls after a warm-up (g++ -O3 -march=native -fopenmp)",
                   sweeps=[])
