@@ -349,17 +349,23 @@ void beginner(int n, int rowsM) {
             auto [tB, tD] = timeSideBySide(b, d, repsFor(r.bytes(), 2e10));
             row(name, r.shape(), r.bytes() / tB * 1e-9, dev, r.bytes() / tD * 1e-9, "GB/s", maxRelError(r.Y, Dev));
         };
-        if (N == 1024)
+        auto devSoftmax = [&] { check(tl_kernels::softmax_auto(r.X.data(), Dev.data(), rowsM), "softmax_auto"); };
+        auto devLayernorm = [&] {
+            check(tl_kernels::layernorm_auto(r.X.data(), r.W.data(), r.Bias.data(), Dev.data(), 1e-5f, rowsM), "layernorm_auto");
+        };
+        if (N == 1024) {
             side("beginner 'Y = softmax(X)' f32", "softmax_auto.tl",
-                 [&] { check(tl_kernels::b_softmax(r.X.data(), r.Y.data(), rowsM, N), "b_softmax"); },
-                 [&] { check(tl_kernels::softmax_auto(r.X.data(), Dev.data(), rowsM), "softmax_auto"); });
-        else
+                 [&] { check(tl_kernels::b_softmax(r.X.data(), r.Y.data(), rowsM, N), "b_softmax"); }, devSoftmax);
+            side("beginner 'Y = softmax(X)' f32, N = 1024 known", "softmax_auto.tl",
+                 [&] { check(tl_kernels::b_softmax_1024(r.X.data(), r.Y.data(), rowsM), "b_softmax_1024"); }, devSoftmax);
+        } else {
             side("beginner 'Y = layernorm(X, g, b)' f32", "layernorm_auto.tl",
                  [&] { check(tl_kernels::b_layernorm(r.X.data(), r.W.data(), r.Bias.data(), r.Y.data(), rowsM, N), "b_layernorm"); },
-                 [&] {
-                     check(tl_kernels::layernorm_auto(r.X.data(), r.W.data(), r.Bias.data(), Dev.data(), 1e-5f, rowsM),
-                           "layernorm_auto");
-                 });
+                 devLayernorm);
+            side("beginner 'Y = layernorm(X, g, b)' f32, N = 4096 known", "layernorm_auto.tl",
+                 [&] { check(tl_kernels::b_layernorm_4096(r.X.data(), r.W.data(), r.Bias.data(), r.Y.data(), rowsM), "b_layernorm_4096"); },
+                 devLayernorm);
+        }
     }
 }
 

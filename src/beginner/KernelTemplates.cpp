@@ -4,7 +4,8 @@
 // the row in chunks of block_N columns (both `auto`), a pass of reductions over the chunks, then
 // a pass that writes (softmax: a maximum, a sum, then the write). Each pass reads the row again
 // rather than keeping it on chip, so no row length is refused; a row that fits one chunk reads
-// X twice (three times for softmax).
+// X twice (three times for softmax). A row whose length is known when compiling and fits on chip
+// is read once instead (the *Row templates): half the traffic (bench/RESULTS.md).
 //
 // The kernels are written here as .tl text with the author's names filled in, parsed, and given
 // the statement's place in the source (every diagnostic and line comment points at it).
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 namespace tlc::beginner {
 
@@ -279,9 +281,90 @@ bool instantiate(Kernel& k, SourceRange at, std::string body, const std::string&
     return true;
 }
 
+// A row that fits on chip, its length known when compiling (a literal, a compile-time parameter
+// or a -D'd size, at most kOneReadRow elements): read once into a fragment and kept there for
+// every pass, as the developer level writes it (samples/softmax_auto.tl). Separate tiles per
+// pass's source, as above.
+constexpr int64_t kOneReadRow = 8192;
+
+constexpr const char* kLayerNormRow = R"(
+    grid(ceildiv($M, block_M)) as bm {
+        let x = alloc_fragment([block_M, $N], $XT);
+        let xf = alloc_fragment([block_M, $N], f32);
+        let sq = alloc_fragment([block_M, $N], f32);
+        let y = alloc_fragment([block_M, $N], $YT);
+        let sum = alloc_fragment([block_M], f32);
+        let var_ = alloc_fragment([block_M], f32);
+        copy($X[bm * block_M : +block_M, 0 : +$N], x);
+        for (i, j) in parallel(block_M, $N) { xf[i, j] = f32(x[i, j]); }
+        reduce_sum(xf, sum, dim = 1);
+        for (i, j) in parallel(block_M, $N) {
+            sq[i, j] = (xf[i, j] - sum[i] / f32($N)) * (xf[i, j] - sum[i] / f32($N));
+        }
+        reduce_sum(sq, var_, dim = 1);
+        for (i, j) in parallel(block_M, $N) {
+            y[i, j] = $YT((xf[i, j] - sum[i] / f32($N)) * rsqrt(var_[i] / f32($N) + $eps) * f32($g[j]) + f32($b[j]));
+        }
+        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
+    }
+)";
+
+constexpr const char* kRmsNormRow = R"(
+    grid(ceildiv($M, block_M)) as bm {
+        let x = alloc_fragment([block_M, $N], $XT);
+        let sq = alloc_fragment([block_M, $N], f32);
+        let y = alloc_fragment([block_M, $N], $YT);
+        let sumsq = alloc_fragment([block_M], f32);
+        copy($X[bm * block_M : +block_M, 0 : +$N], x);
+        for (i, j) in parallel(block_M, $N) { sq[i, j] = f32(x[i, j]) * f32(x[i, j]); }
+        reduce_sum(sq, sumsq, dim = 1);
+        for (i, j) in parallel(block_M, $N) {
+            y[i, j] = $YT(f32(x[i, j]) * rsqrt(sumsq[i] / f32($N) + $eps) * f32($g[j]));
+        }
+        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
+    }
+)";
+
+constexpr const char* kSoftmaxRow = R"(
+    grid(ceildiv($M, block_M)) as bm {
+        let x = alloc_fragment([block_M, $N], $XT);
+        let xm = alloc_fragment([block_M, $N], f32);
+        let xe = alloc_fragment([block_M, $N], f32);
+        let y = alloc_fragment([block_M, $N], $YT);
+        let row_max = alloc_fragment([block_M], f32);
+        let row_sum = alloc_fragment([block_M], f32);
+        copy($X[bm * block_M : +block_M, 0 : +$N], x);
+        for (i, j) in parallel(block_M, $N) { xm[i, j] = f32(x[i, j]); }
+        reduce_max(xm, row_max, dim = 1);
+        for (i, j) in parallel(block_M, $N) { xe[i, j] = exp(xm[i, j] - row_max[i]); }
+        reduce_sum(xe, row_sum, dim = 1);
+        for (i, j) in parallel(block_M, $N) { y[i, j] = $YT(xe[i, j] * (1.0 / row_sum[i])); }
+        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
+    }
+)";
+
+// The row length when it is known when compiling: a literal, a compile-time parameter's literal
+// default, or a -D value.
+std::optional<int64_t> compileTimeLength(const Kernel& k, const Expr& e, const std::map<std::string, std::string>& defines) {
+    std::string text = printExpr(e);
+    if (const auto* n = e.as<Name>()) {
+        if (auto d = defines.find(n->name); d != defines.end()) text = d->second;
+        else {
+            auto tp = std::find_if(k.templateParams.begin(), k.templateParams.end(),
+                                   [&](const TemplateParam& t) { return t.name == n->name; });
+            if (tp == k.templateParams.end() || !tp->defaultValue) return std::nullopt;
+            text = printExpr(*tp->defaultValue);
+        }
+    }
+    if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return std::stoll(text);
+}
+
 bool isRowKernelCall(const Call& c) { return c.callee == "layernorm" || c.callee == "rmsnorm" || c.callee == "softmax"; }
 
-bool lowerRowKernel(Kernel& k, const AssignStmt& s, DiagnosticEngine& diags) {
+bool lowerRowKernel(Kernel& k, const AssignStmt& s, const std::map<std::string, std::string>& defines,
+                    DiagnosticEngine& diags) {
     const auto& call = *s.value->as<Call>();
     const Param* y = tensorParam(k, *s.target);
     const bool layer = call.callee == "layernorm", rms = call.callee == "rmsnorm";
@@ -310,8 +393,11 @@ bool lowerRowKernel(Kernel& k, const AssignStmt& s, DiagnosticEngine& diags) {
         diags.report(DiagId::err_whole_tensor_form, s.range, printExpr(*s.value), "write it as " + usage);
         return false;
     }
-    std::string body = layer ? kLayerNorm : rms ? kRmsNorm : kSoftmax;
-    return instantiate(k, s.range, body, "block_M = auto, block_N = auto",
+    std::optional<int64_t> length = compileTimeLength(k, *y->type.dims[1], defines);
+    const bool oneRead = length && *length > 0 && *length <= kOneReadRow;
+    std::string body = oneRead ? (layer ? kLayerNormRow : rms ? kRmsNormRow : kSoftmaxRow)
+                               : (layer ? kLayerNorm : rms ? kRmsNorm : kSoftmax);
+    return instantiate(k, s.range, body, oneRead ? "block_M = auto" : "block_M = auto, block_N = auto",
                        {
                            // longer names first ($XT before $X)
                            {"$XT", in[0]->type.dtype},

@@ -20,7 +20,10 @@ bool instantiate(ast::Kernel& k, SourceRange at, std::string body, const std::st
 bool isRowKernelCall(const ast::Call& c);
 // Replaces `k`'s body (whose one statement is `s`, `Y = layernorm(...)` and the like) by the
 // row kernel; false when `s` does not have the form (reported).
-bool lowerRowKernel(ast::Kernel& k, const ast::AssignStmt& s, DiagnosticEngine& diags);
+// A row of known length up to 8192 elements is read once and kept on chip; otherwise (any N) in
+// chunks, read again by each pass. `defines`: -D values (a -D'd row length is known).
+bool lowerRowKernel(ast::Kernel& k, const ast::AssignStmt& s, const std::map<std::string, std::string>& defines,
+                    DiagnosticEngine& diags);
 // `O = softmax(Q @ transpose(K) * scale, causal = c) @ V;`: flash attention.
 bool isAttention(const ast::AssignStmt& s);
 // The head dimension sizes tiles: a compile-time parameter, a literal or a -D'd size (`defines`).

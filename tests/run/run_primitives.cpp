@@ -1010,6 +1010,17 @@ void wholeTensorRows(int M, int N) {
     check("whole tensors: Y = rmsnorm(X, g)" + at, Yh, wantRms, 4e-3, 4e-3);
     expectStatus("row_softmax status" + at, tl_kernels::row_softmax(X.data(), Ys.data(), M, N), 0);
     check("whole tensors: Y = softmax(X), columns past N masked" + at, Ys, wantSm, 1e-6, 1e-5);
+    if (N != 1000) return;
+    // The row length known when compiling: one read of each row, kept on chip.
+    std::fill(Yb.begin(), Yb.end(), tl::bfloat16(-7.0f));
+    std::fill(Yh.begin(), Yh.end(), tl::half(-7.0f));
+    std::fill(Ys.begin(), Ys.end(), -7.0f);
+    expectStatus("norm_1000 status" + at, tl_kernels::norm_1000(Xb.data(), gb.data(), bb.data(), Yb.data(), M), 0);
+    check("whole tensors, row on chip: Y = layernorm(X, g, b)" + at, Yb, wantLn, 3e-2, 2e-2);
+    expectStatus("rms_1000 status" + at, tl_kernels::rms_1000(Xh.data(), gh.data(), Yh.data(), M), 0);
+    check("whole tensors, row on chip: Y = rmsnorm(X, g)" + at, Yh, wantRms, 4e-3, 4e-3);
+    expectStatus("row_softmax_1000 status" + at, tl_kernels::row_softmax_1000(X.data(), Ys.data(), M), 0);
+    check("whole tensors, row on chip: Y = softmax(X)" + at, Ys, wantSm, 1e-6, 1e-5);
 }
 
 // O = softmax(Q K^T / sqrt(D)) V per (batch, head) written on whole tensors, causal and not.
