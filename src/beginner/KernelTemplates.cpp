@@ -281,6 +281,8 @@ bool instantiate(Kernel& k, SourceRange at, std::string body, const std::string&
     return true;
 }
 
+namespace {
+
 // A row that fits on chip, its length known when compiling (a literal, a compile-time parameter
 // or a -D'd size, at most kOneReadRow elements): read once into a fragment and kept there for
 // every pass, as the developer level writes it (samples/softmax_auto.tl). Separate tiles per
@@ -360,6 +362,8 @@ std::optional<int64_t> compileTimeLength(const Kernel& k, const Expr& e, const s
         return std::nullopt;
     return std::stoll(text);
 }
+
+} // namespace
 
 bool isRowKernelCall(const Call& c) { return c.callee == "layernorm" || c.callee == "rmsnorm" || c.callee == "softmax"; }
 
