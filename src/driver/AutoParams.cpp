@@ -27,13 +27,6 @@ std::string abbreviation(const std::string& name) {
     return out.empty() ? name : out;
 }
 
-// "M=4096,N=4096": the shape the model assumed.
-std::string shapeText(const std::map<std::string, int64_t>& shape) {
-    std::string out;
-    for (const auto& [n, v] : shape) out += fmt::format("{}{}={}", out.empty() ? "" : ",", n, v);
-    return out;
-}
-
 std::optional<Recommendation> recommendFor(const Program& program, const ast::Kernel& kernel, int top,
                                            const Target& target, const Defines& defines, AutoSearch& search,
                                            std::string& error, bool& inputErrors) {
@@ -73,7 +66,7 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
                      r->firstRejection);
         return config;
     }
-    std::string shape = shapeText(r->shape);
+    std::string shape = sizesText(r->shape);
     const CandidateEstimate& best = r->ranked.front();
     config.autoValues = best.values;
     config.reason = fmt::format(
@@ -112,7 +105,7 @@ bool compileVariants(const Program& program, const ast::Kernel& kernel, int top,
     if (ranking) *ranking = r;
     if (!r || r->ranked.empty()) return false;
     set.name = kernel.name;
-    set.shape = shapeText(r->shape);
+    set.shape = sizesText(r->shape);
     CompileOptions variantOptions = options;
     variantOptions.defines = definesFor(kernel, options.defines);  // the file's other kernels are not compiled here
     variantOptions.oneLaunch = true;

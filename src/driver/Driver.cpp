@@ -181,11 +181,10 @@ const Target* resolveTarget(const DriverOptions& options, std::ostream& err, int
     return t;
 }
 
-// The measured sweeps shown beside the recommender's estimates: bench/'s (embedded) and those of
-// --measured files; null with the exit code set when a file is bad.
+// The measured sweeps shown beside the recommender's estimates: those of --measured files, and
+// bench/'s (embedded, read on the first lookup); null with the exit code set when a file is bad.
 std::unique_ptr<MeasuredSet> measuredSweeps(const DriverOptions& options, std::ostream& err, int& exitCode) {
-    auto set = std::make_unique<MeasuredSet>();
-    set->add(MeasuredSet::embedded());
+    auto set = std::make_unique<MeasuredSet>(/*withEmbedded=*/true);
     for (const std::string& path : options.measured) {
         std::string error;
         if (!set->addFile(path, error)) {

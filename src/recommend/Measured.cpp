@@ -136,19 +136,19 @@ bool MeasuredSet::addText(const std::string& text, const std::string& source, st
     return true;
 }
 
-void MeasuredSet::add(const MeasuredSet& other) {
-    sweeps_.insert(sweeps_.end(), other.sweeps_.begin(), other.sweeps_.end());
-}
-
 const MeasuredSweep* MeasuredSet::find(const std::string& target, const ast::Kernel& kernel,
                                        const Defines& defines) const {
     std::string fingerprint = kernelFingerprint(kernel);
     std::map<std::string, std::string> fixed = definesOf(kernel, defines);
     const MeasuredSweep* found = nullptr;
-    for (const auto& s : sweeps_)
-        if (s.target == target && s.kernel == kernel.name && s.fingerprint == fingerprint && s.defines == fixed &&
-            !s.configs.empty() && (!found || s.date >= found->date))
-            found = &s;
+    auto consider = [&](const std::vector<MeasuredSweep>& sweeps) {
+        for (const auto& s : sweeps)
+            if (s.target == target && s.kernel == kernel.name && s.fingerprint == fingerprint && s.defines == fixed &&
+                !s.configs.empty() && (!found || s.date >= found->date))
+                found = &s;
+    };
+    consider(sweeps_);
+    if (withEmbedded_) consider(embedded().sweeps_);
     return found;
 }
 
@@ -161,11 +161,16 @@ const MeasuredConfig* measuredConfig(const MeasuredSweep& sweep,
     return nullptr;
 }
 
+std::string sizesText(const std::map<std::string, int64_t>& sizes) {
+    std::string out;
+    for (const auto& [n, v] : sizes) out += fmt::format("{}{}={}", out.empty() ? "" : ",", n, v);
+    return out;
+}
+
 std::string measuredText(const MeasuredSweep& sweep, const std::vector<std::pair<std::string, int64_t>>& values) {
     const MeasuredConfig* c = measuredConfig(sweep, values);
     if (!c) return "";
-    std::string shape;
-    for (const auto& [n, v] : sweep.shape) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", n, v);
+    std::string shape = sizesText(sweep.shape);
     const MeasuredConfig& best = sweep.configs.front();
     std::string text = fmt::format("measured on {}{}: {:.1f} us, {} of {}", sweep.machine,
                                    shape.empty() ? "" : " at " + shape, c->us, ordinal(c->rank), sweep.configs.size());

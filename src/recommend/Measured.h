@@ -43,6 +43,9 @@ struct MeasuredSweep {
 // The sweeps tlc knows: the embedded ones and any read from files.
 class MeasuredSet {
 public:
+    // `withEmbedded`: find() also consults the sweeps embedded from bench/data, parsed on the
+    // first lookup (a compile that asks the recommender nothing never reads them).
+    explicit MeasuredSet(bool withEmbedded = false) : withEmbedded_(withEmbedded) {}
     // The sweeps embedded from bench/data at build time.
     static const MeasuredSet& embedded();
     // Adds the sweeps of a JSON file (the format bench/cpu/sweep.py writes); false with `error`
@@ -50,10 +53,9 @@ public:
     bool addFile(const std::string& path, std::string& error);
     // Adds the sweeps of JSON text; `source` names it in messages.
     bool addText(const std::string& text, const std::string& source, std::string& error);
-    void add(const MeasuredSet& other);
 
     // The sweep of `kernel` on `target` with these -D values (the kernel's parameters only), if
-    // any; the newest when several match.
+    // any; the newest when several match (the embedded ones too, with `withEmbedded`).
     const MeasuredSweep* find(const std::string& target, const ast::Kernel& kernel, const Defines& defines) const;
 
     bool empty() const { return sweeps_.empty(); }
@@ -64,6 +66,7 @@ public:
 private:
     std::vector<MeasuredSweep> sweeps_;
     std::vector<std::string> loadErrors_;
+    bool withEmbedded_ = false;
 };
 
 // The fingerprint of a kernel's source: 16 hex digits of a hash of the kernel printed back as
@@ -73,6 +76,9 @@ std::string kernelFingerprint(const ast::Kernel& kernel);
 // The measured time of the configuration `values` in `sweep`, if it was measured.
 const MeasuredConfig* measuredConfig(const MeasuredSweep& sweep,
                                      const std::vector<std::pair<std::string, int64_t>>& values);
+
+// "M=4096,N=1024": sizes as the recommender's messages write them.
+std::string sizesText(const std::map<std::string, int64_t>& sizes);
 
 // "measured on M at N=..: 812 us, 2nd of 36 (fastest: block_M=8, threads=64, 640 us)": for
 // --explain and the report. Empty when `values` was not measured.
