@@ -5,7 +5,7 @@
 // a pass that writes (softmax: a maximum, a sum, then the write). Each pass reads the row again
 // rather than keeping it on chip, so no row length is refused; a row that fits one chunk reads
 // X twice (three times for softmax). A row whose length is known when compiling and fits on chip
-// is read once instead (the *Row templates): half the traffic (bench/RESULTS.md).
+// is read once instead (oneReadRowBody): half the traffic (bench/RESULTS.md).
 //
 // The kernels are written here as .tl text with the author's names filled in, parsed, and given
 // the statement's place in the source (every diagnostic and line comment points at it).
@@ -285,65 +285,78 @@ namespace {
 
 // A row that fits on chip, its length known when compiling (a literal, a compile-time parameter
 // or a -D'd size, at most kOneReadRow elements): read once into a fragment and kept there for
-// every pass, as the developer level writes it (samples/softmax_auto.tl). Separate tiles per
-// pass's source, as above.
+// every pass, as the developer level writes it (samples/softmax_auto.tl).
 constexpr int64_t kOneReadRow = 8192;
 
-constexpr const char* kLayerNormRow = R"(
-    grid(ceildiv($M, block_M)) as bm {
-        let x = alloc_fragment([block_M, $N], $XT);
-        let xf = alloc_fragment([block_M, $N], f32);
-        let sq = alloc_fragment([block_M, $N], f32);
-        let y = alloc_fragment([block_M, $N], $YT);
-        let sum = alloc_fragment([block_M], f32);
-        let var_ = alloc_fragment([block_M], f32);
-        copy($X[bm * block_M : +block_M, 0 : +$N], x);
-        for (i, j) in parallel(block_M, $N) { xf[i, j] = f32(x[i, j]); }
-        reduce_sum(xf, sum, dim = 1);
-        for (i, j) in parallel(block_M, $N) {
-            sq[i, j] = (xf[i, j] - sum[i] / f32($N)) * (xf[i, j] - sum[i] / f32($N));
-        }
-        reduce_sum(sq, var_, dim = 1);
-        for (i, j) in parallel(block_M, $N) {
-            y[i, j] = $YT((xf[i, j] - sum[i] / f32($N)) * rsqrt(var_[i] / f32($N) + $eps) * f32($g[j]) + f32($b[j]));
-        }
-        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
-    }
-)";
+// The one-read bodies keep as few [block_M, N] fragments as the developer level does: the row as
+// read, an f32 working copy only when the input is not f32, and the result written back into the
+// input's fragment (or the working one) when the output dtype is the same; every fragment is a
+// row's worth of registers or cache the recommender must fit.
+struct RowFragments {
+    std::string decls;   // alloc_fragment lines past `x`
+    std::string toWork;  // the conversion into the working fragment, if any
+    std::string work;    // the f32 fragment the passes read
+    std::string out;     // the fragment the result is written to
+    std::string outCast; // "$YT" or "" when the result already is in the output's dtype
+};
 
-constexpr const char* kRmsNormRow = R"(
-    grid(ceildiv($M, block_M)) as bm {
-        let x = alloc_fragment([block_M, $N], $XT);
-        let sq = alloc_fragment([block_M, $N], f32);
-        let y = alloc_fragment([block_M, $N], $YT);
-        let sumsq = alloc_fragment([block_M], f32);
-        copy($X[bm * block_M : +block_M, 0 : +$N], x);
-        for (i, j) in parallel(block_M, $N) { sq[i, j] = f32(x[i, j]) * f32(x[i, j]); }
-        reduce_sum(sq, sumsq, dim = 1);
-        for (i, j) in parallel(block_M, $N) {
-            y[i, j] = $YT(f32(x[i, j]) * rsqrt(sumsq[i] / f32($N) + $eps) * f32($g[j]));
-        }
-        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
+RowFragments rowFragments(const std::string& xType, const std::string& yType) {
+    RowFragments f;
+    f.work = "x";
+    if (xType != "f32") {
+        f.work = "xf";
+        f.decls += "        let xf = alloc_fragment([block_M, $N], f32);\n";
+        f.toWork = "        for (i, j) in parallel(block_M, $N) { xf[i, j] = f32(x[i, j]); }\n";
     }
-)";
+    if (yType == xType) f.out = "x";
+    else if (yType == "f32") f.out = f.work;
+    else {
+        f.out = "y";
+        f.decls += "        let y = alloc_fragment([block_M, $N], $YT);\n";
+    }
+    f.outCast = yType == "f32" ? "" : "$YT";
+    return f;
+}
 
-constexpr const char* kSoftmaxRow = R"(
-    grid(ceildiv($M, block_M)) as bm {
-        let x = alloc_fragment([block_M, $N], $XT);
-        let xm = alloc_fragment([block_M, $N], f32);
-        let xe = alloc_fragment([block_M, $N], f32);
-        let y = alloc_fragment([block_M, $N], $YT);
-        let row_max = alloc_fragment([block_M], f32);
-        let row_sum = alloc_fragment([block_M], f32);
-        copy($X[bm * block_M : +block_M, 0 : +$N], x);
-        for (i, j) in parallel(block_M, $N) { xm[i, j] = f32(x[i, j]); }
-        reduce_max(xm, row_max, dim = 1);
-        for (i, j) in parallel(block_M, $N) { xe[i, j] = exp(xm[i, j] - row_max[i]); }
-        reduce_sum(xe, row_sum, dim = 1);
-        for (i, j) in parallel(block_M, $N) { y[i, j] = $YT(xe[i, j] * (1.0 / row_sum[i])); }
-        copy(y, $Y[bm * block_M : +block_M, 0 : +$N]);
+std::string oneReadRowBody(const std::string& kind, const std::string& xType, const std::string& yType) {
+    RowFragments f = rowFragments(xType, yType);
+    const std::string& w = f.work;
+    auto store = [&](const std::string& value) {
+        return fmt::format("        for (i, j) in parallel(block_M, $N) {{ {}[i, j] = {}({}); }}\n", f.out, f.outCast, value);
+    };
+    std::string body = "    grid(ceildiv($M, block_M)) as bm {\n"
+                       "        let x = alloc_fragment([block_M, $N], $XT);\n" + f.decls;
+    if (kind == "layernorm") {
+        body += "        let sq = alloc_fragment([block_M, $N], f32);\n"
+                "        let sum = alloc_fragment([block_M], f32);\n"
+                "        let var_ = alloc_fragment([block_M], f32);\n"
+                "        copy($X[bm * block_M : +block_M, 0 : +$N], x);\n" + f.toWork +
+                fmt::format("        reduce_sum({0}, sum, dim = 1);\n"
+                            "        for (i, j) in parallel(block_M, $N) {{\n"
+                            "            let d = {0}[i, j] - sum[i] / f32($N);\n"
+                            "            sq[i, j] = d * d;\n"
+                            "        }}\n"
+                            "        reduce_sum(sq, var_, dim = 1);\n", w) +
+                store(fmt::format("({}[i, j] - sum[i] / f32($N)) * rsqrt(var_[i] / f32($N) + $eps) * f32($g[j]) + f32($b[j])", w));
+    } else if (kind == "rmsnorm") {
+        body += "        let sq = alloc_fragment([block_M, $N], f32);\n"
+                "        let sumsq = alloc_fragment([block_M], f32);\n"
+                "        copy($X[bm * block_M : +block_M, 0 : +$N], x);\n" + f.toWork +
+                fmt::format("        for (i, j) in parallel(block_M, $N) {{ sq[i, j] = {0}[i, j] * {0}[i, j]; }}\n"
+                            "        reduce_sum(sq, sumsq, dim = 1);\n", w) +
+                store(fmt::format("{}[i, j] * rsqrt(sumsq[i] / f32($N) + $eps) * f32($g[j])", w));
+    } else {
+        body += "        let row_max = alloc_fragment([block_M], f32);\n"
+                "        let row_sum = alloc_fragment([block_M], f32);\n"
+                "        copy($X[bm * block_M : +block_M, 0 : +$N], x);\n" + f.toWork +
+                fmt::format("        reduce_max({0}, row_max, dim = 1);\n"
+                            "        for (i, j) in parallel(block_M, $N) {{ {0}[i, j] = exp({0}[i, j] - row_max[i]); }}\n"
+                            "        reduce_sum({0}, row_sum, dim = 1);\n", w) +
+                store(fmt::format("{}[i, j] * (1.0 / row_sum[i])", w));
     }
-)";
+    body += fmt::format("        copy({}, $Y[bm * block_M : +block_M, 0 : +$N]);\n    }}\n", f.out);
+    return body;
+}
 
 // The row length when it is known when compiling: a literal, a compile-time parameter's literal
 // default, or a -D value.
@@ -399,7 +412,7 @@ bool lowerRowKernel(Kernel& k, const AssignStmt& s, const std::map<std::string, 
     }
     std::optional<int64_t> length = compileTimeLength(k, *y->type.dims[1], defines);
     const bool oneRead = length && *length > 0 && *length <= kOneReadRow;
-    std::string body = oneRead ? (layer ? kLayerNormRow : rms ? kRmsNormRow : kSoftmaxRow)
+    std::string body = oneRead ? oneReadRowBody(call.callee, in[0]->type.dtype, y->type.dtype)
                                : (layer ? kLayerNorm : rms ? kRmsNorm : kSoftmax);
     return instantiate(k, s.range, body, oneRead ? "block_M = auto" : "block_M = auto, block_N = auto",
                        {

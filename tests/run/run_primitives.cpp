@@ -1021,6 +1021,27 @@ void wholeTensorRows(int M, int N) {
     check("whole tensors, row on chip: Y = rmsnorm(X, g)" + at, Yh, wantRms, 4e-3, 4e-3);
     expectStatus("row_softmax_1000 status" + at, tl_kernels::row_softmax_1000(X.data(), Ys.data(), M), 0);
     check("whole tensors, row on chip: Y = softmax(X)" + at, Ys, wantSm, 1e-6, 1e-5);
+    // Mixed dtypes: softmax of the f16 input into f32, rmsnorm of the f32 input into bf16.
+    std::vector<double> wantSmH(X.size()), wantRmsF(X.size());
+    for (int i = 0; i < M; ++i) {
+        double mx = -INFINITY, den = 0, sq = 0;
+        for (int j = 0; j < N; ++j) {
+            mx = std::max(mx, toDouble(Xh[size_t(i) * N + j]));
+            sq += double(X[size_t(i) * N + j]) * X[size_t(i) * N + j];
+        }
+        for (int j = 0; j < N; ++j) den += std::exp(toDouble(Xh[size_t(i) * N + j]) - mx);
+        for (int j = 0; j < N; ++j) {
+            size_t e = size_t(i) * N + j;
+            wantSmH[e] = std::exp(toDouble(Xh[e]) - mx) / den;
+            wantRmsF[e] = X[e] / std::sqrt(sq / N + 1e-6) * g[j];
+        }
+    }
+    std::fill(Ys.begin(), Ys.end(), -7.0f);
+    std::fill(Yb.begin(), Yb.end(), tl::bfloat16(-7.0f));
+    expectStatus("softmax_f16_f32_1000 status" + at, tl_kernels::softmax_f16_f32_1000(Xh.data(), Ys.data(), M), 0);
+    check("whole tensors, row on chip: Y: f32 = softmax(X: f16)" + at, Ys, wantSmH, 1e-6, 1e-5);
+    expectStatus("rms_f32_bf16_1000 status" + at, tl_kernels::rms_f32_bf16_1000(X.data(), g.data(), Yb.data(), M), 0);
+    check("whole tensors, row on chip: Y: bf16 = rmsnorm(X: f32, g)" + at, Yb, wantRmsF, 2e-2, 1e-2);
 }
 
 // O = softmax(Q K^T / sqrt(D)) V per (batch, head) written on whole tensors, causal and not.
