@@ -25,7 +25,8 @@ std::optional<int64_t> constantOf(const ir::Expr& e) {
 // Collects TileWork over a kernel's body, the loops' trip counts multiplying what is inside them.
 struct TileWorkVisitor : ir::IRVisitor {
     TileWork& w;
-    explicit TileWorkVisitor(TileWork& work) : w(work) {}
+    int64_t sectorBytes;  // the target's memory_sector_bytes (0: unknown)
+    TileWorkVisitor(TileWork& work, int64_t sector) : w(work), sectorBytes(sector) {}
 
     std::map<const ir::BufferNode*, int> sharedStages;     // buffers written in a pipelined loop
     std::map<const ir::BufferNode*, int64_t> fragmentElements;
@@ -79,6 +80,14 @@ struct TileWorkVisitor : ir::IRVisitor {
         return runs;
     }
 
+    // The bytes a global region moves: each contiguous run rounded up to whole sectors.
+    double movedBytes(const ir::Region& r) const {
+        double bytes = double(r.elements()) * double(dtypeBytes(r.buffer->dtype));
+        if (sectorBytes <= 0) return bytes;
+        double runs = double(runsOf(r)), run = bytes / runs;
+        return runs * std::ceil(run / double(sectorBytes)) * double(sectorBytes);
+    }
+
     void visitTileOpStmt(const ir::TileOpStmt* s) override {
         const ir::TileOp& op = *s->op;
         auto reads = op.reads();
@@ -87,7 +96,7 @@ struct TileWorkVisitor : ir::IRVisitor {
         for (const auto* list : {&reads, &writes})
             for (const ir::Region* r : *list)
                 if (r->buffer->scope == MemScope::Global) {
-                    w.globalBytes += double(r->elements()) * double(dtypeBytes(r->buffer->dtype)) * multiplier;
+                    w.globalBytes += movedBytes(*r) * multiplier;
                     w.globalStreams += runsOf(*r);
                 }
         if (pipelineStages > 0)
@@ -194,7 +203,7 @@ double tileOverheadUs(const TileWork& a, const CandidateEstimate& e, const Targe
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     TileWork work;
-    TileWorkVisitor visitor(work);
+    TileWorkVisitor visitor(work, target.memorySectorBytes);
     visitor.visit(kernel.body);
     for (const auto& [buffer, elements] : visitor.fragmentElements)
         work.fragmentRegisterBytes += elements * (visitor.gemmOperands.count(buffer) ? dtypeBytes(buffer->dtype)

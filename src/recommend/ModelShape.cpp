@@ -68,9 +68,18 @@ std::optional<double> valueAt(const ast::Expr& e, const std::map<std::string, in
 std::map<std::string, int64_t> modelShape(const ast::Kernel& checked, const std::map<std::string, int64_t>& given) {
     std::map<std::string, int64_t> shape;
     std::vector<std::string> order;  // the sizes, in the kernel's order (ties halve the first)
+    // Sizes of vectors only (no tensor of two or more dimensions names them) start at the
+    // elements of a matrix at the default: an elementwise kernel over f32[N] is modelled at 2^24
+    // elements, not at 4096, where every tile is launch latency alone.
+    std::set<std::string> inMatrices;
+    for (const ast::Param& p : checked.params)
+        if (p.type.dims.size() >= 2)
+            for (const auto& dim : p.type.dims)
+                ast::forEachName(dim.get(), [&](const ast::Name& x) { inMatrices.insert(x.name); });
     for (const ast::Decl* d : checked.sizeParams) {
         auto it = given.find(d->name);
-        shape[d->name] = it == given.end() ? kDefaultShapeExtent : it->second;
+        const int64_t fallback = inMatrices.count(d->name) ? kDefaultShapeExtent : kDefaultShapeExtent * kDefaultShapeExtent;
+        shape[d->name] = it == given.end() ? fallback : it->second;
         order.push_back(d->name);
     }
     // A tensor's elements at the current shape. A dimension the model cannot evaluate counts as

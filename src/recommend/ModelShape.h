@@ -21,7 +21,7 @@ constexpr int64_t kDefaultShapeExtent = 4096;
 constexpr int64_t kShapeElementBudget = int64_t(1) << 30;
 
 // Every symbolic size of `checked` (a kernel sema accepted) with its value: `given`'s (--shape)
-// where it names one; otherwise kDefaultShapeExtent, halved, largest first, while some tensor
+// where it names one; otherwise kDefaultShapeExtent (its square for a size only vectors name), halved, largest first, while some tensor
 // parameter whose dimensions name it would exceed kShapeElementBudget elements. Dimensions are
 // evaluated at the shape (`heads / groups`, `ceildiv(seqlen, chunk_size)`); one the model cannot
 // evaluate counts as the product of the sizes it names.

@@ -43,13 +43,14 @@ constexpr EmbeddedProfile kProfiles[] = {
 const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
     "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "shared_mem_banks",
-    "shared_mem_bank_bytes", "registers_per_sm",
+    "shared_mem_bank_bytes", "memory_sector_bytes", "registers_per_sm",
     "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "k_step_min_ns", "peak_tflops", "mma_shapes",
     "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",
-                                                "shared_mem_bank_bytes", "load_latency_ns", "k_step_min_ns"};
+                                                "shared_mem_bank_bytes", "memory_sector_bytes", "load_latency_ns",
+                                                "k_step_min_ns"};
 
 struct SchemaError {
     std::string message;
@@ -127,6 +128,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
         else if (key == "shared_mem_per_sm") t.sharedMemPerSM = requireInt(value, key, 0);
         else if (key == "shared_mem_banks") t.sharedBanks = requireInt(value, key, 1);
         else if (key == "shared_mem_bank_bytes") t.sharedBankBytes = requireInt(value, key, 1);
+        else if (key == "memory_sector_bytes") t.memorySectorBytes = requireInt(value, key, 0);
         else if (key == "registers_per_sm") t.registersPerSM = requireInt(value, key, 0);
         else if (key == "max_registers_per_thread") t.maxRegistersPerThread = requireInt(value, key, 0);
         else if (key == "sm_count") t.smCount = requireInt(value, key, 1);
@@ -208,7 +210,8 @@ void checkConsistent(Target& t) {
     if (t.sharedMemPerBlock > t.sharedMemPerSM)
         throw SchemaError{fmt::format("field 'shared_mem_per_block' ({}) is larger than 'shared_mem_per_sm' ({})",
                                       t.sharedMemPerBlock, t.sharedMemPerSM)};
-    for (auto [field, v] : {std::pair{"shared_mem_banks", t.sharedBanks}, std::pair{"shared_mem_bank_bytes", t.sharedBankBytes}})
+    for (auto [field, v] : {std::pair{"shared_mem_banks", t.sharedBanks}, std::pair{"shared_mem_bank_bytes", t.sharedBankBytes},
+                            std::pair{"memory_sector_bytes", t.memorySectorBytes}})
         if ((v & (v - 1)) != 0) throw SchemaError{fmt::format("field '{}' ({}) is not a power of two", field, v)};
     if (t.maxThreadsPerBlock % t.warpSize != 0)
         throw SchemaError{fmt::format("field 'max_threads_per_block' ({}) is not a multiple of 'warp_size' ({})",

@@ -98,6 +98,9 @@ struct Target {
     // model that chooses shared layouts (layout/BankConflicts.h).
     int sharedBanks = 32;
     int sharedBankBytes = 4;
+    // The least bytes a global access moves (NVIDIA: 32-byte sectors): a tile's contiguous run
+    // of fewer bytes costs a whole sector. 0 (left out): unknown, runs cost their bytes.
+    int memorySectorBytes = 0;
     std::vector<std::string> mmaShapes;  // matrix instruction shapes; on HIP targets, which MFMA forms gemm uses
     CpuIsa cpuIsa;                 // cpu targets: the instruction set the output requires
 

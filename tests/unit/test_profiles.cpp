@@ -129,6 +129,14 @@ TEST_CASE("profiles: shared memory's banks are data, 32 of 4 bytes unless a prof
     CHECK(t->sharedBankBytes == 4);
 }
 
+TEST_CASE("profiles: NVIDIA targets move global memory in 32-byte sectors; the others name none") {
+    for (const char* name : {"sm80", "sm86", "sm89", "sm90"}) CHECK(findTarget(name)->memorySectorBytes == 32);
+    for (const char* name : {"gfx90a", "gfx942", "cpu"}) CHECK(findTarget(name)->memorySectorBytes == 0);
+    std::string error;
+    CHECK(!parseTargetProfile(R"({"name": "x", "base": "sm90", "memory_sector_bytes": 48})", error));
+    CHECK(error == "field 'memory_sector_bytes' (48) is not a power of two");
+}
+
 TEST_CASE("profiles: loadTargetProfile prefixes the file name and keeps the target") {
     std::string path = "tlc_test_profile_" + std::to_string(::getpid()) + ".json";
     {
