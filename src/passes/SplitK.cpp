@@ -184,7 +184,7 @@ bool splitK(Kernel& k, LowerContext& ctx) {
         coords.push_back(Expr(k.blockVars[i]));
     }
     Expr split;
-    Stmt body = k.body;
+    VarPtr oldZ, newZ, rawZ;  // three dimensions: the author's z, and what replaces it
     const size_t dims = extents.size();
     if (dims < 3) {
         VarPtr z = makeVar(ctx.freshName("split"), DType::I32, VarRole::BlockIndexZ);
@@ -195,14 +195,13 @@ bool splitK(Kernel& k, LowerContext& ctx) {
         k.gridExtents.push_back(intImm(S));
     } else {
         // blockIdx.z = the author's z * S + the split: the body sees its z as before.
-        VarPtr raw = makeVar(ctx.freshName("block_z"), DType::I32, VarRole::BlockIndexZ);
-        ctx.reserveName(raw->name);
-        VarPtr oldZ = k.blockVars[2];
-        VarPtr z = makeVar(oldZ->name, DType::I32);
-        body = letStmt(z, Expr(raw) / intImm(S), substitute(body, {{oldZ, Expr(z)}}), body->loc);
-        coords[2] = Expr(z);
-        split = Expr(raw) % intImm(S);
-        k.blockVars[2] = raw;
+        rawZ = makeVar(ctx.freshName("block_z"), DType::I32, VarRole::BlockIndexZ);
+        ctx.reserveName(rawZ->name);
+        oldZ = k.blockVars[2];
+        newZ = makeVar(oldZ->name, DType::I32);
+        coords[2] = Expr(newZ);
+        split = Expr(rawZ) % intImm(S);
+        k.blockVars[2] = rawZ;
         k.gridExtents[2] = simplify(extents[2] * intImm(S));
     }
     Expr tiles = extents[0], tile = coords[0];
@@ -317,7 +316,9 @@ bool splitK(Kernel& k, LowerContext& ctx) {
     } replace;
     replace.target = site.seq;
     replace.with = replaced;
-    k.body = replace.mutate(body);
+    k.body = replace.mutate(k.body);
+    if (rawZ)
+        k.body = letStmt(newZ, Expr(rawZ) / intImm(S), substitute(k.body, {{oldZ, Expr(newZ)}}), k.body->loc);
     ctx.decide(subject, fmt::format("{} blocks a tile, each over a run of ceil(k-tiles / {}) k-tiles", S, S),
                fmt::format("lowering (split_k = {})", S),
                fmt::format("each block writes its partial {} tile to the workspace and counts itself in; the last of a "
