@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace tlc {
 
 using namespace ir;
@@ -254,14 +256,14 @@ bool splitK(Kernel& k, LowerContext& ctx) {
         for (size_t d = vars.size(); d-- > 0;) s = forLoop(vars[d], intImm(0), acc->shape[d], ForKind::Parallel, s, loc);
         return s;
     };
-    auto at = [&](const Expr& part, const std::vector<Expr>& idx) {
+    auto cell = [&](const Expr& part, const std::vector<Expr>& idx) {
         std::vector<Expr> out = {Expr(tileVar), part};
         out.insert(out.end(), idx.begin(), idx.end());
         return out;
     };
     Buffer last = makeBuffer(ctx.freshName("split_last"), DType::I32, MemScope::Shared, {intImm(1)});
     ctx.reserveName(last->name);
-    Stmt publish = overAcc([&](const std::vector<Expr>& idx) { return store(partials, at(split, idx), load(acc, idx), loc); });
+    Stmt publish = overAcc([&](const std::vector<Expr>& idx) { return store(partials, cell(split, idx), load(acc, idx), loc); });
     // Thread 0 counts the block in after every thread's stores are fenced and the block met;
     // split_k_arrive fences again (cumulative over what the barrier ordered) and returns the
     // count before its own.
@@ -275,7 +277,7 @@ bool splitK(Kernel& k, LowerContext& ctx) {
         s, intImm(0), intImm(S), ForKind::Serial,
         ifThenElse(binary(BinaryOp::Ne, Expr(s), split),
                    overAcc([&](const std::vector<Expr>& idx) {
-                       return store(acc, idx, load(acc, idx) + load(partials, at(Expr(s), idx)), loc);
+                       return store(acc, idx, load(acc, idx) + load(partials, cell(Expr(s), idx)), loc);
                    }),
                    {}, loc),
         loc);
