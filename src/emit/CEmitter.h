@@ -113,6 +113,10 @@ protected:
     virtual std::string successValue() const = 0;  // cudaSuccess / ...
     virtual std::string invalidValue() const = 0;  // cudaErrorInvalidValue / ...
     virtual std::string streamType() const = 0;    // cudaStream_t / hipStream_t / "" (none)
+    // A status expression that zeroes `bytes` at `ptr` (on the launcher's stream on GPUs).
+    virtual std::string zeroScratch(const std::string& ptr, const std::string& bytes) {
+        return "(std::memset(" + ptr + ", 0, " + bytes + "), " + successValue() + ")";
+    }
     virtual std::string roleValue(ir::VarRole role) const = 0;  // threadIdx.x / 0
     virtual std::string callText(const ir::Call* c, const std::vector<std::string>& args) = 0;
     // A call of an instruction helper of the runtime headers (Runtime.h, findInstructionHelper):

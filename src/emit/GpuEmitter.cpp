@@ -270,6 +270,11 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(0);
         return "__threadfence()";
     }
+    if (n == "split_k_arrive") {
+        arity(1);
+        needSection("split_k");
+        return "tl::split_k_arrive(" + args[0] + ")";
+    }
     if (n == "ballot") return "uint64_t(" + row(1) + ")";  // u64 in the language: HIP's wavefronts have 64 lanes
     if (n == "any" || n == "all") return "bool(" + row(1) + ")";
     if (n == "dp4a") {

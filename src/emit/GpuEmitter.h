@@ -56,6 +56,9 @@ private:
     std::string successValue() const override { return kit_.api + std::string("Success"); }
     std::string invalidValue() const override { return kit_.api + std::string("ErrorInvalidValue"); }
     std::string streamType() const override { return kit_.api + std::string("Stream_t"); }
+    std::string zeroScratch(const std::string& ptr, const std::string& bytes) override {
+        return spelled("TL_ZERO_ASYNC", {ptr, bytes, "stream"});
+    }
     std::string roleValue(ir::VarRole role) const override;
     std::string callText(const ir::Call* c, const std::vector<std::string>& args) override;
     std::string minMaxText(const ir::Binary* b, const std::string& x, const std::string& y) override;

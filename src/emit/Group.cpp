@@ -247,7 +247,17 @@ void CEmitter::emitGroup(const std::vector<const Kernel*>& parts, CodeWriter& ou
         line("// Every grid's checks before any launch: an error launches nothing.");
     }
     for (bool checkOnly : {true, false}) {
-        if (!checkOnly) line(fmt::format("// The grids in order{}.", streamType().empty() ? "" : " on the stream"));
+        if (!checkOnly) {
+            // Scratch that must start at zero (split-K's arrival counters): zeroed here, on the
+            // stream before the grids, so that the caller's workspace may hold anything.
+            for (const KernelParam* p : scratch) {
+                if (!p->zeroed) continue;
+                line(fmt::format("{} = {};  // {}: starts at zero", status,
+                                 zeroScratch(scratchNames.at(p->name), workspaceSizeExpr(parts, p->buffer)), p->name));
+                line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
+            }
+            line(fmt::format("// The grids in order{}.", streamType().empty() ? "" : " on the stream"));
+        }
         for (const Kernel* k : parts) {
             auto [name, args] = call(*k, checkOnly);
             for (const auto& l : wrapCall(status + " = " + name + "(", args, ");", 4)) line(l);

@@ -99,6 +99,9 @@ struct KernelParam {
     // Tensor: global scratch (alloc_global). Not a launcher parameter: the launcher of the
     // kernel's grids points it into the caller's workspace (Kernel::group).
     bool scratch = false;
+    // Scratch the group's launcher zeroes on the stream before the grids (split-K's arrival
+    // counters, passes/SplitK.cpp): the caller's workspace may hold anything.
+    bool zeroed = false;
 };
 
 struct Kernel {
@@ -128,6 +131,13 @@ struct Kernel {
     bool persistent = false;
     bool persistentWritten = false;  // the grid has a `persistent` argument (true or false)
     int64_t rasterPanel = 0;
+
+    // `grid(..., split_k = S)`: the pass split-k (passes/SplitK.cpp) runs each tile's pipelined
+    // k-loop as S blocks, the last of them to finish summing the others' partial tiles and
+    // running the rest of the body. A grid with the argument (any S) has a workspace launcher.
+    int64_t splitK = 1;
+    bool splitKWritten = false;
+    SourceLoc splitKLoc;  // the argument, for diagnostics
 
     // Shape variants (docs/lowering.md, "Shape variants"). A kernel whose fast path needs
     // something of the arguments (launchChecks, tensorMaps: fastPathConditions) is compiled a

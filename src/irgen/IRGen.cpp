@@ -111,7 +111,11 @@ public:
             if (!let || std::find(prefix.begin(), prefix.end(), s.get()) != prefix.end()) continue;
             if (const auto* c = let->value->as<A::Call>(); c && c->builtin == int(Builtin::AllocGlobal)) scratch = true;
         }
-        if (parts > 1 || scratch) {
+        // A grid with `split_k` takes a workspace whatever S is (an `auto` S must not change the
+        // launcher's signature): its partial tiles and arrival counters (passes/SplitK.cpp).
+        const A::Call& launchCall = *grid->launch;
+        const bool splitK = launchCall.boundArgs.size() > 5 && launchCall.boundArgs[5];
+        if (parts > 1 || scratch || splitK) {
             k.name = ast_.name + "_grid" + std::to_string(part_ + 1);  // the group's launcher takes ast_.name
             k.group = ast_.name;
             k.part = int(part_);
@@ -128,6 +132,12 @@ public:
             k.persistentWritten = true;
             if (const auto* b = std::get_if<bool>(&*p->constant)) k.persistent = *b;
             if (const auto* i = std::get_if<int64_t>(&*p->constant)) k.persistent = *i != 0;
+        }
+        // `split_k = S` (a constant, or an `auto` parameter's value): passes/SplitK.cpp.
+        if (const A::Expr* s = launch.boundArgs.size() > 5 ? launch.boundArgs[5] : nullptr; s && s->constant) {
+            k.splitKWritten = true;
+            k.splitKLoc = s->range.begin;
+            if (const auto* i = std::get_if<int64_t>(&*s->constant)) k.splitK = *i;
         }
 
         // Block indices: the user's names stand for blockIdx directly, unless use_swizzle

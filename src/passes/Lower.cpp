@@ -38,6 +38,7 @@ bool runsOn(Runs on, const Target& t) { return on == Runs::Everywhere || t.backe
 const std::vector<Pass>& passList() {
     using R = Runs;
     static const std::vector<Pass> passes = {
+        {"split-k", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { return splitK(k, ctx); }},
         {"persistent-tiles", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = persistentTiles(k, k.body, ctx); return true; }},
         {"forward-copies", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = forwardCopies(k.body, ctx); return true; }},
         {"reuse-packed-b", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = reusePackedB(k, k.body, ctx); return true; }},

@@ -83,6 +83,16 @@ protected:
         return broadcastReads(st, mark, n->loc);
     }
 
+    // The address of a global element (split-K's arrival counter, passes/SplitK.cpp) reads
+    // nothing: no guard for past the end, which would leave no element to take the address of.
+    Expr mutateCall(const Call* n, const Expr& self) override {
+        const auto* l = n->name == "address_of" && n->args.size() == 1 ? n->args[0].as<Load>() : nullptr;
+        if (!l || l->buffer->scope != MemScope::Global) return IRMutator::mutateCall(n, self);
+        bool changed = false;
+        std::vector<Expr> idx = mutateAll(l->indices, changed);
+        return call("address_of", n->dtype, {load(l->buffer, idx, l->lanes)});
+    }
+
     Expr mutateLoad(const Load* n, const Expr& self) override {
         if (n->buffer->scope == MemScope::Global) {
             // Past a tensor's end the value is zero here too, as in parallel loops (a block's

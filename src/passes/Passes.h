@@ -113,6 +113,11 @@ struct StageInference {
 // loops' order/stage lists. Inferred stages follow `stages` (StageInference).
 ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
 
+// `grid(..., split_k = S)` on a GPU: each tile's pipelined k-loop runs as S blocks, the last to
+// finish summing the partial tiles and running the epilogue (docs/lowering.md, "Split-K");
+// the form is checked on every target. False after an error.
+bool splitK(ir::Kernel& kernel, LowerContext& ctx);
+
 // `grid(..., persistent = true)` on a GPU: the body runs in a loop over the tiles the grid named
 // (rasterised), the launch sized to the SMs (docs/lowering.md, "Persistent kernels"); the cpu
 // keeps one block per tile. Runs first: pipeline-loops carries mbarrier phases across the loop.

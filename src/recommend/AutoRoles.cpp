@@ -17,6 +17,7 @@ const char* autoRoleName(AutoRole r) {
     case AutoRole::Threads: return "threads";
     case AutoRole::ThreadDim: return "thread_dim";
     case AutoRole::Persistent: return "persistent";
+    case AutoRole::SplitK: return "split_k";
     }
     return "tile";
 }
@@ -41,6 +42,7 @@ struct Uses {
             if (a.keyword == "stages") keyword.emplace(n->name, AutoRole::Stages);
             if (a.keyword == "threads") keyword.emplace(n->name, AutoRole::Threads);
             if (a.keyword == "persistent") keyword.emplace(n->name, AutoRole::Persistent);
+            if (a.keyword == "split_k") keyword.emplace(n->name, AutoRole::SplitK);
         }
         if (c->callee != "gemm") return;
         for (size_t i = 0; i < c->args.size() && i < 3; ++i) {
@@ -130,6 +132,10 @@ std::vector<int64_t> autoCandidates(AutoRole role, const Target& target) {
     case AutoRole::Persistent:
         if (target.backend == Backend::Cpu) return {0};
         return {0, 1};
+    // The cpu keeps one block per tile (passes/SplitK.cpp): 1 alone.
+    case AutoRole::SplitK:
+        if (target.backend == Backend::Cpu) return {1};
+        return {1, 2, 4, 8, 16};
     }
     return {};
 }

@@ -21,6 +21,7 @@ enum class AutoRole {
     Threads,     // a block's threads
     ThreadDim,   // one dimension of a block's threads (`threads = (reduce_thread, n_partition)`)
     Persistent,  // grid(..., persistent = p): 0 or 1, a launch of one block per tile or a persistent one
+    SplitK,      // grid(..., split_k = s): the blocks each tile's k-loop is split over
 };
 const char* autoRoleName(AutoRole r);
 

@@ -189,7 +189,7 @@ double tileOverheadUs(const TileWork& a, const CandidateEstimate& e, const Targe
     // Only where the grid says `persistent` (true, false or an `auto` parameter's value): the term
     // is there to rank persistence; what it would do to the tiles of other kernels (it favours
     // fewer waves and more blocks per SM) no GPU has measured.
-    if (!a.persistentOption) return 0;
+    if (!a.persistentOption && !a.splitOption) return 0;
     if (t.loadLatencyNs <= 0 || !a.pipelinedGemm || t.memoryBandwidthGBs <= 0 || e.blocksPerSM < 1) return 0;
     const double fill = t.loadLatencyNs * 1e-3;
     const double epilogue = a.epilogueBytes / (t.memoryBandwidthGBs * 1e3 / double(std::max(t.smCount, 1)));
@@ -197,6 +197,28 @@ double tileOverheadUs(const TileWork& a, const CandidateEstimate& e, const Targe
     const double perTile = a.persistent ? (fill + epilogue) + (waves - 1) * std::max(fill, epilogue)
                                         : waves * (fill + epilogue);
     return perTile / double(e.blocksPerSM);
+}
+
+// The fewest k-tiles a block of a split k-loop runs (estimate refuses fewer).
+constexpr int64_t kMinKTilesPerSplit = 4;
+
+// Split-K (passes/SplitK.cpp): a tile's k-loop as S blocks. Per block, 1/S of the loop's work
+// and traffic (the k-loop's trips rounded up), its partial accumulator written to the workspace
+// and, for the last of the S, the others' read back and the epilogue written: per block on
+// average (S - 1) / S of a partial read and 1/S of the epilogue.
+void splitTileWork(TileWork& w, int64_t S) {
+    const double trips = std::max(w.tileLoopTrips, 1.0);
+    const double share = std::ceil(trips / double(S)) / trips;
+    const double acc = double(w.gemmM) * double(w.gemmN) * 4.0;
+    const double loopBytes = std::max(0.0, w.globalBytes - w.epilogueBytes);
+    w.splitK = S;
+    w.accumulatorBytes = acc;
+    w.kTilesPerSplit = std::ceil(trips / double(S));
+    w.flops *= share;
+    w.globalBytes = loopBytes * share + w.epilogueBytes / double(S) + acc + acc * double(S - 1) / double(S);
+    w.epilogueBytes = w.epilogueBytes / double(S) + acc;
+    w.tileLoopTrips = std::ceil(trips / double(S));
+    w.blocks *= S;
 }
 
 } // namespace
@@ -216,6 +238,8 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
     work.persistent = kernel.persistent && target.backend != Backend::Cpu;
     work.persistentOption = kernel.persistentWritten;
+    work.splitOption = kernel.splitKWritten;
+    if (kernel.splitKWritten && kernel.splitK > 1 && target.backend != Backend::Cpu) splitTileWork(work, kernel.splitK);
     return work;
 }
 
@@ -230,6 +254,11 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     e.intensity = e.globalBytes > 0 ? e.flops / e.globalBytes : 0;
     if (shared > t.sharedMemPerBlock)
         return fmt::format("needs {} bytes of shared memory; target '{}' allows {}", shared, t.name, t.sharedMemPerBlock);
+    // A split's blocks each fill their pipeline and write a partial tile: too short a run of
+    // k-tiles pays that for little work.
+    if (a.splitK > 1 && a.kTilesPerSplit < double(kMinKTilesPerSplit))
+        return fmt::format("split_k = {} leaves {} k-tile{} a block (fewer than {})", a.splitK, a.kTilesPerSplit,
+                           a.kTilesPerSplit == 1 ? "" : "s", kMinKTilesPerSplit);
     int64_t perSM = std::min<int64_t>(t.maxBlocksPerSM, t.maxThreadsPerSM / std::max(threads, 1));
     if (shared > 0) perSM = std::min<int64_t>(perSM, t.sharedMemPerSM / shared);
     if (t.registersPerSM > 0) {

@@ -44,6 +44,14 @@ struct TileWork {
     bool pipelinedGemm = false;
     bool persistent = false;   // grid(..., persistent = true): a block per SM looping over tiles
     bool persistentOption = false;  // the grid has a `persistent` argument: the per-tile term applies
+    // grid(..., split_k = S) on a GPU (S > 1): each tile as S blocks, each over 1/S of the k-loop,
+    // writing its partial accumulator (accumulatorBytes) to the workspace; the last of a tile's S
+    // reads the others' and writes the epilogue. splitOption: the grid has a `split_k` argument
+    // (the per-tile term applies, as for persistence). kTilesPerSplit: the k-loop's trips a block.
+    int64_t splitK = 1;
+    bool splitOption = false;
+    double accumulatorBytes = 0;
+    double kTilesPerSplit = 0;
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);

@@ -33,6 +33,7 @@
 using namespace harness;
 
 void wholeTensorForms();  // run_whole_tensor.cpp
+void splitKGemms();       // run_split_k.cpp
 
 namespace {
 
@@ -1103,6 +1104,7 @@ int main() {
     pipelinedGemms(128, 64, 64);
     // 33 k-tiles of 16 (the last partial) over 4 versions: each tile starts at another version
     // and phase; 1 and 0 k-tiles: tiles that load nothing, or one k-tile each.
+    splitKGemms();
     persistentGemms(200, 200, 520);
     persistentGemms(72, 200, 16);
     persistentGemms(72, 136, 0);

@@ -20,12 +20,15 @@ reports its time over the fastest kernel's (issue 46's goal: within 1.10). With 
 returns its times, run_all also returns each shape's times as a measured sweep in the format tlc
 reads (docs/recommend.md, "Measured sweeps"): kit.py writes them to sweeps.json, for bench/data.
 """
+import ctypes
+
 from bench import P, I, checked, launcher, median_ms, rel_err
 
 DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
 LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
 BEGINNER_GEMM_SOURCE = "bench/gpu/experiments/beginner_gemm.tl"
 PERSISTENT_SOURCE = "bench/gpu/experiments/gemm_persistent.tl"
+SPLIT_K_SOURCE = "bench/gpu/experiments/gemm_split_k.tl"
 
 # issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
@@ -103,6 +106,30 @@ QUEUE = [
             ("128x128x32 (TileLang's), deepened, persistent", PERSISTENT_SOURCE, ("persistent=true",)),
             ("128x128x64, deepened", PERSISTENT_SOURCE, ("block_K=64",)),
             ("128x128x64, deepened, persistent", PERSISTENT_SOURCE, ("block_K=64", "persistent=true")),
+        ],
+    },
+    {
+        "name": "gemm_split_k",
+        "title": "Skinny GEMM f16 on Hopper: split-K (issue 43)",
+        "question": "Does splitting each output tile's k-loop over S blocks (grid(..., split_k = S): partial tiles "
+                    "summed in the kernel by the last block of a tile, docs/lowering.md \"Split-K\") bring decoding "
+                    "shapes (M = 16, 32, 64; 64 or 128 tiles of 64x128 on 132 SMs) to issue 43's 0.9x cuBLAS? "
+                    "Rows: split 1 (one block per tile, today's kernel), 2, 4, 8, and 64x64 tiles (twice the "
+                    "tiles) at 4; the recommender's pick for 16x8192x8192 (the model: waves of tiles x S "
+                    "against the SMs, the partials' traffic, at least 4 k-tiles a block). Each call's launcher "
+                    "also zeroes the arrival counters (a memset on the stream), part of its time.",
+        "kind": "gemm",
+        "dtype": "f16",
+        "workspace": True,
+        "shapes": [(16, 8192, 8192), (32, 8192, 8192), (64, 8192, 8192), (16, 4096, 4096), (32, 4096, 4096),
+                   (64, 4096, 4096)],
+        "recommend": {"params": ["split"], "shape": {"M": 16, "N": 8192, "K": 8192}},
+        "kernels": [
+            ("64x128x64, split 1", SPLIT_K_SOURCE, ("split=1",)),
+            ("64x128x64, split 2", SPLIT_K_SOURCE, ("split=2",)),
+            ("64x128x64, split 4", SPLIT_K_SOURCE, ("split=4",)),
+            ("64x128x64, split 8", SPLIT_K_SOURCE, ("split=8",)),
+            ("64x64x64, split 4", SPLIT_K_SOURCE, ("block_N=64", "split=4")),
         ],
     },
     {
@@ -212,10 +239,16 @@ def run_gemm(torch, exp, kernels, lib_of, iters, log):
     dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[exp["dtype"]]
     rows, wrong = [], 0
     fns = {}
+    # A launcher with a workspace (split-K): NAME(..., workspace, stream) and NAME_workspace_size(M, K, N).
+    workspace = exp.get("workspace", False)
+    sizes = {}
     for k in kernels:
         lib = lib_of(k)
         if lib:
-            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P, I, I, I, P])
+            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P, I, I, I] + ([P] if workspace else []) + [P])
+            if workspace:
+                sizes[k["id"]] = launcher(lib, k["launcher"] + "_workspace_size", [I, I, I])
+                sizes[k["id"]].restype = ctypes.c_size_t
         else:
             rows.append([k["label"], k["depth"], "", "", "", "not built", "", "", "", ""])
             wrong += 1
@@ -229,7 +262,12 @@ def run_gemm(torch, exp, kernels, lib_of, iters, log):
             if not fn:
                 continue
             c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
-            run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), M, K, N, torch.cuda.current_stream().cuda_stream)
+            extra = []
+            if workspace:  # garbage to start with: the launcher zeroes what must start at zero
+                ws = torch.full((max(int(sizes[k["id"]](M, K, N)), 16),), 0xA5, device="cuda", dtype=torch.uint8)
+                extra = [ws.data_ptr()]
+            run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), M, K, N, *extra,
+                          torch.cuda.current_stream().cuda_stream)
             try:
                 run()
                 torch.cuda.synchronize()

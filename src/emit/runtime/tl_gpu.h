@@ -39,6 +39,23 @@ template <int Width, typename T> __device__ __forceinline__ T warp_reduce_min(T 
 } // namespace tl
 // tlc:end
 
+// tlc:section split_k
+namespace tl {
+// Split-K (docs/lowering.md, "Split-K"): thread 0 counts its block in at the tile's arrival
+// counter once every thread of the block has written its partial tile, fenced it and met the
+// others at a barrier. The fence before makes those stores (ordered before it by the barrier)
+// visible device-wide before the count; the fence after orders the last block's reads of the
+// other partials after it. Returns the count before this block's: the tile's splits - 1 for the
+// last to arrive.
+__device__ __forceinline__ int split_k_arrive(int* counter) {
+    __threadfence();
+    const int before = atomicAdd(counter, 1);
+    __threadfence();
+    return before;
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section persistent
 namespace tl {
 // Host: the grid of a persistent kernel (docs/lowering.md, "Persistent kernels"): the blocks

@@ -55,3 +55,7 @@
 #define TL_SM_COUNT(out, device)                                                                    \
     TL_SPELL(cudaDeviceGetAttribute(out, cudaDevAttrMultiProcessorCount, device),                  \
              hipDeviceGetAttribute(out, hipDeviceAttributeMultiprocessorCount, device))
+
+// Host: zero `bytes` at `ptr` on the stream (split-K's arrival counters, before the grid).
+#define TL_ZERO_ASYNC(ptr, bytes, stream) \
+    TL_SPELL(cudaMemsetAsync(ptr, 0, bytes, stream), hipMemsetAsync(ptr, 0, bytes, stream))

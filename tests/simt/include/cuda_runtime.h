@@ -40,6 +40,11 @@ using cudaStream_t = struct CUstream_st*;
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+// Kernels run when launched: a stream-ordered memset is a memset.
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t = nullptr) {
+    std::memset(p, value, bytes);
+    return cudaSuccess;
+}
 
 // A persistent kernel's launcher asks for the SM count (tl::persistent_ctas): the simulator
 // reports a small one (SIMT_SM_COUNT, default 3), so that each block of such a kernel loops

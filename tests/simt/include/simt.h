@@ -383,17 +383,23 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Arg
     std::function<void()> body = [&] { kernel(args...); };
     b.body = &body;
     std::mt19937 order(12345);
+    // Blocks run one after another, x fastest; SIMT_BLOCK_ORDER=reverse runs them the other
+    // way round (blocks that count their arrival, as split-K's, then finish in another order).
+    std::vector<dim3> blocks;
     for (unsigned z = 0; z < grid.z; ++z)
         for (unsigned y = 0; y < grid.y; ++y)
-            for (unsigned x = 0; x < grid.x; ++x) {
-                b.block = dim3(x, y, z);
-                ++b.serial;
-                if (!runBlock(b, order)) {
-                    std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
-                                         "synchronisation points (or a named barrier kept arrivals)\n", x, y, z);
-                    std::abort();
-                }
-            }
+            for (unsigned x = 0; x < grid.x; ++x) blocks.push_back(dim3(x, y, z));
+    const char* reverse = std::getenv("SIMT_BLOCK_ORDER");
+    if (reverse && std::strcmp(reverse, "reverse") == 0) std::reverse(blocks.begin(), blocks.end());
+    for (const dim3& at : blocks) {
+        b.block = at;
+        ++b.serial;
+        if (!runBlock(b, order)) {
+            std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
+                                 "synchronisation points (or a named barrier kept arrivals)\n", at.x, at.y, at.z);
+            std::abort();
+        }
+    }
 }
 
 // cp.async as the hardware orders it, per thread: a copy joins the thread's open group, a

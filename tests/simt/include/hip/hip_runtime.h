@@ -10,6 +10,11 @@ using hipStream_t = struct ihipStream_t*;
 enum hipFuncAttribute { hipFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 inline hipError_t hipGetLastError() { return hipSuccess; }
+// Kernels run when launched: a stream-ordered memset is a memset.
+inline hipError_t hipMemsetAsync(void* p, int value, size_t bytes, hipStream_t = nullptr) {
+    std::memset(p, value, bytes);
+    return hipSuccess;
+}
 enum hipDeviceAttribute_t { hipDeviceAttributeMultiprocessorCount = 63 };
 inline hipError_t hipGetDevice(int* device) {
     *device = 0;
