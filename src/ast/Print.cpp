@@ -61,8 +61,14 @@ public:
                 s += s.empty() ? "" : ", ";
                 switch (sub.form) {
                 case Subscript::Form::Point: s += expr(*sub.point); break;
-                case Subscript::Form::Range: s += (sub.lo ? expr(*sub.lo) : "") + " : " + (sub.hi ? expr(*sub.hi) : ""); break;
-                case Subscript::Form::Length: s += (sub.lo ? expr(*sub.lo) : "") + " : +" + expr(*sub.length); break;
+                // `:` alone for a whole dimension, `: hi` and `lo :` for open ends.
+                case Subscript::Form::Range:
+                    s += sub.lo && sub.hi ? expr(*sub.lo) + " : " + expr(*sub.hi)
+                         : sub.lo         ? expr(*sub.lo) + " :"
+                         : sub.hi         ? ": " + expr(*sub.hi)
+                                          : ":";
+                    break;
+                case Subscript::Form::Length: s += (sub.lo ? expr(*sub.lo) + " " : "") + ": +" + expr(*sub.length); break;
                 }
             }
             return expr(*ix.base, kPrimary) + "[" + s + "]";

@@ -121,6 +121,7 @@ QUEUE = [
         "kind": "gemm",
         "dtype": "f16",
         "workspace": True,
+        "kernel": "gemm_split_k",
         "shapes": [(16, 8192, 8192), (32, 8192, 8192), (64, 8192, 8192), (16, 4096, 4096), (32, 4096, 4096),
                    (64, 4096, 4096)],
         "recommend": {"params": ["split"], "shape": {"M": 16, "N": 8192, "K": 8192}},
