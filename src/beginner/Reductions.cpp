@@ -272,9 +272,12 @@ void Lowerer::product(const Expr& e) {
     const auto& b = *e.as<Binary>();
     if (!inReduction_) {
         error(e.range, text(e),
-              "a kernel with reductions reads a product only inside reductions over its last dimension (a GEMM per "
-              "chunk of columns, reduced as it is made: 'y = sum(X @ W, dim = 1);'); compute the product into a "
-              "tensor in a kernel of its own first ('P = " + text(e) + ";'), or write it at the developer level");
+              fmt::format("a kernel with reductions reads a product only inside reductions over its last dimension "
+                          "(a GEMM per chunk of columns, reduced as it is made: 'y = sum({0}, dim = 1);'); compute "
+                          "the reductions into tensors in a kernel of their own first and read them in the "
+                          "product's epilogue ('s = max(X, dim = 1);', then 'Y = {0} - s;'), or the product into a "
+                          "tensor first ('P = {0};')",
+                          text(e)));
         return;
     }
     if (mm_) {

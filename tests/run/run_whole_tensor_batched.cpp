@@ -128,7 +128,7 @@ void reducedProducts(const Launchers& L, int M, int N, int K) {
     auto Xbd = asDouble(Xb), Wtd = asDouble(Wt);
     auto Pb = matmul(M, N, K, [&](int i, int k) { return Xbd[size_t(i) * K + k]; },
                      [&](int k, int j) { return Wtd[size_t(j) * K + k]; });
-    std::vector<double> range(size_t(M));
+    std::vector<double> range(static_cast<size_t>(M));
     for (int i = 0; i < M; ++i) {
         double mx = -INFINITY, mean = 0;
         for (int j = 0; j < N; ++j) {
