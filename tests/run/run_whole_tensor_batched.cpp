@@ -15,29 +15,24 @@ using namespace harness;
 namespace {
 
 // The launchers of one compilation of whole_tensor_batched.tl: the beginner source's, or its
-// tile source's.
-struct Launchers {
-    const char* how;
-    decltype(&tl_kernels::bmm_bias) bmm_bias;
-    decltype(&tl_kernels::bmm_shared_w) bmm_shared_w;
-    decltype(&tl_kernels::bmm_bcast_nt) bmm_bcast_nt;
-    decltype(&tl_kernels::gemm_row_sum) gemm_row_sum;
-    decltype(&tl_kernels::gemm_row_max) gemm_row_max;
-    decltype(&tl_kernels::gemm_row_range) gemm_row_range;
-    decltype(&tl_kernels::gemm_center) gemm_center;
+// tile source's (forwarders: the GPU launchers' trailing stream argument has a default).
+#define TLC_WT_LAUNCHERS(NS)                                                                                      \
+    template <typename... A> static int bmm_bias(A... a) { return NS::bmm_bias(a...); }                         \
+    template <typename... A> static int bmm_shared_w(A... a) { return NS::bmm_shared_w(a...); }                 \
+    template <typename... A> static int bmm_bcast_nt(A... a) { return NS::bmm_bcast_nt(a...); }                 \
+    template <typename... A> static int gemm_row_sum(A... a) { return NS::gemm_row_sum(a...); }                 \
+    template <typename... A> static int gemm_row_max(A... a) { return NS::gemm_row_max(a...); }                 \
+    template <typename... A> static int gemm_row_range(A... a) { return NS::gemm_row_range(a...); }             \
+    template <typename... A> static int gemm_center(A... a) { return NS::gemm_center(a...); }
+struct Beginner {
+    static constexpr const char* how = "";
+    TLC_WT_LAUNCHERS(tl_kernels)
 };
-
-const Launchers kBeginner{"",
-                          tl_kernels::bmm_bias,
-                          tl_kernels::bmm_shared_w,
-                          tl_kernels::bmm_bcast_nt,
-                          tl_kernels::gemm_row_sum,
-                          tl_kernels::gemm_row_max,
-                          tl_kernels::gemm_row_range,
-                          tl_kernels::gemm_center};
-const Launchers kTileSource{" (its tile source)", tl_ts::bmm_bias,       tl_ts::bmm_shared_w,
-                            tl_ts::bmm_bcast_nt,  tl_ts::gemm_row_sum,   tl_ts::gemm_row_max,
-                            tl_ts::gemm_row_range, tl_ts::gemm_center};
+struct TileSource {
+    static constexpr const char* how = " (its tile source)";
+    TLC_WT_LAUNCHERS(tl_ts)
+};
+#undef TLC_WT_LAUNCHERS
 
 std::string sizesText(std::initializer_list<int> d) {
     std::string s = " ";
@@ -65,8 +60,8 @@ template <typename FA, typename FB> std::vector<double> batchedProduct(int B, in
     return out;
 }
 
-void batched(const Launchers& L, int B, int M, int N, int K) {
-    const std::string at = sizesText({B, M, N, K}) + L.how;
+template <typename L> void batched(int B, int M, int N, int K) {
+    const std::string at = sizesText({B, M, N, K}) + L::how;
     // Y = A @ W + b, both batched.
     auto A = random<tl::half>(size_t(B) * M * K, 301), W = random<tl::half>(size_t(B) * K * N, 302);
     auto bias = random<float>(size_t(N), 303);
@@ -75,7 +70,7 @@ void batched(const Launchers& L, int B, int M, int N, int K) {
                                [&](int b, int k, int j) { return Wd[(size_t(b) * K + k) * N + j]; });
     for (size_t e = 0; e < want.size(); ++e) want[e] += bias[e % N];
     std::vector<float> Y(want.size(), -7.0f);
-    expectStatus("bmm_bias status" + at, L.bmm_bias(A.data(), W.data(), bias.data(), Y.data(), B, M, K, N), 0);
+    expectStatus("bmm_bias status" + at, L::bmm_bias(A.data(), W.data(), bias.data(), Y.data(), B, M, K, N), 0);
     check("whole tensors: Y [B, M, N] = A [B, M, K] @ W [B, K, N] + b" + at, Y, want, 1e-3, 1e-3);
 
     // Y = relu(X @ W * s), W shared by the batch, s per batch index and row, bf16.
@@ -86,7 +81,7 @@ void batched(const Launchers& L, int B, int M, int N, int K) {
                                 [&](int, int k, int j) { return Vd[size_t(k) * N + j]; });
     for (size_t e = 0; e < wantR.size(); ++e) wantR[e] = std::max(wantR[e] * s[e / N], 0.0);
     std::vector<tl::bfloat16> Yb(wantR.size(), tl::bfloat16(-7.0f));
-    expectStatus("bmm_shared_w status" + at, L.bmm_shared_w(X.data(), V.data(), s.data(), Yb.data(), B, M, K, N), 0);
+    expectStatus("bmm_shared_w status" + at, L::bmm_shared_w(X.data(), V.data(), s.data(), Yb.data(), B, M, K, N), 0);
     check("whole tensors: Y = relu(X [B, M, K] @ W [K, N] * s [B, M, 1]), bf16" + at, Yb, wantR, 2e-2, 2e-2);
 
     // Y = Q [1, M, K] @ transpose(Kt [B, N, K]) * 0.125: Q broadcast over the batch.
@@ -96,12 +91,12 @@ void batched(const Launchers& L, int B, int M, int N, int K) {
                                 [&](int b, int k, int j) { return Ktd[(size_t(b) * N + j) * K + k]; });
     for (auto& v : wantQ) v *= 0.125;
     std::vector<float> Yq(wantQ.size(), -7.0f);
-    expectStatus("bmm_bcast_nt status" + at, L.bmm_bcast_nt(Q.data(), Kt.data(), Yq.data(), M, K, B, N), 0);
+    expectStatus("bmm_bcast_nt status" + at, L::bmm_bcast_nt(Q.data(), Kt.data(), Yq.data(), M, K, B, N), 0);
     check("whole tensors: Y = Q [1, M, K] @ transpose(Kt [B, N, K]) * 0.125" + at, Yq, wantQ, 1e-3, 1e-3);
 }
 
-void reducedProducts(const Launchers& L, int M, int N, int K) {
-    const std::string at = sizesText({M, N, K}) + L.how;
+template <typename L> void reducedProducts(int M, int N, int K) {
+    const std::string at = sizesText({M, N, K}) + L::how;
     auto X = random<tl::half>(size_t(M) * K, 311), W = random<tl::half>(size_t(K) * N, 312);
     auto b = random<tl::half>(size_t(N), 313);
     auto Xd = asDouble(X), Wd = asDouble(W), bd = asDouble(b);
@@ -115,9 +110,9 @@ void reducedProducts(const Launchers& L, int M, int N, int K) {
             rowMean[i] += P[size_t(i) * N + j] / N;
         }
     std::vector<float> y(size_t(M), -7.0f), ym(size_t(M), -7.0f);
-    expectStatus("gemm_row_sum status" + at, L.gemm_row_sum(X.data(), W.data(), y.data(), M, K, N), 0);
+    expectStatus("gemm_row_sum status" + at, L::gemm_row_sum(X.data(), W.data(), y.data(), M, K, N), 0);
     check("whole tensors: y [M] = sum(X @ W, dim = 1)" + at, y, rowSum, 1e-3, 1e-4);
-    expectStatus("gemm_row_max status" + at, L.gemm_row_max(X.data(), W.data(), b.data(), ym.data(), M, K, N), 0);
+    expectStatus("gemm_row_max status" + at, L::gemm_row_max(X.data(), W.data(), b.data(), ym.data(), M, K, N), 0);
     check("whole tensors: y [M, 1] = max(relu(X @ W + b), dim = 1)" + at, ym, rowMax, 1e-3, 1e-3);
 
     // r = max(X @ transpose(Wt), dim = 1) - mean(X @ transpose(Wt), dim = 1), bf16 operands.
@@ -138,7 +133,7 @@ void reducedProducts(const Launchers& L, int M, int N, int K) {
         range[i] = mx - mean;
     }
     std::vector<float> r(size_t(M), -7.0f);
-    expectStatus("gemm_row_range status" + at, L.gemm_row_range(Xb.data(), Wt.data(), r.data(), M, K, N), 0);
+    expectStatus("gemm_row_range status" + at, L::gemm_row_range(Xb.data(), Wt.data(), r.data(), M, K, N), 0);
     check("whole tensors: r = max(X @ transpose(W), dim = 1) - mean(X @ transpose(W), dim = 1)" + at, r, range, 1e-3,
           1e-3);
 
@@ -147,17 +142,20 @@ void reducedProducts(const Launchers& L, int M, int N, int K) {
     std::vector<double> wantZ(E.size());
     for (size_t e = 0; e < E.size(); ++e) wantZ[e] = E[e] - rowMean[e / N];
     std::vector<float> Z(E.size(), -7.0f);
-    expectStatus("gemm_center status" + at, L.gemm_center(X.data(), W.data(), E.data(), Z.data(), M, K, N), 0);
+    expectStatus("gemm_center status" + at, L::gemm_center(X.data(), W.data(), E.data(), Z.data(), M, K, N), 0);
     check("whole tensors: Z = E - mean(X @ W, dim = 1)" + at, Z, wantZ, 1e-4, 1e-4);
+}
+
+template <typename L> void all() {
+    batched<L>(3, 45, 70, 100);  // partial tiles in M and N, K no block_K divides
+    batched<L>(1, 64, 64, 32);
+    reducedProducts<L>(45, 300, 70);  // rows of several column chunks, the last partial
+    reducedProducts<L>(64, 64, 64);
 }
 
 } // namespace
 
 void wholeTensorBatched() {
-    for (const Launchers* L : {&kBeginner, &kTileSource}) {
-        batched(*L, 3, 45, 70, 100);  // partial tiles in M and N, K no block_K divides
-        batched(*L, 1, 64, 64, 32);
-        reducedProducts(*L, 45, 300, 70);  // rows of several column chunks, the last partial
-        reducedProducts(*L, 64, 64, 64);
-    }
+    all<Beginner>();
+    all<TileSource>();
 }
