@@ -932,7 +932,8 @@ def main():
     args.eval = os.path.join(args.build_dir, "tests/difftest/tlc-eval")
     if args.ref == "auto":
         args.ref = "eval" if os.path.exists(args.eval) else "cpu"
-    args.out_dir = os.path.join(args.build_dir, "difftest")
+    # Whole-tensor runs keep their own coverage table and findings (CTest runs both slices at once).
+    args.out_dir = os.path.join(args.build_dir, "difftest", "whole") if args.whole else os.path.join(args.build_dir, "difftest")
     args.findings = os.path.abspath(args.findings or os.path.join(args.out_dir, "findings"))
     targets = [t for t in args.targets.split(",") if t]
     if not os.path.exists(args.tlc):
