@@ -612,6 +612,7 @@ bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags, const std::map
         }
         if (const AssignStmt* one = rowKernelStatement(*k))
             ok = (isAttention(*one) ? lowerAttention(*k, *one, defines, diags) : lowerRowKernel(*k, *one, defines, diags)) && ok;
+        else if (hasReduction(*k) && productBesideReductions(*k)) ok = lowerGemmWithStatistics(*k, diags) && ok;
         else if (hasReduction(*k)) ok = lowerReductions(*k, diags) && ok;
         else ok = elementwise::Lowering(*k, diags).run() && ok;
     }

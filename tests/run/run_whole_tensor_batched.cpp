@@ -23,7 +23,9 @@ namespace {
     template <typename... A> static int gemm_row_sum(A... a) { return NS::gemm_row_sum(a...); }                 \
     template <typename... A> static int gemm_row_max(A... a) { return NS::gemm_row_max(a...); }                 \
     template <typename... A> static int gemm_row_range(A... a) { return NS::gemm_row_range(a...); }             \
-    template <typename... A> static int gemm_center(A... a) { return NS::gemm_center(a...); }
+    template <typename... A> static int gemm_center(A... a) { return NS::gemm_center(a...); }                   \
+    template <typename... A> static int rms_proj(A... a) { return NS::rms_proj(a...); }                         \
+    template <typename... A> static int col_scale(A... a) { return NS::col_scale(a...); }
 struct Beginner {
     static constexpr const char* how = "";
     TLC_WT_LAUNCHERS(tl_kernels)
@@ -146,7 +148,36 @@ template <typename L> void reducedProducts(int M, int N, int K) {
     check("whole tensors: Z = E - mean(X @ W, dim = 1)" + at, Z, wantZ, 1e-4, 1e-4);
 }
 
+// Statistics of the product's rows or columns read by its epilogue.
+template <typename L> void statistics(int M, int N, int K) {
+    const std::string at = sizesText({M, N, K}) + L::how;
+    auto X = random<tl::half>(size_t(M) * K, 321, -2.0, 2.0), W = random<tl::half>(size_t(K) * N, 322);
+    auto g = random<float>(size_t(N), 323);
+    auto Xd = asDouble(X), Wd = asDouble(W);
+    auto P = matmul(M, N, K, [&](int i, int k) { return Xd[size_t(i) * K + k]; },
+                    [&](int k, int j) { return Wd[size_t(k) * N + j]; });
+    std::vector<double> wantY(P.size()), wantS(P.size());
+    for (int i = 0; i < M; ++i) {
+        double ms = 0;
+        for (int k = 0; k < K; ++k) ms += Xd[size_t(i) * K + k] * Xd[size_t(i) * K + k] / K;
+        for (int j = 0; j < N; ++j) wantY[size_t(i) * N + j] = P[size_t(i) * N + j] / std::sqrt(ms + 1e-6);
+    }
+    for (int j = 0; j < N; ++j) {
+        double ss = 0;
+        for (int k = 0; k < K; ++k) ss += Wd[size_t(k) * N + j] * Wd[size_t(k) * N + j];
+        for (int i = 0; i < M; ++i) wantS[size_t(i) * N + j] = P[size_t(i) * N + j] / std::sqrt(ss + 1.0) + g[j];
+    }
+    std::vector<tl::half> Y(P.size(), tl::half(-7.0f));
+    expectStatus("rms_proj status" + at, L::rms_proj(X.data(), W.data(), Y.data(), M, K, N), 0);
+    check("whole tensors: Y = X @ W * rsqrt(mean(X * X, dim = 1) + 1e-6), f16" + at, Y, wantY, 1e-2, 1e-2);
+    std::vector<float> S(P.size(), -7.0f);
+    expectStatus("col_scale status" + at, L::col_scale(X.data(), W.data(), g.data(), S.data(), M, K, N), 0);
+    check("whole tensors: Y = X @ W / sqrt(sum(W * W, dim = 0) + 1) + g" + at, S, wantS, 1e-4, 1e-4);
+}
+
 template <typename L> void all() {
+    statistics<L>(45, 70, 100);  // partial tiles, K in several chunks of block_R, the last partial
+    statistics<L>(64, 128, 32);
     batched<L>(3, 45, 70, 100);  // partial tiles in M and N, K no block_K divides
     batched<L>(1, 64, 64, 32);
     reducedProducts<L>(45, 300, 70);  // rows of several column chunks, the last partial
