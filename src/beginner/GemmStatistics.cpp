@@ -235,9 +235,10 @@ void Lowerer::statistic(const Call& c, const std::set<std::string>& assignedBefo
         return;
     }
     const Param* widest = nullptr;
-    bool nested = false;
+    bool nested = false, ofProduct = false;
     visit(*arg, [&](const Expr& x) {
-        if (isMatMul(x) || (x.as<Call>() && isReductionCall(*x.as<Call>()))) nested = true;
+        if (isMatMul(x)) ofProduct = true;
+        if (x.as<Call>() && isReductionCall(*x.as<Call>())) nested = true;
         if (const auto* n = x.as<Name>())
             if (const Param* p = tensor(n->name)) {
                 if (!widest || p->type.dims.size() > widest->type.dims.size()) widest = p;
@@ -249,10 +250,17 @@ void Lowerer::statistic(const Call& c, const std::set<std::string>& assignedBefo
             }
         return true;
     });
+    if (ofProduct) {
+        error(c.range, key,
+              "it reduces a product the kernel also reads element by element: each element would wait for its whole "
+              "row of the product (the GEMM run twice); compute the product into a tensor in a kernel of its own "
+              "first ('P = X @ W;'), then 'Y = P - max(P, dim = 1);' or 'Y = softmax(P);' in another");
+        return;
+    }
     if (nested) {
         error(c.range, key,
-              "a reduction beside a product reads neither the product nor another reduction (the statistics are "
-              "computed in one pass before the GEMM); compute it into a tensor in a kernel of its own first");
+              "a reduction beside a product reads no other reduction (the statistics are computed in one pass before "
+              "the GEMM); compute the inner one into a tensor in a kernel of its own first");
         return;
     }
     for (const auto& s : stats_)

@@ -89,8 +89,8 @@ class Gen:
 
     # -- leaves -----------------------------------------------------------------------------
 
-    def leaf(self, shape_choices):
-        r = self.rng.random()
+    def leaf(self, shape_choices, tensor_only=False):
+        r = 1.0 if tensor_only else self.rng.random()
         if r < 0.12:
             v = self.rng.choice([0.5, 1.5, 2.0, 0.25, 3.0])
             return Node(f"{v}", lambda idx, v=v: v, abs(v), 0.0, exact=True)
@@ -173,7 +173,8 @@ class Gen:
 
     def build(self):
         rng = self.rng
-        form = rng.choice(["elementwise", "elementwise", "reduce", "reduce", "matmul", "matmul", "matmul_reduce"])
+        form = rng.choice(["elementwise", "elementwise", "reduce", "reduce", "matmul", "matmul", "matmul_reduce",
+                           "matmul_stats"])
         self.features.add(f"form:{form}")
         self.sizes = {"M": rng.randint(1, 70), "N": rng.randint(1, 90)}
         rank3 = form in ("elementwise", "reduce", "matmul") and rng.random() < 0.35
@@ -181,13 +182,15 @@ class Gen:
             self.sizes["B"] = rng.randint(1, 3)
         if form.startswith("matmul"):
             self.sizes["K"] = rng.randint(1, 70)
+        if form == "matmul_stats":
+            self.sizes["L"] = rng.randint(1, 80)
         out_shape = (["B"] if rank3 else []) + ["M", "N"]
         full = [out_shape, ["N"], ["M", "1"], ["1", "N"], out_shape] + ([["M", "N"], ["B", "1", "N"]] if rank3 else [])
         leaves = lambda: self.leaf(full)  # noqa: E731
         out_dt = rng.choice(["f32", "f32", "f32", "f16", "bf16"])
         stmt, out, value = None, None, None
         if form == "elementwise":  # a tensor of the whole shape, so that the kernel reads one
-            anchor, rest = self.leaf([out_shape]), self.expr(3, leaves)
+            anchor, rest = self.leaf([out_shape], tensor_only=True), self.expr(3, leaves)
             value = Node(f"{anchor.text} - {par(rest.text)}", lambda i: anchor.f(i) - rest.f(i), anchor.mag + rest.mag,
                          rest.err + (anchor.mag + rest.mag) * EPS32)
         elif form == "reduce":
@@ -195,7 +198,7 @@ class Gen:
             # operands an elementwise expression of tensors of that shape (the widest read)
             dim = rng.choice([-1, len(out_shape) - 2, len(out_shape) - 1])
             d = dim % len(out_shape)
-            space = lambda: self.leaf([out_shape])  # noqa: E731
+            space = lambda: self.leaf([out_shape], tensor_only=True)  # noqa: E731
             red_leaves = lambda: self.leaf([out_shape]) if rng.random() < 0.6 else self.leaf(full)  # noqa: E731
             inner = self.expr(2, red_leaves)
             anchor = space()  # the space: a tensor of the whole shape in every reduction's operand
@@ -218,6 +221,32 @@ class Gen:
                 self.features.add("reduce:broadcast-back")
         elif form == "matmul":
             value = self.matmul(out_shape, leaves, rank3)
+        elif form == "matmul_stats":
+            # a statistic of the product's rows ([M, L] over dimension 1) or columns ([L, N] over
+            # dimension 0) that the epilogue broadcasts
+            prod = self.matmul(["M", "N"], lambda: self.leaf([["M", "N"], ["N"], ["1", "N"], ["M", "1"]]), False)
+            row = rng.random() < 0.6
+            space = ["M", "L"] if row else ["L", "N"]
+            sl = lambda: self.leaf([space], tensor_only=True)  # noqa: E731
+            anchor, inner = sl(), self.expr(1, lambda: self.leaf([space, ["M", "1"] if row else ["1", "N"]]))
+            arg = Node(f"{anchor.text} * {par(inner.text)}", lambda i: anchor.f(i) * inner.f(i), anchor.mag * inner.mag,
+                       anchor.mag * inner.err + anchor.mag * inner.mag * EPS32)
+            red = self.reduction(arg, space, 1 if row else 0, rng.choice([1, -1]) if row else rng.choice([0, -2]))
+            # the statistic at the product's element (i, j): its row's (column's) value
+            st = red.f
+            red.f = (lambda i, st=st: st((i[0], 0))) if row else (lambda i, st=st: st((0, i[1])))
+            self.features.add("stats:" + ("row" if row else "column"))
+            op = rng.choice(["*", "-", "div"])
+            if op == "*":
+                value = Node(f"{par(prod.text)} * {red.text}", lambda i: prod.f(i) * red.f(i), prod.mag * red.mag,
+                             prod.err * red.mag + red.err * prod.mag + 2 * prod.mag * red.mag * EPS32)
+            elif op == "-":
+                value = Node(f"{par(prod.text)} - {red.text}", lambda i: prod.f(i) - red.f(i), prod.mag + red.mag,
+                             prod.err + red.err + (prod.mag + red.mag) * EPS32)
+            else:
+                value = Node(f"{par(prod.text)} / (1.0 + abs({red.text}))",
+                             lambda i: prod.f(i) / (1.0 + abs(red.f(i))), prod.mag,
+                             prod.err + prod.mag * red.err + 4 * prod.mag * EPS32)
         else:
             prod = self.matmul(["M", "N"], lambda: self.leaf([["M", "N"], ["N"], ["1", "N"], ["M", "1"]]), False)
             red = self.reduction(prod, ["M", "N"], 1, rng.choice([1, -1]))
@@ -325,7 +354,7 @@ def generate(seed, out_dir):
     base = os.path.join(out_dir, f"p{seed}")
     with open(base + ".tl", "w") as f:
         f.write(text)
-    used = [s for s in ("B", "M", "N", "K") if s in g.sizes and any(s in t.shape for t in g.tensors + [out])]
+    used = [s for s in ("B", "M", "N", "K", "L") if s in g.sizes and any(s in t.shape for t in g.tensors + [out])]
     params = []
     for t in g.tensors:
         params.append({"name": t.name, "kind": "tensor", "dtype": t.dtype, "shape": t.shape, "extents": t.dims,
