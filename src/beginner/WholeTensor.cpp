@@ -24,9 +24,11 @@
 // An operand may be a view of a tensor parameter: `transpose(X)` / `permute(X, [..])` (its tile
 // copied in X's layout, a shared tile when the tiled dimensions change places, and indexed
 // permuted) or a slice `X[a:b, :]` (its tile copied from the slice's start). `where(c, a, b)`
-// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed) is a GEMM whose
-// accumulator the expression reads: the fused epilogue. Kernels with reductions go to
-// Reductions.cpp, norms, softmax and attention to KernelTemplates.cpp; anything else is an
+// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed; of rank 3, a batch
+// the grid's third dimension carries, NumPy's matmul rules) is a GEMM whose accumulator the
+// expression reads: the fused epilogue. Kernels with reductions go to Reductions.cpp (a product
+// inside them too), or to GemmStatistics.cpp when they feed a product's epilogue; norms, softmax
+// and attention to KernelTemplates.cpp; anything else is an
 // error naming the sub-expression and what to write at the developer level: never a silently
 // slow kernel.
 #include "beginner/WholeTensor.h"
@@ -328,7 +330,10 @@ bool Lowering::run() {
         const bool aBatched = matA_->type.dims.size() == 3 && text(*matA_->type.dims[0]) == text(*resultDims_[0]);
         const bool bBatched = matB_->type.dims.size() == 3 && text(*matB_->type.dims[0]) == text(*resultDims_[0]);
         auto whole = [&](const Param* p, bool batched) {
-            return batched ? std::string() : fmt::format(" '{}' has no batch dimension: every batch index reads all of it.", p->name);
+            return batched ? std::string()
+                           : fmt::format(" '{}' is not batched (its batch dimension 1 or missing): every batch index reads "
+                                         "all of it.",
+                                         p->name);
         };
         k_.notes.push_back(fmt::format("tlc: '{}' is batched over {}: the grid's third dimension carries the batch (one "
                                        "GEMM per index, its epilogue fused).{}{}",
