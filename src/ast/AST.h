@@ -331,6 +331,9 @@ struct Kernel {
     std::vector<TemplateParam> templateParams;
     std::vector<Param> params;
     std::unique_ptr<Block> body;
+    // Comment lines `--emit=tile-source` prints above the kernel: what the beginner level's
+    // lowering chose and why (not part of the kernel's fingerprint).
+    std::vector<std::string> notes;
 
     // Filled by sema. The symbolic sizes (names used as tensor dimensions that are not
     // compile-time parameters) in order of first appearance in the parameter list; these

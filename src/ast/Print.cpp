@@ -200,6 +200,7 @@ std::string printSource(const File& file) {
     for (const auto& i : file.imports) p.line(0, "import " + quoted(i.path) + ";");
     for (const auto& k : file.kernels) {
         if (!p.out.empty()) p.out += "\n";
+        for (const auto& n : k->notes) p.line(0, "// " + n);
         p.kernel(*k);
     }
     return p.out;

@@ -73,6 +73,7 @@ private:
     void addView(const Expr& e);
     const Param* matOperand(const Expr& e, bool& transposed);
     bool alignOperand(Operand& op, SourceRange at);
+    bool checkMatmulShape();
     ExprPtr elementOf(const Expr& e, const std::vector<std::string>& vars);
     ExprPtr tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r);
 };

@@ -117,6 +117,14 @@ private:
     std::string acc_ = "f32";
     std::string vars_[2], blocks_[2] = {"block_M", "block_N"}, bk_, bb_, c_;
     std::map<std::string, View> full_, row_;  // views by tensor name, in each frame
+    // The kernel's one matrix product, read only inside reductions over its last dimension: a
+    // GEMM per chunk of the reduced dimension, its accumulator the reductions' operand.
+    const Expr* mm_ = nullptr;
+    const Param* mmA_ = nullptr;
+    const Param* mmB_ = nullptr;
+    bool mmTA_ = false, mmTB_ = false;
+    std::string mmAcc_, mmAShared_, mmBShared_, mmBlockK_, mmStages_, mmThreads_;
+    int inReduction_ = 0;
 
     const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
     void error(SourceRange r, const std::string& what, const std::string& why) {
@@ -135,6 +143,10 @@ private:
         return out;
     }
     void findReductions(const Expr& e, const std::set<std::string>& assignedBefore);
+    void product(const Expr& e);
+    bool readsProduct(const Expr& e) const;
+    std::vector<const Expr*> shapeOf(const Expr& arg) const;
+    std::string gemmPass();
     std::optional<std::vector<Role>> align(const Param& p, bool row, SourceRange at);
     Role roleOf(size_t r) const { return r + 2 < rank_ ? Role::Batch : r == dim_ ? Role::Red : Role::Kept; }
     View& view(const std::string& name, bool row, SourceRange at);
@@ -163,8 +175,11 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
                   "write the reductions by hand as 'exp(X - max(X, dim = 1))' and the like)");
             return;
         }
+        const bool reduction = isReductionCall(c);
+        inReduction_ += reduction;
         for (const auto& a : c.args) findReductions(*a.value, assignedBefore);
-        if (!isReductionCall(c)) return;
+        inReduction_ -= reduction;
+        if (!reduction) return;
         const Expr* arg = nullptr;
         std::optional<int> dim;
         bool form = true;
@@ -220,6 +235,15 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
             }
         };
         inner(*arg);
+        if (level > 1 && readsProduct(*arg)) {
+            error(e.range, key,
+                  fmt::format("it reduces the product '{}' after another reduction of the same rows, which would run "
+                              "the GEMM once per pass; compute the product into a tensor in a kernel of its own "
+                              "first ('P = {};'), or write it at the developer level (an online form, as "
+                              "samples/flash_attention.tl rescales its sums)",
+                              text(*mm_), text(*mm_)));
+            return;
+        }
         reds_.push_back(Reduction{c.callee, cloneSyntax(*arg), *dim, key, fresh(c.callee + "_" + firstTensor),
                                   fresh(c.callee + "_" + firstTensor + "_src"), e.range, level});
         return;
@@ -227,9 +251,7 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
     case ExprKind::Unary: findReductions(*e.as<Unary>()->operand, assignedBefore); return;
     case ExprKind::Binary:
         if (e.as<Binary>()->op == BinaryOp::MatMul) {
-            error(e.range, text(e),
-                  "'@' and reductions in one kernel are not lowered; compute the product into a tensor in a "
-                  "kernel of its own first, or write it at the developer level");
+            product(e);
             return;
         }
         findReductions(*e.as<Binary>()->lhs, assignedBefore);
@@ -242,6 +264,96 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
         return;
     default: return;
     }
+}
+
+// `A @ B` inside a reduction: two 2-D tensor parameters, each as it is or transposed, one product
+// per kernel (read by any number of its reductions).
+void Lowerer::product(const Expr& e) {
+    const auto& b = *e.as<Binary>();
+    if (!inReduction_) {
+        error(e.range, text(e),
+              fmt::format("a kernel with reductions reads a product only inside reductions over its last dimension "
+                          "(a GEMM per chunk of columns, reduced as it is made: 'y = sum({0}, dim = 1);'); compute "
+                          "the reductions into tensors in a kernel of their own first and read them in the "
+                          "product's epilogue ('s = max(X, dim = 1);', then 'Y = {0} - s;'), or the product into a "
+                          "tensor first ('P = {0};')",
+                          text(e)));
+        return;
+    }
+    if (mm_) {
+        if (text(*mm_) != text(e))
+            error(e.range, text(e),
+                  fmt::format("one product per kernel with reductions (the GEMM of each chunk), and this one is "
+                              "another than '{}'; compute it into a tensor in a kernel of its own first",
+                              text(*mm_)));
+        return;
+    }
+    auto operand = [&](const Expr& x, bool& transposed) -> const Param* {
+        const Expr* base = &x;
+        if (const auto* c = x.as<Call>(); c && c->callee == "transpose" && c->args.size() == 1 && c->args[0].keyword.empty()) {
+            base = c->args[0].value.get();
+            transposed = true;
+        }
+        const auto* n = base->as<Name>();
+        const Param* p = n ? tensor(n->name) : nullptr;
+        return p && p->type.dims.size() == 2 ? p : nullptr;
+    };
+    mmA_ = operand(*b.lhs, mmTA_);
+    mmB_ = operand(*b.rhs, mmTB_);
+    if (!mmA_ || !mmB_) {
+        error(e.range, text(e),
+              "a product inside a reduction multiplies two 2-D tensor parameters, each as it is or transposed "
+              "('sum(X @ transpose(W), dim = 1)'); compute other operands, and batched products, into a tensor "
+              "in a kernel of its own first");
+        return;
+    }
+    const auto& ad = mmA_->type.dims;
+    const auto& bd = mmB_->type.dims;
+    if (text(*ad[mmTA_ ? 0 : 1]) != text(*bd[mmTB_ ? 1 : 0])) {
+        error(e.range, text(e),
+              fmt::format("'{}' [{}, {}] @ '{}' [{}, {}]: the inner dimensions differ; a GEMM is [M, K] @ [K, N]",
+                          text(*b.lhs), text(*ad[mmTA_ ? 1 : 0]), text(*ad[mmTA_ ? 0 : 1]), text(*b.rhs),
+                          text(*bd[mmTB_ ? 1 : 0]), text(*bd[mmTB_ ? 0 : 1])));
+        return;
+    }
+    mm_ = &e;
+}
+
+// Whether `e` reads the product itself (not through an inner reduction's result).
+bool Lowerer::readsProduct(const Expr& e) const {
+    if (!mm_) return false;
+    switch (e.kind) {
+    case ExprKind::Call:
+        if (isReductionCall(*e.as<Call>())) return false;
+        for (const auto& a : e.as<Call>()->args)
+            if (readsProduct(*a.value)) return true;
+        return false;
+    case ExprKind::Unary: return readsProduct(*e.as<Unary>()->operand);
+    case ExprKind::Binary:
+        return e.as<Binary>()->op == BinaryOp::MatMul || readsProduct(*e.as<Binary>()->lhs) || readsProduct(*e.as<Binary>()->rhs);
+    case ExprKind::Ternary:
+        return readsProduct(*e.as<Ternary>()->cond) || readsProduct(*e.as<Ternary>()->thenExpr) ||
+               readsProduct(*e.as<Ternary>()->elseExpr);
+    default: return false;
+    }
+}
+
+// The shape a reduction runs over: the product's [M, N] where it reads it, else the widest
+// tensor its operand reads.
+std::vector<const Expr*> Lowerer::shapeOf(const Expr& arg) const {
+    std::vector<const Expr*> out;
+    if (readsProduct(arg)) {
+        out.push_back(mmA_->type.dims[mmTA_ ? 1 : 0].get());
+        out.push_back(mmB_->type.dims[mmTB_ ? 0 : 1].get());
+        return out;
+    }
+    const Param* w = nullptr;
+    forEachName(&arg, [&](const Name& n) {
+        if (const Param* p = tensor(n.name); p && (!w || p->type.dims.size() > w->type.dims.size())) w = p;
+    });
+    if (w)
+        for (const auto& d : w->type.dims) out.push_back(d.get());
+    return out;
 }
 
 // NumPy's broadcasting against the space (row = false) or against the reduced shape, where a
@@ -333,6 +445,8 @@ std::string Lowerer::rewrite(const Expr& e, bool row, std::vector<std::string>& 
             const std::string key = text(*x);
             for (const auto& r : reds_)
                 if (r.key == key) with = fmt::format("{}[{}]", r.frag, vars_[kept_]);
+        } else if (const auto* b = x->as<Binary>(); b && b->op == BinaryOp::MatMul) {
+            with = fmt::format("{}[{}, {}]", mmAcc_, vars_[0], vars_[1]);  // the chunk's GEMM
         }
         if (with.empty()) return false;
         x = std::make_unique<Name>(x->range, with);  // printed as written: the text is parsed again
@@ -349,6 +463,23 @@ std::string Lowerer::copiesIn(const std::vector<std::string>& names, bool row, c
             out += fmt::format("copy({}, {});\n", region(v), v.tile);
         }
     return out;
+}
+
+// The GEMM of chunk c of the product's columns into the accumulator: A's row block and B's
+// column chunk through a pipelined loop over K (tiles in the tensors' layouts).
+std::string Lowerer::gemmPass() {
+    const std::string k = fresh("k");
+    auto corner = [](bool t, const std::string& r, const std::string& c) { return t ? c + ", " + r : r + ", " + c; };
+    const std::string K = text(*mmA_->type.dims[mmTA_ ? 0 : 1]);
+    return fmt::format("clear({acc});\n"
+                       "for {k} in pipelined(ceildiv({K}, {bk}), stages = {st}) {{\n"
+                       "copy({A}[{ac}], {As});\ncopy({B}[{bc}], {Bs});\ngemm({As}, {Bs}, {acc}{ta}{tb});\n}}\n",
+                       fmt::arg("acc", mmAcc_), fmt::arg("k", k), fmt::arg("K", K), fmt::arg("bk", mmBlockK_),
+                       fmt::arg("st", mmStages_), fmt::arg("A", mmA_->name), fmt::arg("B", mmB_->name),
+                       fmt::arg("As", mmAShared_), fmt::arg("Bs", mmBShared_),
+                       fmt::arg("ac", corner(mmTA_, bk_ + " * " + blocks_[0], k + " * " + mmBlockK_)),
+                       fmt::arg("bc", corner(mmTB_, k + " * " + mmBlockK_, c_ + " * " + blocks_[1])),
+                       fmt::arg("ta", mmTA_ ? ", transpose_A = true" : ""), fmt::arg("tb", mmTB_ ? ", transpose_B = true" : ""));
 }
 
 bool Lowerer::run() {
@@ -391,11 +522,7 @@ bool Lowerer::run() {
 
     // The space: the widest tensor the first reduction reads; every reduction over it and one
     // of its last two dimensions.
-    const Param* widest = nullptr;
-    forEachName(reds_[0].arg.get(), [&](const Name& n) {
-        if (const Param* p = tensor(n.name); p && (!widest || p->type.dims.size() > widest->type.dims.size())) widest = p;
-    });
-    for (const auto& d : widest->type.dims) space_.push_back(d.get());
+    space_ = shapeOf(*reds_[0].arg);
     rank_ = space_.size();
     if (rank_ < 2 || rank_ > 3) {
         error(reds_[0].range, reds_[0].key,
@@ -412,12 +539,8 @@ bool Lowerer::run() {
     const int wantDim = reds_[0].dim < 0 ? reds_[0].dim + int(rank_) : reds_[0].dim;
     for (const auto& r : reds_) {
         int d = r.dim < 0 ? r.dim + int(rank_) : r.dim;
-        const Param* w = nullptr;
-        forEachName(r.arg.get(), [&](const Name& n) {
-            if (const Param* p = tensor(n.name); p && (!w || p->type.dims.size() > w->type.dims.size())) w = p;
-        });
         std::string shape;
-        for (const auto& x : w->type.dims) shape += (shape.empty() ? "" : ", ") + text(*x);
+        for (const Expr* x : shapeOf(*r.arg)) shape += (shape.empty() ? "" : ", ") + text(*x);
         if (d < 0 || d >= int(rank_)) {
             error(r.range, r.key, fmt::format("dimension {} of a rank-{} tensor", r.dim, rank_));
         } else if (size_t(d) + 2 < rank_) {
@@ -425,6 +548,12 @@ bool Lowerer::run() {
                   fmt::format("a whole-tensor kernel reduces one of the last two dimensions of {}, one row or column "
                               "per block; write a reduction over a batch dimension at the developer level",
                               spaceText()));
+        } else if (mm_ && readsProduct(*r.arg) && d != int(rank_) - 1) {
+            error(r.range, r.key,
+                  fmt::format("a product is reduced over its last dimension, a GEMM per chunk of columns; write the "
+                              "transposed product, '{}(transpose({}) @ transpose({}), dim = 1)', whose rows are "
+                              "these columns",
+                              r.op, text(*mm_->as<Binary>()->rhs), text(*mm_->as<Binary>()->lhs)));
         } else if (d != wantDim || "[" + shape + "]" != spaceText()) {
             error(r.range, r.key,
                   fmt::format("the kernel's reductions run over one shape and one dimension ({}, dimension {}, as "
@@ -475,6 +604,14 @@ bool Lowerer::run() {
     bk_ = fresh(kept_ == 0 ? "bm" : "bn");
     c_ = fresh("c");
     if (rank_ == 3) bb_ = fresh("bb");
+    if (mm_) {
+        mmAcc_ = fresh("acc");
+        mmAShared_ = fresh(mmA_->name + "_shared");
+        mmBShared_ = fresh(mmB_->name + "_shared");
+        mmBlockK_ = fresh("block_K");
+        mmStages_ = fresh("stages");
+        mmThreads_ = fresh("threads");
+    }
     const std::string R = "(" + text(*space_[dim_]) + ")";
     const std::string chunks = fmt::format("ceildiv({}, {})", R, blocks_[red_]);
 
@@ -486,8 +623,10 @@ bool Lowerer::run() {
     for (int level = 1; level <= levels; ++level) {
         std::vector<std::string> reads;
         std::string inits, sources, reduces, means;
+        bool gemm = false;
         for (const auto& r : reds_) {
             if (r.level != level) continue;
+            gemm = gemm || readsProduct(*r.arg);
             const std::string value = rewrite(*r.arg, false, reads, r.range);
             const auto* cast = r.arg->as<Call>();
             const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
@@ -499,7 +638,8 @@ bool Lowerer::run() {
             if (r.op == "mean")
                 means += fmt::format("{0}[{1}] = {0}[{1}] / {2}({3});\n", r.frag, vars_[kept_], acc_, R);
         }
-        passes += inits + fmt::format("for {} in serial({}) {{\n{}", c_, chunks, copiesIn(reads, false, {}));
+        passes += inits + fmt::format("for {} in serial({}) {{\n{}{}", c_, chunks, gemm ? gemmPass() : "",
+                                      copiesIn(reads, false, {}));
         passes += fmt::format("for ({}, {}) in parallel({}, {}) {{\n{}}}\n{}}}\n", vars_[0], vars_[1], blocks_[0], blocks_[1],
                               sources, reduces);
         if (!means.empty()) passes += fmt::format("for {} in parallel({}) {{\n{}}}\n", vars_[kept_], blocks_[kept_], means);
@@ -551,12 +691,26 @@ bool Lowerer::run() {
         grid += ", (" + text(*space_[0]) + ")";
         gvars = "(" + bk_ + ", " + bb_ + ")";
     }
+    std::string tileParams = red_ == 0 ? "block_M = auto, block_N = 32" : "block_M = auto, block_N = auto";
+    if (mm_) {
+        const std::string in = mmA_->type.dtype;
+        const std::string accType = in == "i8" || in == "u8" ? "i32" : in == "f64" ? "f64" : "f32";
+        allocs += fmt::format("let {} = alloc_shared([{}], {});\nlet {} = alloc_shared([{}], {});\n", mmAShared_,
+                              mmTA_ ? mmBlockK_ + ", " + blocks_[0] : blocks_[0] + ", " + mmBlockK_, in, mmBShared_,
+                              mmTB_ ? blocks_[1] + ", " + mmBlockK_ : mmBlockK_ + ", " + blocks_[1], mmB_->type.dtype);
+        allocs += fmt::format("let {} = alloc_fragment([{}, {}], {});\n", mmAcc_, blocks_[0], blocks_[1], accType);
+        grid += ", threads = " + mmThreads_;
+        tileParams += fmt::format(", {} = auto, {} = auto, {} = auto", mmBlockK_, mmStages_, mmThreads_);
+        k_.notes.push_back(fmt::format("tlc: '{}' is reduced as it is made: one block per {} rows runs the GEMM of "
+                                       "each {}-column chunk in turn and reduces its accumulator into the rows' {} "
+                                       "values; the product is never stored (no temporary, no atomics).",
+                                       text(*mm_), blocks_[0], blocks_[1], acc_));
+    }
     const std::string body = fmt::format("\ngrid({}) as {} {{\n{}{}{}}}\n", grid, gvars, allocs, passes, write);
     // Reducing the first tiled dimension (columns), a block's columns are its rows' contiguous
     // run: 32 (a 128-byte line of f32) unless the author says otherwise. The recommender's model
     // counts bytes, not how they coalesce, and picked block_N = 1 there (a column per block).
-    return instantiate(k_, at, body, red_ == 0 ? "block_M = auto, block_N = 32" : "block_M = auto, block_N = auto", {},
-                       diags_);
+    return instantiate(k_, at, body, tileParams, {}, diags_);
 }
 
 } // namespace reduce_impl

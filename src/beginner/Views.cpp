@@ -128,7 +128,8 @@ void Lowering::addView(const Expr& e) {
     order_.push_back(key);
 }
 
-// An operand of `@`: a 2-D tensor parameter, or one transposed (the GEMM reads it so).
+// An operand of `@`: a tensor parameter of rank 2, or 3 (a batch of matrices), or one
+// transposed (its last two dimensions swapped: the GEMM reads it so).
 const Param* Lowering::matOperand(const Expr& e, bool& transposed) {
     const Expr* base = &e;
     if (const auto* c = e.as<Call>(); c && c->callee == "transpose" && c->args.size() == 1 && c->args[0].keyword.empty()) {
@@ -137,7 +138,7 @@ const Param* Lowering::matOperand(const Expr& e, bool& transposed) {
     }
     const auto* n = base->as<Name>();
     const Param* p = n ? tensor(n->name) : nullptr;
-    return p && p->type.dims.size() == 2 ? p : nullptr;
+    return p && (p->type.dims.size() == 2 || p->type.dims.size() == 3) ? p : nullptr;
 }
 
 } // namespace tlc::beginner::elementwise

@@ -24,9 +24,11 @@
 // An operand may be a view of a tensor parameter: `transpose(X)` / `permute(X, [..])` (its tile
 // copied in X's layout, a shared tile when the tiled dimensions change places, and indexed
 // permuted) or a slice `X[a:b, :]` (its tile copied from the slice's start). `where(c, a, b)`
-// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed) is a GEMM whose
-// accumulator the expression reads: the fused epilogue. Kernels with reductions go to
-// Reductions.cpp, norms, softmax and attention to KernelTemplates.cpp; anything else is an
+// is `c ? a : b` (desugared before). One `A @ B` (either operand transposed; of rank 3, a batch
+// the grid's third dimension carries, NumPy's matmul rules) is a GEMM whose accumulator the
+// expression reads: the fused epilogue. Kernels with reductions go to Reductions.cpp (a product
+// inside them too), or to GemmStatistics.cpp when they feed a product's epilogue; norms, softmax
+// and attention to KernelTemplates.cpp; anything else is an
 // error naming the sub-expression and what to write at the developer level: never a silently
 // slow kernel.
 #include "beginner/WholeTensor.h"
@@ -137,7 +139,7 @@ void Lowering::collectOperands(const Expr& e) {
         const Param* w = matOperand(*b.rhs, tb);
         if (!a || !w) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
-                  "'@' multiplies two 2-D tensor parameters, each as it is or transposed ('X @ transpose(W)'); "
+                  "'@' multiplies two tensor parameters of rank 2 or 3, each as it is or transposed ('X @ transpose(W)'); "
                   "compute other operands into a tensor first, or write it at the developer level");
         } else if (matmul_) {
             error(e.range, DiagId::err_whole_tensor_form, printExpr(e),
@@ -243,6 +245,33 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
     return out;
 }
 
+// NumPy's matmul: A [.., M, K] @ B [.., K, N] is [.., M, N], a transposed operand's last two
+// dimensions swapped; an operand's batch dimension is the result's or 1, or it has none.
+bool Lowering::checkMatmulShape() {
+    const auto& ad = matA_->type.dims;
+    const auto& bd = matB_->type.dims;
+    const size_t ra = ad.size(), rb = bd.size(), rank = resultDims_.size();
+    const Expr* a[2] = {ad[ra - (transA_ ? 1 : 2)].get(), ad[ra - (transA_ ? 2 : 1)].get()};
+    const Expr* b[2] = {bd[rb - (transB_ ? 1 : 2)].get(), bd[rb - (transB_ ? 2 : 1)].get()};
+    auto batchOk = [&](const std::vector<ExprPtr>& d) {
+        if (d.size() < 3) return true;
+        const auto* one = d[0]->as<IntLit>();
+        return rank == 3 && (text(*d[0]) == text(*resultDims_[0]) || (one && one->value == 1));
+    };
+    auto shape = [&](const std::vector<ExprPtr>& d, const Expr* const mk[2]) {
+        return (d.size() == 3 ? text(*d[0]) + ", " : std::string()) + text(*mk[0]) + ", " + text(*mk[1]);
+    };
+    std::string result;
+    for (const Expr* d : resultDims_) result += (result.empty() ? "" : ", ") + text(*d);
+    if (rank < 2 || text(*a[0]) != text(*resultDims_[rank - 2]) || text(*b[1]) != text(*resultDims_[rank - 1]) ||
+        text(*a[1]) != text(*b[0]) || !batchOk(ad) || !batchOk(bd)) {
+        error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, text(*matmul_->lhs), shape(ad, a), text(*matmul_->rhs),
+              shape(bd, b), result);
+        return false;
+    }
+    return true;
+}
+
 bool Lowering::run() {
     collectNames(*k_.body);
     const SourceRange kr = k_.range;
@@ -296,18 +325,23 @@ bool Lowering::run() {
                               op.param->name));
     if (!ok_) return false;
     const size_t rank = resultDims_.size();
-    if (matmul_) {  // A [M, K] @ B [K, N] is the result's [M, N]
-        // Logical [M, K] and [K, N]: a transposed operand's dimensions swapped.
-        const auto& ad = matA_->type.dims;
-        const auto& bd = matB_->type.dims;
-        const Expr* a[2] = {ad[transA_ ? 1 : 0].get(), ad[transA_ ? 0 : 1].get()};
-        const Expr* b[2] = {bd[transB_ ? 1 : 0].get(), bd[transB_ ? 0 : 1].get()};
-        if (rank != 2 || text(*a[0]) != text(*resultDims_[0]) || text(*b[1]) != text(*resultDims_[1]) ||
-            text(*a[1]) != text(*b[0])) {
-            error(matmul_->range, DiagId::err_whole_tensor_matmul_shape, text(*matmul_->lhs), text(*a[0]), text(*a[1]),
-                  text(*matmul_->rhs), text(*b[0]), text(*b[1]));
-            return false;
-        }
+    if (matmul_ && !checkMatmulShape()) return false;
+    if (matmul_ && rank == 3) {
+        const bool aBatched = matA_->type.dims.size() == 3 && text(*matA_->type.dims[0]) == text(*resultDims_[0]);
+        const bool bBatched = matB_->type.dims.size() == 3 && text(*matB_->type.dims[0]) == text(*resultDims_[0]);
+        auto whole = [&](const Param* p, bool batched) {
+            return batched ? std::string()
+                           : fmt::format(" '{}' is not batched (its batch dimension 1 or missing): every batch index reads "
+                                         "all of it.",
+                                         p->name);
+        };
+        k_.notes.push_back(fmt::format("tlc: '{}' is batched over {}: the grid's third dimension carries the batch (one "
+                                       "GEMM per index, its epilogue fused).{}{}",
+                                       text(*matmul_), text(*resultDims_[0]), whole(matA_, aBatched), whole(matB_, bBatched)));
+        if (aBatched && !bBatched)
+            k_.notes.push_back(fmt::format("tlc: the rows of {} are not folded into one GEMM of {} * {} rows, so that the "
+                                           "epilogue's operands index the batch as written.",
+                                           matA_->name, text(*resultDims_[0]), text(*resultDims_[1])));
     }
     if (rank > 3) {
         error(k_.nameRange, DiagId::err_whole_tensor_rank, rank);
@@ -410,20 +444,42 @@ bool Lowering::run() {
         std::vector<ExprPtr> clearArgs;
         clearArgs.push_back(name(acc_));
         body.push_back(std::make_unique<ExprStmt>(kr, callOf("clear", std::move(clearArgs))));
-        auto tileOf = [&](const Param& p, bool swap, ExprPtr row, ExprPtr col, const std::string& into) {
-            if (swap) std::swap(row, col);
-            std::vector<Subscript> subs(2);
-            subs[0].point = std::move(row);
-            subs[1].point = std::move(col);
-            subs[0].range = subs[1].range = kr;
+        // A tile of an operand: its last two dimensions by range (in the tensor's order), a batch
+        // dimension at the block's batch index, or at 0 where it is 1 (broadcast).
+        auto tileOf = [&](const Param& p, bool swap, ExprPtr row, ExprPtr col, ExprPtr rows, ExprPtr cols,
+                          const std::string& into) {
+            if (swap) {
+                std::swap(row, col);
+                std::swap(rows, cols);
+            }
+            std::vector<Subscript> subs;
+            if (p.type.dims.size() == 3) {
+                const auto* one = p.type.dims[0]->as<IntLit>();
+                Subscript b;
+                b.point = one && one->value == 1 ? ExprPtr(intLit(0)) : ExprPtr(name(batchVar));
+                b.range = kr;
+                subs.push_back(std::move(b));
+            }
+            const bool batched = !subs.empty();
+            for (auto* x : {&row, &col}) {  // a matrix's tile from its corner, a batch's by ranges
+                Subscript sub;
+                if (batched) {
+                    sub.form = Subscript::Form::Length;
+                    sub.length = x == &row ? std::move(rows) : std::move(cols);
+                }
+                (batched ? sub.lo : sub.point) = std::move(*x);
+                sub.range = kr;
+                subs.push_back(std::move(sub));
+            }
             return std::make_unique<ExprStmt>(
                 kr, callOf("copy", pair(std::make_unique<Index>(kr, name(p.name), std::move(subs)), name(into))));
         };
         std::vector<StmtPtr> loop;
         loop.push_back(tileOf(*matA_, transA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
-                              binary(BinaryOp::Mul, name(k), name(blockK)), aShared));
+                              binary(BinaryOp::Mul, name(k), name(blockK)), name(blocks[0]), name(blockK), aShared));
         loop.push_back(tileOf(*matB_, transB_, binary(BinaryOp::Mul, name(k), name(blockK)),
-                              binary(BinaryOp::Mul, name(gridVars[1]), name(blocks[1])), bShared));
+                              binary(BinaryOp::Mul, name(gridVars[1]), name(blocks[1])), name(blockK), name(blocks[1]),
+                              bShared));
         std::vector<ExprPtr> gemmArgs;
         gemmArgs.push_back(name(aShared));
         gemmArgs.push_back(name(bShared));
@@ -433,7 +489,8 @@ bool Lowering::run() {
         if (transB_) gemm->args.push_back(Arg{"transpose_B", kr, std::make_unique<BoolLit>(kr, true)});
         loop.push_back(std::make_unique<ExprStmt>(kr, std::move(gemm)));
         std::vector<Arg> iterArgs;
-        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[transA_ ? 0 : 1]), name(blockK)))});
+        const size_t ra = matA_->type.dims.size();
+        iterArgs.push_back(Arg{{}, {}, callOf("ceildiv", pair(cloneSyntax(*matA_->type.dims[ra - (transA_ ? 2 : 1)]), name(blockK)))});
         iterArgs.push_back(Arg{"stages", kr, name(stages)});
         std::vector<LoopVar> kVar{{k, kr, nullptr}};
         body.push_back(std::make_unique<ForStmt>(kr, std::move(kVar), std::make_unique<Call>(kr, "pipelined", kr, std::move(iterArgs)),
@@ -560,6 +617,7 @@ bool lowerWholeTensorKernels(File& file, DiagnosticEngine& diags, const std::map
         }
         if (const AssignStmt* one = rowKernelStatement(*k))
             ok = (isAttention(*one) ? lowerAttention(*k, *one, defines, diags) : lowerRowKernel(*k, *one, defines, diags)) && ok;
+        else if (hasReduction(*k) && productBesideReductions(*k)) ok = lowerGemmWithStatistics(*k, diags) && ok;
         else if (hasReduction(*k)) ok = lowerReductions(*k, diags) && ok;
         else ok = elementwise::Lowering(*k, diags).run() && ok;
     }

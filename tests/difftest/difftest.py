@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import dtypes  # noqa: E402
 import gen  # noqa: E402
+import gen_whole  # noqa: E402
 
 TARGETS = ["cpu", "sm80", "sm90", "gfx90a"]
 # A target that refuses a program for want of fp8 matrix instructions runs the output of the
@@ -650,7 +651,11 @@ def index_text(i, shape):
 
 
 def reference(args, prog, odir):
-    """The evaluator's output for a program, or None with a note."""
+    """The evaluator's output for a program, or None with a note; a whole-tensor program
+    (gen_whole.py) brings its own, computed from the formula (tlc-eval would run tlc's lowering
+    of it)."""
+    if prog.meta.get("reference"):
+        return os.path.join(prog.dir, prog.meta["reference"]), ""
     out = os.path.join(odir, f"p{prog.seed}.ref.bin")
     cmd = [args.eval, prog.tl, "--kernel", prog.meta["kernel"], *prog.dflags()]
     for s, v in prog.meta["sizes"].items():
@@ -703,7 +708,7 @@ def check_batch(args, pool, progs, targets, work):
     """Compiles, runs and compares a batch of programs on every target; fills prog.results."""
     os.makedirs(os.path.join(work, "out"), exist_ok=True)
     # Reference first (in parallel), so that a program the evaluator cannot run is skipped.
-    if args.ref == "eval":
+    if args.ref == "eval" or any(p.meta.get("reference") for p in progs):
         refs = list(pool.map(lambda p: reference(args, p, os.path.join(work, "out")), progs))
         for p, (ref, note) in zip(progs, refs):
             p.ref, p.ref_note = ref, note
@@ -761,7 +766,7 @@ def judge(args, p, target, header, rc, text, out):
         return Result("fail", "launcher-accepts", f"ran although {expect}")
     p.results.setdefault("_out", {})[target] = out
     # Against the reference.
-    if args.ref == "cpu":
+    if args.ref == "cpu" and not p.meta.get("reference"):
         if target == "cpu":
             return Result("pass", "", "reference")
         ref = p.results.get("_out", {}).get("cpu")
@@ -913,6 +918,9 @@ def main():
     ap.add_argument("--findings", default=None)
     ap.add_argument("--program", action="append", default=[],
                     help="check these programs (or every .tl of these folders) instead of generating")
+    ap.add_argument("--whole", action="store_true",
+                    help="generate whole-tensor (beginner-level) kernels (gen_whole.py), checked against the "
+                         "formula evaluated in double")
     ap.add_argument("--strict", action="store_true",
                     help="a program the evaluator cannot run (skipped) fails the run too")
     ap.add_argument("--accumulate", action="store_true", help="add to the coverage table of earlier runs")
@@ -924,7 +932,8 @@ def main():
     args.eval = os.path.join(args.build_dir, "tests/difftest/tlc-eval")
     if args.ref == "auto":
         args.ref = "eval" if os.path.exists(args.eval) else "cpu"
-    args.out_dir = os.path.join(args.build_dir, "difftest")
+    # Whole-tensor runs keep their own coverage table and findings (CTest runs both slices at once).
+    args.out_dir = os.path.join(args.build_dir, "difftest", "whole") if args.whole else os.path.join(args.build_dir, "difftest")
     args.findings = os.path.abspath(args.findings or os.path.join(args.out_dir, "findings"))
     targets = [t for t in args.targets.split(",") if t]
     if not os.path.exists(args.tlc):
@@ -941,10 +950,12 @@ def main():
     else:
         gdir = os.path.join(work, "progs")
         seeds = range(args.seed, args.seed + args.count)
-        bases = list(pool.map(lambda s: gen.generate(s, gdir), seeds))
+        generate = gen_whole.generate if args.whole else gen.generate
+        bases = list(pool.map(lambda s: generate(s, gdir), seeds))
         progs = [Prog(b + ".tl") for b in bases]
-    print(f"difftest: {len(progs)} programs, targets {','.join(targets)}, reference "
-          f"{'tlc-eval' if args.ref == 'eval' else 'cpu output'}, work {work}", flush=True)
+    refname = "the formula in double" if args.whole else "tlc-eval" if args.ref == "eval" else "cpu output"
+    print(f"difftest: {len(progs)} {'whole-tensor ' if args.whole else ''}programs, targets {','.join(targets)}, "
+          f"reference {refname}, work {work}", flush=True)
     for i in range(0, len(progs), args.batch):
         batch = progs[i:i + args.batch]
         t0 = time.time()

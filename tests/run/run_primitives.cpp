@@ -34,6 +34,7 @@ using namespace harness;
 
 void wholeTensorForms();  // run_whole_tensor.cpp
 void splitKGemms();       // run_split_k.cpp
+void wholeTensorBatched();  // run_whole_tensor_batched.cpp
 
 namespace {
 
@@ -1162,5 +1163,6 @@ int main() {
     wholeTensorAttention(1, 64, 2);
     wholeTensorAttention(2, 100, 1);  // a partial last tile of queries and keys
     wholeTensorForms();
+    wholeTensorBatched();
     return summary();
 }

@@ -29,6 +29,7 @@ LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
 BEGINNER_GEMM_SOURCE = "bench/gpu/experiments/beginner_gemm.tl"
 PERSISTENT_SOURCE = "bench/gpu/experiments/gemm_persistent.tl"
 SPLIT_K_SOURCE = "bench/gpu/experiments/gemm_split_k.tl"
+BEGINNER_FUSED_SOURCE = "bench/gpu/experiments/beginner_fused.tl"
 
 # issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
@@ -202,6 +203,30 @@ QUEUE = [
         ],
     },
     {
+        "name": "beginner_bmm",
+        "title": "Batched GEMM f16 on Hopper written on whole tensors, X [B, M, K] @ W [K, N] (issue 48)",
+        "question": "Is `Y = X @ W;` with a batch dimension (the grid's third dimension carries it; the rows are "
+                    "not folded into one GEMM of B * M rows) within 10% of torch.matmul, and of the 2-D "
+                    "beginner_gemm at M' = B * M? Small M per batch index (128) is where folding would matter.",
+        "kind": "bmm",
+        "dtype": "f16",
+        "shapes": [(8, 512, 4096, 4096), (32, 128, 4096, 4096), (4, 2048, 4096, 1024)],
+        "kernels": [("beginner: Y = X @ W, batched", BEGINNER_FUSED_SOURCE, (), {"kernel": "bmm"})],
+    },
+    {
+        "name": "beginner_rms_proj",
+        "title": "RMS-scaled projection f16 on Hopper written on whole tensors (issue 48)",
+        "question": "What does the statistics pass cost? `Y = X @ W * rsqrt(mean(X * X, dim = 1) + 1e-6)` (each "
+                    "block reads its rows of X once more before its K loop) against torch's three kernels and "
+                    "against beginner_gemm's bare `C = A @ B` at the same shapes (goal: within 10% of the bare "
+                    "GEMM).",
+        "kind": "rms_proj",
+        "dtype": "f16",
+        "shapes": GEMM_SHAPES,
+        "kernels": [("beginner: Y = X @ W * rsqrt(mean(X * X, dim = 1) + eps)", BEGINNER_FUSED_SOURCE, (),
+                     {"kernel": "rms_proj"})],
+    },
+    {
         "name": "layernorm_pick",
         "title": "LayerNorm forward (bf16 rows of 1024) on Hopper: the recommender's pick against a grid (issue 46)",
         "question": "Is the recommender's rank 1 for blk_m and threads within 10% of the fastest of the grid "
@@ -288,6 +313,64 @@ def run_gemm(torch, exp, kernels, lib_of, iters, log):
             rows.append([k["label"], k["depth"], M, N, K, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
                          f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
         del a, b, ref
+        torch.cuda.empty_cache()
+    return rows, wrong, ""
+
+
+def run_fused(torch, exp, kernels, lib_of, iters, log):
+    """The beginner level's fused products (beginner_fused.tl): `bmm` (X [B, M, K] @ W [K, N]) and
+    `rms_proj` (X @ W scaled by each row's reciprocal RMS) for every shape, against float64 first,
+    then timed beside torch's unfused form. Returns rows, wrong results, a note."""
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[exp["dtype"]]
+    batched = exp["kind"] == "bmm"
+    rows, wrong = [], 0
+    fns = {}
+    for k in kernels:
+        lib = lib_of(k)
+        if lib:
+            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P] + [I] * (4 if batched else 3) + [P])
+        else:
+            rows.append([k["label"], "", "", "not built", "", "", "", ""])
+            wrong += 1
+    for shape in exp["shapes"]:
+        B, M, N, K = shape if batched else (1, *shape)
+        torch.manual_seed(0)
+        x = torch.randn(*((B,) if batched else ()), M, K, device="cuda").to(dtype)
+        w = torch.randn(K, N, device="cuda").to(dtype)
+        if batched:
+            ref = x.double() @ w.double()
+            theirs_fn = lambda: torch.matmul(x, w)  # noqa: E731
+        else:
+            ref = (x.double() @ w.double()) * torch.rsqrt((x.double() ** 2).mean(dim=1, keepdim=True) + 1e-6)
+            theirs_fn = lambda: (torch.matmul(x, w) * torch.rsqrt(x.float().pow(2).mean(dim=1, keepdim=True)  # noqa: E731
+                                                                  + 1e-6)).to(dtype)
+        for k in kernels:
+            fn = fns.get(k["id"])
+            if not fn:
+                continue
+            y = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=dtype)
+            sizes = (B, M, K, N) if batched else (M, K, N)
+            run = checked(fn, x.data_ptr(), w.data_ptr(), y.data_ptr(), *sizes, torch.cuda.current_stream().cuda_stream)
+            label = "x".join(map(str, shape))
+            try:
+                run()
+                torch.cuda.synchronize()
+            except RuntimeError as e:
+                rows.append([k["label"], label, "", str(e), "", "", "", ""])
+                wrong += 1
+                continue
+            err = rel_err(torch, y, ref)
+            if not check(err, exp["dtype"]):
+                log(f"kit: experiment {exp['name']}: {k['label']} {label} WRONG (rel. error {err:.1e})")
+                rows.append([k["label"], label, "", f"WRONG {err:.1e}", "", "", "", ""])
+                wrong += 1
+                continue
+            ours = median_ms(torch, run, iters)
+            theirs = median_ms(torch, theirs_fn, iters)
+            flops = 2 * B * M * N * K
+            rows.append([k["label"], label, k["depth"], f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
+                         f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+        del x, w, ref
         torch.cuda.empty_cache()
     return rows, wrong, ""
 
@@ -382,6 +465,11 @@ def run_layernorm(torch, exp, kernels, lib_of, iters, log):
 RUNNERS = {
     "gemm": (run_gemm, ["configuration", "pipeline depth (tlc)", "M", "N", "K", "rel. error", "tlc ms", "tlc TFLOP/s",
                         "cuBLAS TFLOP/s", "cuBLAS / tlc"], "Ratio: torch.matmul (cuBLAS) time / tlc time."),
+    "bmm": (run_fused, ["kernel", "B x M x N x K", "pipeline depth (tlc)", "rel. error", "tlc ms", "tlc TFLOP/s",
+                        "torch TFLOP/s", "torch / tlc"], "Ratio: torch.matmul time / tlc time."),
+    "rms_proj": (run_fused, ["kernel", "M x N x K", "pipeline depth (tlc)", "rel. error", "tlc ms", "tlc TFLOP/s",
+                             "torch TFLOP/s", "torch / tlc"],
+                 "Ratio: torch's matmul, mean and rsqrt (three kernels) time / tlc time."),
     "layernorm": (run_layernorm, ["configuration", "rows", "D", "rel. error", "tlc ms", "tlc GB/s", "tlc / copy"],
                   "Bandwidth: bytes read and written once over the time; tlc / copy: over a device-to-device copy "
                   "of the same bytes."),
