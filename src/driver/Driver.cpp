@@ -360,7 +360,15 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     if (options.syntaxOnly) return kExitOk;
 
     if (!source) {
-        out << result;
+        // The dumps (--emit=ast, tile-source, tile-ir, ...) go where -o says, as the source does.
+        if (options.output.empty()) {
+            out << result;
+            return kExitOk;
+        }
+        if (std::string error; !writeFilesAtomically({{options.output, result}}, error)) {
+            err << "tlc: error: " << error << '\n';
+            return kExitUsage;
+        }
         return kExitOk;
     }
     if (options.explain && options.output.empty() && options.report.empty()) return kExitOk;
