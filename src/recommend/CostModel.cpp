@@ -80,6 +80,12 @@ struct TileWorkVisitor : ir::IRVisitor {
         return runs;
     }
 
+    // A region every block reads at the same place (a norm's weights, `copy(W[0], w)`): its
+    // starts are constants. Only the first block on an SM or core fetches it from memory.
+    static bool blockInvariant(const ir::Region& r) {
+        return std::all_of(r.starts.begin(), r.starts.end(), [](const ir::Expr& s) { return constantOf(s).has_value(); });
+    }
+
     // The bytes a global region moves: each contiguous run rounded up to whole sectors.
     double movedBytes(const ir::Region& r) const {
         double bytes = double(r.elements()) * double(dtypeBytes(r.buffer->dtype));
@@ -97,6 +103,7 @@ struct TileWorkVisitor : ir::IRVisitor {
             for (const ir::Region* r : *list)
                 if (r->buffer->scope == MemScope::Global) {
                     w.globalBytes += movedBytes(*r) * multiplier;
+                    if (list == &reads && blockInvariant(*r)) w.invariantBytes += movedBytes(*r) * multiplier;
                     w.globalStreams += runsOf(*r);
                 }
         if (pipelineStages > 0)
@@ -250,7 +257,10 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     e.sharedBytes = shared;
     e.stages = a.maxStages;
     e.flops = a.flops * double(blocks);
-    e.globalBytes = a.globalBytes * double(blocks);
+    // What every block reads at the same place comes from memory once per SM (core), then from
+    // its cache: a one-row LayerNorm block reads the weights as often as its row otherwise.
+    const double invariant = std::min(a.invariantBytes, a.globalBytes);
+    e.globalBytes = (a.globalBytes - invariant) * double(blocks) + invariant * double(std::min<int64_t>(blocks, t.smCount));
     e.intensity = e.globalBytes > 0 ? e.flops / e.globalBytes : 0;
     if (shared > t.sharedMemPerBlock)
         return fmt::format("needs {} bytes of shared memory; target '{}' allows {}", shared, t.name, t.sharedMemPerBlock);

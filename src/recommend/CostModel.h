@@ -19,6 +19,7 @@ namespace tlc {
 struct TileWork {
     double flops = 0;         // per block
     double globalBytes = 0;   // per block: global regions of tile ops, global loads and stores
+    double invariantBytes = 0;  // of globalBytes: regions at the same place in every block (constant starts)
     int64_t fragmentBytes = 0;
     // The fragments as registers hold them: a gemm's operands and accumulators packed (16-bit
     // pairs in one register), every other fragment a register an element at least (elementwise

@@ -28,6 +28,7 @@ DEPTH_SOURCE = "bench/gpu/experiments/gemm_depth.tl"
 LAYERNORM_SOURCE = "tests/corpus/layernorm.tl"
 BEGINNER_GEMM_SOURCE = "bench/gpu/experiments/beginner_gemm.tl"
 PERSISTENT_SOURCE = "bench/gpu/experiments/gemm_persistent.tl"
+VECTOR_SOURCE = "bench/gpu/experiments/vector_add.tl"
 SPLIT_K_SOURCE = "bench/gpu/experiments/gemm_split_k.tl"
 BEGINNER_FUSED_SOURCE = "bench/gpu/experiments/beginner_fused.tl"
 
@@ -243,11 +244,26 @@ QUEUE = [
                      (f"blk_m={rows}", f"threads={threads}"))
                     for rows in (1, 2, 4, 8, 16) for threads in (64, 128, 256, 512)],
     },
+    {
+        "name": "vector_pick",
+        "title": "Vector add f32 on Hopper: the recommender's pick against a grid (issue 46)",
+        "question": "Is the recommender's rank 1 for a vector kernel's block_N and threads within 10% of the "
+                    "fastest of the grid (256..4096 elements a block, 128 or 256 threads)? The model counts "
+                    "32-byte sectors and models N at 2^24; its candidates stop at 256 elements a block "
+                    "(the tile-extent role's values): a faster larger block says the role needs more.",
+        "kind": "vector",
+        "dtype": "f32",
+        "shapes": [(1 << 24,), (1 << 26,)],
+        "kernel": "vector_add",
+        "recommend": {"params": ["block_N", "threads"], "shape": {"N": 1 << 24}, "sizes": ["N"]},
+        "kernels": [(f"{block} elements, {threads} threads", VECTOR_SOURCE, (f"block_N={block}", f"threads={threads}"))
+                    for block in (256, 1024, 4096) for threads in (128, 256)],
+    },
 ]
 
 # A result is right when max |tlc - reference| / max |reference| stays under this: f16 output
 # rounds each element to 2^-11 of itself; the f32 accumulation over K adds far less.
-TOLERANCE = {"f16": 5e-3, "bf16": 4e-2}
+TOLERANCE = {"f16": 5e-3, "bf16": 4e-2, "f32": 1e-6}
 
 
 def kernel_id(experiment, index):
@@ -448,14 +464,71 @@ def run_layernorm(torch, exp, kernels, lib_of, iters, log):
             rows.append([k["label"], M, N, f"{err:.1e}", f"{ours:.3f}", f"{moved / ours / 1e6:.0f}",
                          f"{copy / ours:.2f}"])
         measured[(M, N)] = times
-        pick = next((k for k in kernels if k.get("pick")), None)
-        if times and pick and pick["id"] in times:
-            best = min(times, key=times.get)
-            ratio = times[pick["id"]] / times[best]
-            label = next(k["label"] for k in kernels if k["id"] == best)
-            notes.append(f"{M}x{N}: rank 1 / fastest = {ratio:.2f} (fastest: {label})")
-            log(f"kit: experiment {exp['name']}: {M}x{N}: the recommender's pick / the fastest = {ratio:.2f}")
+        pick_note(exp, kernels, times, f"{M}x{N}", notes, log)
         del x, g, b, ref, src, dst
+        torch.cuda.empty_cache()
+    note = ("; ".join(notes) + " (goal <= 1.10).") if notes else "The recommender's pick did not run."
+    return rows, wrong, note, measured
+
+
+def pick_note(exp, kernels, times, shape, notes, log):
+    """The recommender's pick (the kernel marked `pick`) over the fastest kernel of one shape."""
+    pick = next((k for k in kernels if k.get("pick")), None)
+    if times and pick and pick["id"] in times:
+        best = min(times, key=times.get)
+        ratio = times[pick["id"]] / times[best]
+        label = next(k["label"] for k in kernels if k["id"] == best)
+        notes.append(f"{shape}: rank 1 / fastest = {ratio:.2f} (fastest: {label})")
+        log(f"kit: experiment {exp['name']}: {shape}: the recommender's pick / the fastest = {ratio:.2f}")
+
+
+def run_vector(torch, exp, kernels, lib_of, iters, log):
+    """C = A + B over f32 vectors of N for every shape and kernel, checked against float64;
+    bandwidth over a device copy of the same bytes; per shape, the pick over the fastest."""
+    rows, wrong, notes, measured = [], 0, [], {}
+    fns = {}
+    for k in kernels:
+        lib = lib_of(k)
+        if lib:
+            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P, I, P])
+        else:
+            rows.append([k["label"], "", "", "not built", "", "", ""])
+            wrong += 1
+    for (N,) in exp["shapes"]:
+        torch.manual_seed(0)
+        a = torch.randn(N, device="cuda")
+        b = torch.randn(N, device="cuda")
+        ref = a.double() + b.double()
+        moved = 3 * N * 4
+        src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+        copy = median_ms(torch, lambda: dst.copy_(src), iters)
+        times = {}
+        for k in kernels:
+            fn = fns.get(k["id"])
+            if not fn:
+                continue
+            c = torch.full((N,), float("nan"), device="cuda")
+            run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), N, torch.cuda.current_stream().cuda_stream)
+            try:
+                run()
+                torch.cuda.synchronize()
+            except RuntimeError as err:
+                rows.append([k["label"], N, "", str(err), "", "", ""])
+                wrong += 1
+                continue
+            err = rel_err(torch, c, ref)
+            if not check(err, exp["dtype"]):
+                log(f"kit: experiment {exp['name']}: {k['label']} N={N} WRONG (rel. error {err:.1e})")
+                rows.append([k["label"], N, "", f"WRONG {err:.1e}", "", "", ""])
+                wrong += 1
+                continue
+            ours = median_ms(torch, run, iters)
+            times[k["id"]] = ours
+            rows.append([k["label"], N, f"{err:.1e}", f"{ours:.3f}", f"{moved / ours / 1e6:.0f}", f"{copy / ours:.2f}"])
+        measured[(N,)] = times
+        pick_note(exp, kernels, times, f"N={N}", notes, log)
+        del a, b, ref, src, dst
         torch.cuda.empty_cache()
     note = ("; ".join(notes) + " (goal <= 1.10).") if notes else "The recommender's pick did not run."
     return rows, wrong, note, measured
@@ -473,6 +546,9 @@ RUNNERS = {
     "layernorm": (run_layernorm, ["configuration", "rows", "D", "rel. error", "tlc ms", "tlc GB/s", "tlc / copy"],
                   "Bandwidth: bytes read and written once over the time; tlc / copy: over a device-to-device copy "
                   "of the same bytes."),
+    "vector": (run_vector, ["configuration", "N", "rel. error", "tlc ms", "tlc GB/s", "tlc / copy"],
+               "Bandwidth: A and B read, C written once over the time; tlc / copy: over a device-to-device copy "
+               "of the same bytes."),
     "rows": (run_rows, ["kernel", "pointers", "size", "rel. error", "tlc ms", "tlc GB/s", "tlc / copy", "general / fast"],
              "tlc / copy: against a device copy of the same bytes; general / fast: the aligned time over the offset "
              "time."),
