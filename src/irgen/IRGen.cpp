@@ -129,6 +129,9 @@ public:
             if (const auto* b = std::get_if<bool>(&*p->constant)) k.persistent = *b;
             if (const auto* i = std::get_if<int64_t>(&*p->constant)) k.persistent = *i != 0;
         }
+        // `cluster = N` (a literal or an `auto` parameter's value).
+        if (const A::Expr* c = launch.boundArgs.size() > 5 ? launch.boundArgs[5] : nullptr; c && c->constant)
+            if (const auto* i = std::get_if<int64_t>(&*c->constant)) k.cluster = int(*i);
 
         // Block indices: the user's names stand for blockIdx directly, unless use_swizzle
         // remaps them (then raw block_x/block_y variables are bound to the remapped names).

@@ -21,6 +21,7 @@ enum class AutoRole {
     Threads,     // a block's threads
     ThreadDim,   // one dimension of a block's threads (`threads = (reduce_thread, n_partition)`)
     Persistent,  // grid(..., persistent = p): 0 or 1, a launch of one block per tile or a persistent one
+    Cluster,     // grid(..., cluster = c): blocks per thread-block cluster (1 where the target has none)
 };
 const char* autoRoleName(AutoRole r);
 

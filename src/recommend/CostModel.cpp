@@ -207,6 +207,7 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
     work.persistent = kernel.persistent && target.backend != Backend::Cpu;
     work.persistentOption = kernel.persistentWritten;
+    work.cluster = target.has(Feature::Clusters) ? std::max(kernel.cluster, 1) : 1;
     return work;
 }
 
@@ -218,6 +219,15 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     e.stages = a.maxStages;
     e.flops = a.flops * double(blocks);
     e.globalBytes = a.globalBytes * double(blocks);
+    // Clusters (docs/recommend.md, "Clusters"): the blocks of a cluster load one gemm operand's
+    // tiles once between them, taken as half of a pipelined gemm's loop bytes; the grid is padded
+    // to whole clusters, which also fill the SMs only in whole clusters.
+    const int64_t cluster = a.pipelinedGemm ? a.cluster : 1;
+    if (cluster > 1) {
+        const double loopBytes = std::max(0.0, a.globalBytes - a.epilogueBytes);
+        e.globalBytes -= double(blocks) * loopBytes * 0.5 * (1.0 - 1.0 / double(cluster));
+        blocks = (blocks + cluster - 1) / cluster * cluster;
+    }
     e.intensity = e.globalBytes > 0 ? e.flops / e.globalBytes : 0;
     if (shared > t.sharedMemPerBlock)
         return fmt::format("needs {} bytes of shared memory; target '{}' allows {}", shared, t.name, t.sharedMemPerBlock);
@@ -236,7 +246,7 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     }
     if (perSM < 1) return fmt::format("no block of {} threads fits on one SM of target '{}'", threads, t.name);
     e.blocksPerSM = int(perSM);
-    int64_t slots = int64_t(t.smCount) * perSM;
+    int64_t slots = int64_t(t.smCount) / cluster * cluster * perSM;
     e.waves = (blocks + slots - 1) / slots;
     e.waveEfficiency = double(blocks) / double(e.waves * slots);
     double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));

@@ -44,6 +44,7 @@ struct TileWork {
     bool pipelinedGemm = false;
     bool persistent = false;   // grid(..., persistent = true): a block per SM looping over tiles
     bool persistentOption = false;  // the grid has a `persistent` argument: the per-tile term applies
+    int64_t cluster = 1;  // grid(..., cluster = c) on a target with clusters: the multicast term
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
