@@ -186,9 +186,13 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
     if (k.clusterSize > 1) {
         int dims[3] = {1, 1, 1};
         dims[k.clusterDim] = k.clusterSize;
-        cluster = fmt::format(" __cluster_dims__({},{},{})", dims[0], dims[1], dims[2]);  // never wrapped inside
+        cluster = fmt::format("__cluster_dims__({}, {}, {})", dims[0], dims[1], dims[2]);
     }
-    std::string head = fmt::format("__global__ void __launch_bounds__({}){} {}(", bounds, cluster, sig.kernelName);
+    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, sig.kernelName);
+    if (!cluster.empty()) {  // the attributes on a line of their own, the name and parameters after
+        line(fmt::format("__global__ void __launch_bounds__({}) {}", bounds, cluster));
+        head = sig.kernelName + "(";
+    }
     for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);
     line("{");
     out_->indent();
