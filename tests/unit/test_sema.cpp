@@ -128,7 +128,7 @@ TEST_CASE("sema: the gemm sample checks and every node is annotated") {
     // Grid extents keep their canonical symbolic text, with constants substituted.
     const Call* launch = k.grid->launch.get();
     CHECK(launch->builtin == int(Builtin::Grid));
-    REQUIRE(launch->boundArgs.size() == 5);  // x, y, z, threads, persistent
+    REQUIRE(launch->boundArgs.size() == 6);  // x, y, z, threads, persistent, cluster
     CHECK(launch->boundArgs[2] == nullptr);
     CHECK(std::get<int64_t>(*launch->boundArgs[3]->constant) == 128);
     CHECK(launch->boundArgs[4] == nullptr);  // `persistent` left out
