@@ -222,7 +222,7 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     // Clusters (docs/recommend.md, "Clusters"): the blocks of a cluster load one gemm operand's
     // tiles once between them, taken as half of a pipelined gemm's loop bytes; the grid is padded
     // to whole clusters, which also fill the SMs only in whole clusters.
-    const int64_t cluster = a.pipelinedGemm ? a.cluster : 1;
+    const int64_t cluster = a.pipelinedGemm && !a.persistent ? a.cluster : 1;  // persistent: no clusters yet
     if (cluster > 1) {
         const double loopBytes = std::max(0.0, a.globalBytes - a.epilogueBytes);
         e.globalBytes -= double(blocks) * loopBytes * 0.5 * (1.0 - 1.0 / double(cluster));
