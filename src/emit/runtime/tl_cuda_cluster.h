@@ -48,10 +48,11 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, unsigned 
 }
 // tma_load_2d .. 5d multicast: the box lands at smem_dst's offset in the shared memory of every
 // block of the cluster whose rank is a bit of `mask`, and its bytes complete on the barrier at
-// bar's offset in each of them (each block announces the bytes it receives).
+// bar's offset in each of them (each block announces the bytes it receives). sm_90a only (ptxas
+// calls the form slow on the family's later parts): compile with -arch=sm_90a, as wgmma needs.
 __device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0,
                                                       int c1, uint16_t mask) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                  "[%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_u32(smem_dst)),
                  "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask)
@@ -63,7 +64,7 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const CUte
 }
 __device__ __forceinline__ void tma_load_3d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0,
                                                       int c1, int c2, uint16_t mask) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                  "[%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem_u32(smem_dst)),
                  "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
@@ -75,7 +76,7 @@ __device__ __forceinline__ void tma_load_3d_multicast(void* smem_dst, const CUte
 }
 __device__ __forceinline__ void tma_load_4d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0,
                                                       int c1, int c2, int c3, uint16_t mask) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                  "[%0], [%1, {%3, %4, %5, %6}], [%2], %7;" ::"r"(smem_u32(smem_dst)),
                  "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "h"(mask)
@@ -87,7 +88,7 @@ __device__ __forceinline__ void tma_load_4d_multicast(void* smem_dst, const CUte
 }
 __device__ __forceinline__ void tma_load_5d_multicast(void* smem_dst, const CUtensorMap* map, uint64_t* bar, int c0,
                                                       int c1, int c2, int c3, int c4, uint16_t mask) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                  "[%0], [%1, {%3, %4, %5, %6, %7}], [%2], %8;" ::"r"(smem_u32(smem_dst)),
                  "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "h"(mask)
