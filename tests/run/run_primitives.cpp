@@ -1091,6 +1091,7 @@ int main() {
     // nothing), 13 k-tiles of 16 (the last partial); 4 blocks, no padding; one block and its pad.
     clusterGemmX(72, 136, 200);
     clusterGemmX(130, 200, 40);
+    clusterGemmX(72, 136, 0);  // no k-tile: the blocks only meet at the cluster barriers
     clusterGemmM(136, 200, 200);  // 7 k-tiles of 32 two to a wgmma group: a short last group
     clusterGemmM(64, 128, 64);
     mixedFp8Gemms(64, 128, 128);
