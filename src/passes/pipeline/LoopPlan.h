@@ -12,6 +12,7 @@
 //     Overlap.cpp          the second of two gemms a stage later, overlapping the work between them
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
 //     Unroll.cpp           several k-tiles per wgmma group where one carries too little work
+//     Cluster.cpp          thread-block clusters whose blocks share a multicast TMA tile (sm90)
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
 //
