@@ -217,8 +217,8 @@ void checkConsistent(Target& t) {
                                       t.maxThreadsPerBlock, t.warpSize)};
     if (t.maxClusterSize > 1 && !t.has(Feature::Clusters))
         throw SchemaError{"field 'max_cluster_size' needs the feature 'clusters'"};
-    if (t.has(Feature::Clusters) && t.maxClusterSize < 2)
-        throw SchemaError{"feature 'clusters' needs 'max_cluster_size' of 2 or more"};
+    // Left out beside the feature: CUDA's portable limit.
+    if (t.has(Feature::Clusters) && t.maxClusterSize < 2) t.maxClusterSize = 8;
     if (t.maxThreadsPerSM < t.maxThreadsPerBlock)
         throw SchemaError{fmt::format("field 'max_threads_per_sm' ({}) is smaller than 'max_threads_per_block' ({})",
                                       t.maxThreadsPerSM, t.maxThreadsPerBlock)};
