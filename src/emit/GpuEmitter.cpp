@@ -180,7 +180,19 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
         params.push_back("const __grid_constant__ CUtensorMap " + names_.declare(m.map.get(), m.map->name));
     // setmaxnreg needs the register count at entry fixed: one block per SM (else ptxas ignores it).
     std::string bounds = k.producerThreads ? fmt::format("{}, 1", k.threads) : std::to_string(k.threads);
+    // A thread-block cluster (grid's `cluster`, passes/pipeline/Cluster.cpp) is the kernel's
+    // compile-time attribute: a plain launch of a grid of whole clusters runs it.
+    std::string cluster;
+    if (k.clusterSize > 1) {
+        int dims[3] = {1, 1, 1};
+        dims[k.clusterDim] = k.clusterSize;
+        cluster = fmt::format("__cluster_dims__({}, {}, {})", dims[0], dims[1], dims[2]);
+    }
     std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, sig.kernelName);
+    if (!cluster.empty()) {  // the attributes on a line of their own, the name and parameters after
+        line(fmt::format("__global__ void __launch_bounds__({}) {}", bounds, cluster));
+        head = sig.kernelName + "(";
+    }
     for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);
     line("{");
     out_->indent();
@@ -206,6 +218,12 @@ void GpuEmitter::emitLaunch(const Kernel& k, const LauncherSignature& sig) {
         line(fmt::format("const {} {} = {};", errorType(), status,
                          spelled("TL_SET_MAX_DYNAMIC_SHARED", {sig.kernelName, std::to_string(sharedBytes_)})));
         line(fmt::format("if ({} != {}) return {};", status, successValue(), status));
+    }
+    // Whole clusters: the blocks past the grid's end take part in their cluster's protocol and
+    // store nothing (passes/pipeline/WarpSpecialize.cpp).
+    if (k.clusterSize > 1 && size_t(k.clusterDim) < blocks.size()) {
+        std::string& b = blocks[size_t(k.clusterDim)];
+        b = fmt::format("({} + {}) / {} * {}", b, k.clusterSize - 1, k.clusterSize, k.clusterSize);
     }
     std::string grid = blocks[0];
     if (blocks.size() > 1) {

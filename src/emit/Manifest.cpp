@@ -65,11 +65,21 @@ int CEmitter::tensorAlignment(const KernelParam& p, const std::vector<const Kern
 
 std::string CEmitter::manifest(const std::vector<Kernel>& kernels, const std::string& sourceName) const {
     auto launchOf = [&](const Kernel& k) {
-        return Json{{"kernel_function", signature(k).kernelName},
+        Json launch{{"kernel_function", signature(k).kernelName},
                     {"grid", exprs(k.gridExtents)},
                     {"block_threads", k.threads},
                     {"producer_threads", k.producerThreads},
                     {"shared_memory_bytes", k.sharedBytes}};
+        // Thread-block clusters (a compile-time attribute of the kernel): the grid in whole clusters.
+        if (k.clusterSize > 1) {
+            Json dims = Json::array({1, 1, 1});
+            dims[size_t(k.clusterDim)] = k.clusterSize;
+            launch["cluster_dims"] = dims;
+            Json& extent = launch["grid"][size_t(k.clusterDim)];
+            extent = fmt::format("({} + {}) / {} * {}", extent.get<std::string>(), k.clusterSize - 1, k.clusterSize,
+                                 k.clusterSize);
+        }
+        return launch;
     };
     // Which variant runs when (shape variants): the fast path's conditions, the general variant's grids.
     auto shapeVariants = [&](const std::vector<const Kernel*>& fast, Json& j) {

@@ -449,6 +449,12 @@ const InstructionHelper* findInstructionHelper(std::string_view name) {
         {"ldmatrix", "ldmatrix", true, 0},
         {"cp_async_wait_group", "async_copy", false, 1},
         {"cp_async", "async_copy", false, 0},
+        {"mbarrier_arrive_cluster", "cluster", false, 0},  // thread-block clusters (sm_90)
+        {"cluster_", "cluster", false, 0},
+        {"tma_load_2d_multicast", "cluster", false, 0},
+        {"tma_load_3d_multicast", "cluster", false, 0},
+        {"tma_load_4d_multicast", "cluster", false, 0},
+        {"tma_load_5d_multicast", "cluster", false, 0},
         {"mbarrier_", "mbarrier", false, 0},
         {"fence_barrier_init", "mbarrier", false, 0},
         {"named_barrier_", "named_barrier", false, 0},

@@ -138,6 +138,12 @@ struct Kernel {
     int64_t splitK = 1;
     bool splitKWritten = false;
     SourceLoc splitKLoc;  // the argument, for diagnostics
+    // `grid(..., cluster = N)`: the blocks per thread-block cluster the author asked for (1: none).
+    // Lowering sets clusterSize and clusterDim (0 x, 1 y, 2 z) to what the kernel launches with:
+    // N along the grid dimension whose blocks share a multicast TMA operand, or 1 where the
+    // target has no clusters or the kernel no such operand (docs/lowering.md, "Clusters").
+    int cluster = 1;
+    int clusterSize = 1, clusterDim = 0;
 
     // Shape variants (docs/lowering.md, "Shape variants"). A kernel whose fast path needs
     // something of the arguments (launchChecks, tensorMaps: fastPathConditions) is compiled a

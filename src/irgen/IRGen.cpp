@@ -139,6 +139,9 @@ public:
             k.splitKLoc = s->range.begin;
             if (const auto* i = std::get_if<int64_t>(&*s->constant)) k.splitK = *i;
         }
+        // `cluster = N` (a literal or an `auto` parameter's value).
+        if (const A::Expr* c = launch.boundArgs.size() > 6 ? launch.boundArgs[6] : nullptr; c && c->constant)
+            if (const auto* i = std::get_if<int64_t>(&*c->constant)) k.cluster = int(*i);
 
         // Block indices: the user's names stand for blockIdx directly, unless use_swizzle
         // remaps them (then raw block_x/block_y variables are bound to the remapped names).

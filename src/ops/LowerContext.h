@@ -138,6 +138,16 @@ public:
     // assumed of row lengths or pointers beyond their element's alignment, so nothing may need
     // a launch check (no vector global moves, no TMA).
     bool generalShapes = false;
+    // Thread-block clusters (grid's `cluster`, docs/lowering.md "Clusters"): the size the author
+    // asked for, the grid (its extents and raw block indices) it would cluster, and what the
+    // warp-specialised pipeline made of it (pipeline/Cluster.cpp): size 1 where it clusters
+    // nothing, else `size` blocks along grid dimension `dim`.
+    int64_t clusterAsked = 1;
+    std::vector<ir::Expr> gridExtents;
+    std::vector<ir::VarPtr> blockVars;
+    int64_t clusterSize = 1;
+    int clusterDim = 0;
+    std::string clusterWhy;  // why a warp-specialised loop did not cluster (pipeline/Cluster.cpp)
     // Whether global memory moves may use vectors (which need aligned, padded tensors, checked
     // at launch). The CPU's compiler vectorises plain loops without those conditions; a general
     // variant has none to check.

@@ -173,6 +173,9 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         LowerContext ctx(target, loweredThreads(kernel, target), diags);
         if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
         ctx.generalShapes = kernel.generalShapes;
+        ctx.clusterAsked = kernel.cluster;
+        ctx.gridExtents = kernel.gridExtents;
+        ctx.blockVars = kernel.blockVars;
         ctx.decisionLog = &kernel.decisions;
         const auto& logged = kernel.decisions.entries();
         ctx.threadsInferred =
@@ -207,6 +210,9 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         kernel.launchChecks = ctx.launchChecks;
         kernel.tensorMaps = ctx.tensorMaps;
         kernel.producerThreads = static_cast<int>(ctx.producerThreads);
+        pipeline::noteClusterUnused(ctx, kernel.loc);
+        kernel.clusterSize = static_cast<int>(ctx.clusterSize);
+        kernel.clusterDim = ctx.clusterDim;
         kernel.pipelines = ctx.pipelines;
         for (auto& p : kernel.pipelines)
             if (p.warpSpecialised) p.producerThreads = kernel.producerThreads;

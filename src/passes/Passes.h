@@ -112,6 +112,11 @@ struct StageInference {
 // cp.async commits and waits, and the barrier of each step. Elsewhere it only checks the
 // loops' order/stage lists. Inferred stages follow `stages` (StageInference).
 ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
+namespace pipeline {
+// After lowering: a grid `cluster` the kernel does not use, with the reason, in --explain (and a
+// warning on a target that has clusters). pipeline/Cluster.cpp.
+void noteClusterUnused(LowerContext& ctx, SourceLoc loc);
+} // namespace pipeline
 
 // `grid(..., split_k = S)` on a GPU: each tile's pipelined k-loop runs as S blocks, the last to
 // finish summing the partial tiles and running the epilogue (docs/lowering.md, "Split-K");

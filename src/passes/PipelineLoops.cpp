@@ -173,6 +173,7 @@ private:
         deepenPipeline(plan, kernel_, stages_, ctx_);
         settleUnroll(plan, kernel_, stages_, ctx_);
         plan.pingPong = choosePingPong(plan, kernel_, ctx_);
+        planCluster(plan, kernel_, ctx_);
         makeTmaBuffers(plan, ctx_);
         if (plan.warpSpecialize) {
             Stmt out = emitWarpSpecialized(plan, kernel_, ctx_);

@@ -18,6 +18,7 @@ const char* autoRoleName(AutoRole r) {
     case AutoRole::ThreadDim: return "thread_dim";
     case AutoRole::Persistent: return "persistent";
     case AutoRole::SplitK: return "split_k";
+    case AutoRole::Cluster: return "cluster";
     }
     return "tile";
 }
@@ -43,6 +44,7 @@ struct Uses {
             if (a.keyword == "threads") keyword.emplace(n->name, AutoRole::Threads);
             if (a.keyword == "persistent") keyword.emplace(n->name, AutoRole::Persistent);
             if (a.keyword == "split_k") keyword.emplace(n->name, AutoRole::SplitK);
+            if (a.keyword == "cluster") keyword.emplace(n->name, AutoRole::Cluster);
         }
         if (c->callee != "gemm") return;
         for (size_t i = 0; i < c->args.size() && i < 3; ++i) {
@@ -136,6 +138,11 @@ std::vector<int64_t> autoCandidates(AutoRole role, const Target& target) {
     case AutoRole::SplitK:
         if (target.backend == Backend::Cpu) return {1};
         return {1, 2, 4, 8, 16};
+    // Clusters of 2 (the multicast halves one operand's traffic; larger ones are for the
+    // author to ask for until a GPU has measured them); 1 where the target has none.
+    case AutoRole::Cluster:
+        if (!target.has(Feature::Clusters)) return {1};
+        return {1, 2};
     }
     return {};
 }

@@ -22,6 +22,7 @@ enum class AutoRole {
     ThreadDim,   // one dimension of a block's threads (`threads = (reduce_thread, n_partition)`)
     Persistent,  // grid(..., persistent = p): 0 or 1, a launch of one block per tile or a persistent one
     SplitK,      // grid(..., split_k = s): the blocks each tile's k-loop is split over
+    Cluster,     // grid(..., cluster = c): blocks per thread-block cluster (1 where the target has none)
 };
 const char* autoRoleName(AutoRole r);
 

@@ -247,6 +247,7 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     work.persistentOption = kernel.persistentWritten;
     work.splitOption = kernel.splitKWritten;
     if (kernel.splitKWritten && kernel.splitK > 1 && target.backend != Backend::Cpu) splitTileWork(work, kernel.splitK);
+    work.cluster = target.has(Feature::Clusters) ? std::max(kernel.cluster, 1) : 1;
     return work;
 }
 
@@ -261,6 +262,15 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     // its cache: a one-row LayerNorm block reads the weights as often as its row otherwise.
     const double invariant = std::min(a.invariantBytes, a.globalBytes);
     e.globalBytes = (a.globalBytes - invariant) * double(blocks) + invariant * double(std::min<int64_t>(blocks, t.smCount));
+    // Clusters (docs/recommend.md, "Clusters"): the blocks of a cluster load one gemm operand's
+    // tiles once between them, taken as half of a pipelined gemm's loop bytes; the grid is padded
+    // to whole clusters, which also fill the SMs only in whole clusters.
+    const int64_t cluster = a.pipelinedGemm && !a.persistent ? a.cluster : 1;  // persistent: no clusters yet
+    if (cluster > 1) {
+        const double loopBytes = std::max(0.0, a.globalBytes - a.epilogueBytes);
+        e.globalBytes -= double(blocks) * loopBytes * 0.5 * (1.0 - 1.0 / double(cluster));
+        blocks = (blocks + cluster - 1) / cluster * cluster;
+    }
     e.intensity = e.globalBytes > 0 ? e.flops / e.globalBytes : 0;
     if (shared > t.sharedMemPerBlock)
         return fmt::format("needs {} bytes of shared memory; target '{}' allows {}", shared, t.name, t.sharedMemPerBlock);
@@ -284,7 +294,7 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     }
     if (perSM < 1) return fmt::format("no block of {} threads fits on one SM of target '{}'", threads, t.name);
     e.blocksPerSM = int(perSM);
-    int64_t slots = int64_t(t.smCount) * perSM;
+    int64_t slots = int64_t(t.smCount) / cluster * cluster * perSM;
     e.waves = (blocks + slots - 1) / slots;
     e.waveEfficiency = double(blocks) / double(e.waves * slots);
     double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));

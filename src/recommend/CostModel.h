@@ -53,6 +53,7 @@ struct TileWork {
     bool splitOption = false;
     double accumulatorBytes = 0;
     double kTilesPerSplit = 0;
+    int64_t cluster = 1;  // grid(..., cluster = c) on a target with clusters: the multicast term
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);

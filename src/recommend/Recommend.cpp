@@ -32,7 +32,7 @@ constexpr int64_t kExhaustiveLimit = 2500;
 constexpr size_t kStagedRefine = 8;
 
 bool searchedInStage2(AutoRole r) {
-    return r == AutoRole::Stages || r == AutoRole::Threads || r == AutoRole::Persistent;
+    return r == AutoRole::Stages || r == AutoRole::Threads || r == AutoRole::Persistent || r == AutoRole::Cluster;
 }
 
 // The value a stages or threads parameter takes while the staged search tries tile values:
@@ -40,7 +40,8 @@ bool searchedInStage2(AutoRole r) {
 // (threads change nothing there, stages have one candidate).
 int64_t probeValue(const AutoParam& p, const Target& target) {
     int64_t want = p.role == AutoRole::Stages ? 2 : 128;
-    if (target.backend == Backend::Cpu || p.role == AutoRole::Persistent) return p.values.front();
+    if (target.backend == Backend::Cpu || p.role == AutoRole::Persistent || p.role == AutoRole::Cluster)
+        return p.values.front();
     int64_t best = p.values.front();
     for (int64_t v : p.values)
         if (std::llabs(v - want) < std::llabs(best - want)) best = v;

@@ -51,7 +51,7 @@ constexpr P kPipelined[] = {req("start", K::Int), absent("stop", K::Int), absent
                             absent("overlap", K::ConstBool)};
 constexpr P kGrid[] = {req("x", K::Int), absent("y", K::Int), absent("z", K::Int),
                        absent("threads", K::Threads), absent("persistent", K::ConstBool),
-                       absent("split_k", K::ConstInt)};
+                       absent("split_k", K::ConstInt), absent("cluster", K::ConstInt)};
 constexpr P kTwoInts[] = {req("a", K::Int), req("b", K::Int)};
 constexpr P kMinMax[] = {req("a", K::Scalar), req("b", K::Scalar)};
 constexpr P kClamp[] = {req("x", K::Scalar), req("lo", K::Scalar), req("hi", K::Scalar)};

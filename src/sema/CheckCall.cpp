@@ -428,7 +428,19 @@ void KernelChecker::checkArg(Call& c, const BuiltinInfo& info, const BuiltinPara
         }
         std::string what = info.id == Builtin::Parallel ? "an extent of 'parallel'"
                                                         : fmt::format("'{}' of '{}'", p.name, c.callee);
-        if (!requireConstInt(arg, what, positive).ok()) arg.type = Type::error();
+        if (!requireConstInt(arg, what, positive).ok()) {
+            arg.type = Type::error();
+            return;
+        }
+        // grid's `cluster`: blocks per thread-block cluster, a power of two up to 8 (CUDA's
+        // portable limit; targets without clusters run 1, docs/language.md).
+        if (info.id == Builtin::Grid && p.name == "cluster" && arg.constant && asInt(*arg.constant)) {
+            const int64_t v = *asInt(*arg.constant);
+            if (v > 8 || (v & (v - 1)) != 0) {
+                diags_.report(DiagId::err_arg_kind, arg.range, param, c.callee, "1, 2, 4 or 8", v);
+                arg.type = Type::error();
+            }
+        }
         return;
     }
     case ParamKind::Threads: checkThreadsArg(c, arg); return;

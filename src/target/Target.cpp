@@ -42,15 +42,15 @@ constexpr EmbeddedProfile kProfiles[] = {
 // The fields of a profile, in the order they are documented (docs/recommend.md).
 const std::set<std::string> kKnownFields = {
     "name", "base", "device", "description", "backend", "arch", "warp_size", "thread_warp_size", "max_threads_per_block",
-    "max_threads_per_sm", "max_blocks_per_sm", "shared_mem_per_block", "shared_mem_per_sm", "shared_mem_banks",
-    "shared_mem_bank_bytes", "memory_sector_bytes", "registers_per_sm",
+    "max_threads_per_sm", "max_blocks_per_sm", "max_cluster_size", "shared_mem_per_block", "shared_mem_per_sm",
+    "shared_mem_banks", "shared_mem_bank_bytes", "memory_sector_bytes", "registers_per_sm",
     "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "load_latency_ns", "k_step_min_ns", "peak_tflops", "mma_shapes",
     "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",
                                                 "shared_mem_bank_bytes", "memory_sector_bytes", "load_latency_ns",
-                                                "k_step_min_ns"};
+                                                "k_step_min_ns", "max_cluster_size"};
 
 struct SchemaError {
     std::string message;
@@ -124,6 +124,7 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
         else if (key == "max_threads_per_block") t.maxThreadsPerBlock = requireInt(value, key, 1);
         else if (key == "max_threads_per_sm") t.maxThreadsPerSM = requireInt(value, key, 1);
         else if (key == "max_blocks_per_sm") t.maxBlocksPerSM = requireInt(value, key, 1);
+        else if (key == "max_cluster_size") t.maxClusterSize = requireInt(value, key, 1);
         else if (key == "shared_mem_per_block") t.sharedMemPerBlock = requireInt(value, key, 0);
         else if (key == "shared_mem_per_sm") t.sharedMemPerSM = requireInt(value, key, 0);
         else if (key == "shared_mem_banks") t.sharedBanks = requireInt(value, key, 1);
@@ -216,6 +217,10 @@ void checkConsistent(Target& t) {
     if (t.maxThreadsPerBlock % t.warpSize != 0)
         throw SchemaError{fmt::format("field 'max_threads_per_block' ({}) is not a multiple of 'warp_size' ({})",
                                       t.maxThreadsPerBlock, t.warpSize)};
+    if (t.maxClusterSize > 1 && !t.has(Feature::Clusters))
+        throw SchemaError{"field 'max_cluster_size' needs the feature 'clusters'"};
+    // Left out beside the feature: CUDA's portable limit.
+    if (t.has(Feature::Clusters) && t.maxClusterSize < 2) t.maxClusterSize = 8;
     if (t.maxThreadsPerSM < t.maxThreadsPerBlock)
         throw SchemaError{fmt::format("field 'max_threads_per_sm' ({}) is smaller than 'max_threads_per_block' ({})",
                                       t.maxThreadsPerSM, t.maxThreadsPerBlock)};

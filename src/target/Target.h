@@ -81,6 +81,9 @@ struct Target {
     std::string device;            // the reference device the numbers describe
     int maxThreadsPerSM = 2048;
     int maxBlocksPerSM = 32;
+    // Thread-block clusters (feature `clusters`): the most blocks one cluster may have that every
+    // part of the family runs (CUDA's portable limit, 8 on sm_90); 1 without clusters.
+    int maxClusterSize = 1;
     double memoryBandwidthGBs = 0; // GB/s
     PeakRates peak;
     // The latency of a tile load from global into shared memory on a busy device, ns (through

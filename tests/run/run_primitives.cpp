@@ -35,6 +35,8 @@ using namespace harness;
 void wholeTensorForms();  // run_whole_tensor.cpp
 void splitKGemms();       // run_split_k.cpp
 void wholeTensorBatched();  // run_whole_tensor_batched.cpp
+void clusterGemmX(int M, int N, int K);  // run_cluster.cpp
+void clusterGemmM(int M, int N, int K);
 
 namespace {
 
@@ -1109,6 +1111,13 @@ int main() {
     persistentGemms(200, 200, 520);
     persistentGemms(72, 200, 16);
     persistentGemms(72, 136, 0);
+    // Clusters of 2: 3 blocks along the cluster's dimension (the launch pads a fourth that stores
+    // nothing), 13 k-tiles of 16 (the last partial); 4 blocks, no padding; one block and its pad.
+    clusterGemmX(72, 136, 200);
+    clusterGemmX(130, 200, 40);
+    clusterGemmX(72, 136, 0);  // no k-tile: the blocks only meet at the cluster barriers
+    clusterGemmM(136, 200, 200);  // 7 k-tiles of 32 two to a wgmma group: a short last group
+    clusterGemmM(64, 128, 64);
     mixedFp8Gemms(64, 128, 128);
     mixedFp8Gemms(72, 136, 208);  // partial tiles in M and N, the last K tile partial
     // 33 k-tiles of 16 (the last partial): many rounds of each stage's barriers, where sm90's

@@ -52,7 +52,7 @@ TEST_CASE("emit: the runtime headers are embedded and their sections resolve") {
     for (const auto& f : runtimeFiles()) files.push_back(f.first);
     CHECK(files == std::vector<std::string>{"tl_common.h", "tl_cpu.h", "tl_cpu_gemm.h", "tl_cpu_gemm_amx.h",
                                             "tl_cpu_gemm_common.h", "tl_cpu_gemm_dot.h", "tl_cpu_gemm_fma.h",
-                                            "tl_cuda.h", "tl_cuda_async.h", "tl_cuda_mbarrier.h", "tl_cuda_mma.h",
+                                            "tl_cuda.h", "tl_cuda_async.h", "tl_cuda_cluster.h", "tl_cuda_mbarrier.h", "tl_cuda_mma.h",
                                             "tl_cuda_tma.h", "tl_cuda_tma_host.h", "tl_cuda_wgmma.h", "tl_gpu.h",
                                             "tl_gpu_spelling.h", "tl_hip.h", "tl_hip_mfma.h", "tl_python.h",
                                             "tl_types.h"});

@@ -128,11 +128,12 @@ TEST_CASE("sema: the gemm sample checks and every node is annotated") {
     // Grid extents keep their canonical symbolic text, with constants substituted.
     const Call* launch = k.grid->launch.get();
     CHECK(launch->builtin == int(Builtin::Grid));
-    REQUIRE(launch->boundArgs.size() == 6);  // x, y, z, threads, persistent, split_k
+    REQUIRE(launch->boundArgs.size() == 7);  // x, y, z, threads, persistent, split_k, cluster
     CHECK(launch->boundArgs[2] == nullptr);
     CHECK(std::get<int64_t>(*launch->boundArgs[3]->constant) == 128);
     CHECK(launch->boundArgs[4] == nullptr);  // `persistent` left out
     CHECK(launch->boundArgs[5] == nullptr);  // `split_k` left out
+    CHECK(launch->boundArgs[6] == nullptr);  // `cluster` left out
 }
 
 TEST_CASE("sema: -D overrides compile-time parameters and specialises sizes") {

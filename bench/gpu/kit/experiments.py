@@ -31,6 +31,7 @@ PERSISTENT_SOURCE = "bench/gpu/experiments/gemm_persistent.tl"
 VECTOR_SOURCE = "bench/gpu/experiments/vector_add.tl"
 SPLIT_K_SOURCE = "bench/gpu/experiments/gemm_split_k.tl"
 BEGINNER_FUSED_SOURCE = "bench/gpu/experiments/beginner_fused.tl"
+CLUSTER_SOURCE = "bench/gpu/experiments/gemm_cluster.tl"
 
 # issue 43's GEMM shapes (M, N, K): square at two sizes, and a short K.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)]
@@ -133,6 +134,32 @@ QUEUE = [
             ("64x128x64, split 4", SPLIT_K_SOURCE, ("split=4",)),
             ("64x128x64, split 8", SPLIT_K_SOURCE, ("split=8",)),
             ("64x64x64, split 4", SPLIT_K_SOURCE, ("block_N=64", "split=4")),
+        ],
+    },
+    {
+        "name": "gemm_cluster",
+        "title": "GEMM f16 on Hopper: thread-block clusters of 2 with A's tile multicast (issue 43)",
+        "question": "Do clusters of 2 along N (each block loads half of A's tile and multicasts it to both, "
+                    "docs/lowering.md \"Clusters\") beat the same tiles without clusters at 4096^3 and 8192^3? "
+                    "The multicast halves A's L2-to-SM traffic; the cost is two cluster barriers a block and "
+                    "every consumer thread's arrival on both blocks' empty barriers. Rows in pairs, cluster 1 then "
+                    "2: the best tiles of the fourth run (128x256x64, 256 threads) and TileLang's example tiles "
+                    "(128x128x32, deepened and unrolled as the default); a persistent row at cluster 1 for "
+                    "reference (persistent grids run without clusters: tlc warns).",
+        "kind": "gemm",
+        "dtype": "f16",
+        "shapes": [(4096, 4096, 4096), (8192, 8192, 8192)],
+        "kernels": [
+            ("128x256x64, 256 threads, 3 stages", CLUSTER_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3")),
+            ("128x256x64, 256 threads, 3 stages, cluster 2", CLUSTER_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3", "cluster=2")),
+            ("128x128x32 (TileLang's), deepened", CLUSTER_SOURCE, ()),
+            ("128x128x32 (TileLang's), deepened, cluster 2", CLUSTER_SOURCE, ("cluster=2",)),
+            ("128x128x64, deepened", CLUSTER_SOURCE, ("block_K=64",)),
+            ("128x128x64, deepened, cluster 2", CLUSTER_SOURCE, ("block_K=64", "cluster=2")),
+            ("128x256x64, 256 threads, 3 stages, persistent (cluster 1)", CLUSTER_SOURCE,
+             ("block_N=256", "block_K=64", "threads=256", "stages=3", "persistent=true")),
         ],
     },
     {

@@ -165,6 +165,7 @@ TileOpPtr CopyOp::mapExprs(const std::function<Expr(const Expr&)>& fn) const {
     auto c = std::make_shared<CopyOp>(mapRegion(src_, fn), mapRegion(dst_, fn), async_);
     if (tmaBarrier_) c->tmaBarrier_ = mapRegion(*tmaBarrier_, fn);
     c->tmaElected_ = tmaElected_;
+    c->tmaMulticast_ = tmaMulticast_;
     c->producer_ = producer_;
     if (c->producer_) c->producer_->value = fn(c->producer_->value);
     c->elementMoves_ = elementMoves_;
@@ -176,6 +177,7 @@ TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) con
     auto c = std::make_shared<CopyOp>(fn(src_), fn(dst_), async_);
     c->tmaBarrier_ = tmaBarrier_;
     c->tmaElected_ = tmaElected_;
+    c->tmaMulticast_ = tmaMulticast_;
     c->elementMoves_ = elementMoves_;
     return c;
 }
@@ -205,10 +207,11 @@ std::shared_ptr<const CopyOp> CopyOp::withElementMoves() const {
     return c;
 }
 
-std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier, bool elected) const {
+std::shared_ptr<const CopyOp> CopyOp::withTma(Region barrier, bool elected, int64_t multicast) const {
     auto c = std::make_shared<CopyOp>(src_, dst_, true);
     c->tmaBarrier_ = std::move(barrier);
     c->tmaElected_ = elected;
+    c->tmaMulticast_ = multicast;
     return c;
 }
 
@@ -217,6 +220,7 @@ std::string CopyOp::str() const {
     std::string source = producer_ ? producerString(src_.buffer, *producer_) : regionString(src_);
     std::string text = fmt::format("{}({}, {}", name, source, regionString(dst_));
     if (tmaBarrier_) text += fmt::format(", barrier = {}[{}]", tmaBarrier_->buffer->name, printExpr(tmaBarrier_->starts[0]));
+    if (tmaMulticast_ > 1) text += fmt::format(", multicast = {}", tmaMulticast_);
     return text + ")";
 }
 

@@ -32,8 +32,11 @@ public:
     std::shared_ptr<const CopyOp> withAsync(bool async) const { return std::make_shared<CopyOp>(src_, dst_, async); }
     // The same copy as a TMA load completing on the barrier element `barrier`, issued by thread
     // 0 (or, `elected`, by whichever thread runs it: a warp-specialised producer).
-    std::shared_ptr<const CopyOp> withTma(ir::Region barrier, bool elected = false) const;
+    // `multicast` > 1: a thread-block cluster of that many blocks shares the tile; this block
+    // loads its share of the rows (its rank's) into every block of the cluster (CopyTma.cpp).
+    std::shared_ptr<const CopyOp> withTma(ir::Region barrier, bool elected = false, int64_t multicast = 1) const;
     const std::optional<ir::Region>& tmaBarrier() const { return tmaBarrier_; }
+    int64_t tmaMulticast() const { return tmaMulticast_; }
     // The same copy computing its source as it stores it.
     std::shared_ptr<const CopyOp> withProducer(ElementProducer producer) const;
     const std::optional<ElementProducer>& producer() const { return producer_; }
@@ -56,6 +59,7 @@ private:
     bool async_;
     std::optional<ir::Region> tmaBarrier_;
     bool tmaElected_ = false;
+    int64_t tmaMulticast_ = 1;
     std::optional<ElementProducer> producer_;
     bool elementMoves_ = false;
 
@@ -78,6 +82,9 @@ std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<
 // The box's size in bytes (what the mbarrier expects; all its boxes when the rows are wider
 // than one swizzle span).
 int64_t tmaBoxBytes(const CopyOp& copy);
+// Why a TMA copy cannot be multicast to a cluster of `blocks` blocks, each loading 1/blocks of
+// its rows (empty: it can): the share of every block must be whole 8-row swizzle atoms.
+std::string tmaMulticastIssue(const CopyOp& copy, int64_t blocks);
 // The dimension of a TMA box's tensor its rows run along, for a region of these extents: the
 // last one before the innermost (the columns) with an extent other than 1, else the one just
 // before the innermost.

@@ -100,6 +100,14 @@ int64_t tmaBoxBytes(const CopyOp& copy) {
     return b.rows * b.cols * dtypeBytes(copy.dst().buffer->dtype);
 }
 
+std::string tmaMulticastIssue(const CopyOp& copy, int64_t blocks) {
+    Box b = boxOf(copy);
+    if (b.rows % (8 * blocks) != 0)
+        return fmt::format("its {} rows do not split into {} shares of whole 8-row swizzle atoms", b.rows, blocks);
+    if (copy.dst().starts.size() < 2) return "its destination is not a 2-D tile";
+    return "";
+}
+
 std::string tmaIssue(const CopyOp& copy, const LowerContext& ctx, std::optional<layout::SharedLayoutName> annotated) {
     const Region& src = copy.src();
     const Region& dst = copy.dst();
@@ -174,10 +182,18 @@ Stmt CopyOp::lowerTma(LowerContext& ctx) const {
     align = std::max(align, swizzleBytes ? 8 * swizzleBytes : 128);
     // The box in every dimension of the source: 1 where the tile squeezes it.
     size_t rank = src_.starts.size();
+    // Multicast to a cluster of `share` blocks: each loads rows [rank * rows / share, + rows /
+    // share) of every box into the same place of every block's tile (the share starts on a
+    // whole swizzle atom, so the pattern is the one the whole box would have).
+    const int64_t share = tmaMulticast_;
+    if (share > 1 && !tmaMulticastIssue(*this, share).empty())
+        throw std::logic_error("tma: a multicast of " + tile->name + " the cluster plan did not check");
+    const int64_t shareRows = box.rows / share;
     std::vector<int64_t> boxDims(rank, 1);
-    boxDims[box.rowDim] = box.rows;
+    boxDims[box.rowDim] = shareRows;
     boxDims[box.colDim] = box.boxCols;
     Buffer map = ctx.tensorMap(src_.buffer, boxDims, swizzleBytes);
+    Expr rowOffset = share > 1 ? simplify(call("cluster_ctarank", DType::I32, {}) * shareRows) : intImm(0);
 
     // One load per box: box j is the tile's columns [j * boxCols, (j + 1) * boxCols), placed
     // where the destination's layout puts that column block. Coordinates go innermost first.
@@ -185,12 +201,18 @@ Stmt CopyOp::lowerTma(LowerContext& ctx) const {
     for (int64_t j = 0; j < box.boxes(); ++j) {
         std::vector<Expr> origin = dst_.starts;
         origin.back() = simplify(origin.back() + j * box.boxCols);
+        if (share > 1) origin[origin.size() - 2] = simplify(origin[origin.size() - 2] + rowOffset);
         std::vector<Expr> args{call("address_of", DType::I64, {load(tile, origin)}),
                                call("address_of", DType::I64, {load(map, {})}),
                                call("address_of", DType::I64, {load(tmaBarrier_->buffer, tmaBarrier_->starts)})};
-        for (size_t d = rank; d-- > 0;)
-            args.push_back(d == box.colDim ? simplify(src_.starts[d] + j * box.boxCols) : src_.starts[d]);
-        loads.push_back(evaluate(call(fmt::format("tma_load_{}d", rank), DType::I32, args)));
+        for (size_t d = rank; d-- > 0;) {
+            Expr at = d == box.colDim ? simplify(src_.starts[d] + j * box.boxCols) : src_.starts[d];
+            if (share > 1 && d == box.rowDim) at = simplify(at + rowOffset);
+            args.push_back(at);
+        }
+        if (share > 1) args.push_back(intImm((int64_t(1) << share) - 1));  // every block of the cluster
+        loads.push_back(evaluate(
+            call(fmt::format("tma_load_{}d{}", rank, share > 1 ? "_multicast" : ""), DType::I32, args)));
     }
     Stmt issue = loads.size() == 1 ? loads.front() : seq(loads);
     // One thread issues the copy for the block.

@@ -12,6 +12,7 @@
 //     Overlap.cpp          the second of two gemms a stage later, overlapping the work between them
 //     Depth.cpp            more stages than written where they keep too few bytes in flight
 //     Unroll.cpp           several k-tiles per wgmma group where one carries too little work
+//     Cluster.cpp          thread-block clusters whose blocks share a multicast TMA tile (sm90)
 //
 // and a schedule reads the plan and emits the loop's code, one schedule a file:
 //
@@ -83,6 +84,12 @@ struct TmaPlan {
     int64_t versions = 0;    // 0: no producer is a TMA load
     int64_t bytes = 0;
     std::vector<std::string> notes;
+    // A thread-block cluster (Cluster.cpp): `cluster` blocks along grid dimension clusterDim
+    // share the TMA items in `multicast` (each block loads its share into all of them) and
+    // release every version on all of the cluster's `empty` barriers. 1: no cluster.
+    int64_t cluster = 1;
+    int clusterDim = 0;
+    std::set<size_t> multicast;
     bool used() const { return versions > 0; }
 };
 
@@ -158,6 +165,11 @@ struct TopLevelLoop {
 // their initialisation, and the tiles the producer fills (declared before the split).
 struct WarpSpecialized {
     ir::Stmt producer, init;
+    // In a cluster: the consumers' side of a block the launch adds to fill the last cluster
+    // (`live` false): it takes part in the protocol (waits on full, releases every version) and
+    // computes and stores nothing.
+    ir::Stmt idleConsumers;
+    ir::Expr live;
     ir::Buffer full, empty;
     std::vector<ir::Buffer> tiles;
 };
@@ -239,6 +251,11 @@ private:
     const LoopPlan& plan_;
     LowerContext& ctx_;
 };
+
+// Cluster.cpp: whether a warp-specialised loop's blocks form clusters of the size the grid's
+// `cluster` asks for (plan.tma.cluster, ctx.clusterSize; logged, warned where asked and
+// impossible); what the kernel does without a loop that can (noteClusterUnused).
+void planCluster(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 
 // WgmmaInFlight.cpp
 size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);

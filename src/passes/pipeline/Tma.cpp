@@ -131,14 +131,18 @@ Stmt initBarriers(const LoopPlan& plan, LowerContext& ctx, bool beforeSplit) {
     const TmaPlan& tma = plan.tma;
     const SourceLoc loc = plan.loop->loc;
     VarPtr v = ctx.freshVar("version");
+    // In a cluster every consumer thread of every block releases a version on each block's
+    // `empty`: a block's producer refills it in all of them.
     Stmt init = seq({mbarrierCall("mbarrier_init", {addressOf(tma.full, Expr(v)), intImm(1)}, loc),
-                     mbarrierCall("mbarrier_init", {addressOf(tma.empty, Expr(v)), intImm(ctx.threads)}, loc)});
+                     mbarrierCall("mbarrier_init", {addressOf(tma.empty, Expr(v)), intImm(ctx.threads * tma.cluster)},
+                                  loc)});
     Stmt once = seq({forLoop(v, intImm(0), intImm(tma.versions), ForKind::Serial, init, loc),
                      mbarrierCall("fence_barrier_init", {}, loc)});
     std::vector<Stmt> out;
     if (plan.depth > 0 && !beforeSplit) out.push_back(barrier(loc));
     out.push_back(ifThenElse(binary(BinaryOp::Eq, ctx.tx(), intImm(0)), once, {}, loc));
-    out.push_back(barrier(loc));
+    // A cluster barrier publishes them to the peers too, before any multicast or remote arrival.
+    out.push_back(tma.cluster > 1 ? mbarrierCall("cluster_sync", {}, loc) : barrier(loc));
     return seq(out, loc);
 }
 
@@ -173,7 +177,14 @@ Stmt MbarrierProtocol::consume(const Expr& iter) const {
 }
 
 Stmt MbarrierProtocol::release(const Expr& iter) const {
-    return mbarrierCall("mbarrier_arrive", {addressOf(plan_.tma.empty, slot(iter))}, plan_.loop->loc);
+    const SourceLoc loc = plan_.loop->loc;
+    if (plan_.tma.cluster == 1) return mbarrierCall("mbarrier_arrive", {addressOf(plan_.tma.empty, slot(iter))}, loc);
+    // In a cluster: on the version's `empty` in every block (this one's included), whose
+    // producers all write into this block's version.
+    VarPtr cta = ctx_.freshVar("cta");
+    return forLoop(cta, intImm(0), intImm(plan_.tma.cluster), ForKind::Unroll,
+                   mbarrierCall("mbarrier_arrive_cluster", {addressOf(plan_.tma.empty, slot(iter)), Expr(cta)}, loc),
+                   loc);
 }
 
 // With a gemm group in flight, iteration iter's wait (wait_group<1>) guarantees only the

@@ -221,7 +221,7 @@ Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, op
         const auto* t = s.as<TileOpStmt>();
         const auto* c = static_cast<const ops::CopyOp*>(t->op.get());
         Region bar{plan.tma.full, {simplify(counted % plan.tma.versions)}, {1}};
-        s = tileOp(c->withTma(bar, elected), t->loc);
+        s = tileOp(c->withTma(bar, elected, plan.tma.multicast.count(i) ? plan.tma.cluster : 1), t->loc);
     }
     if (i == plan.inFlight) {
         const auto* t = s.as<TileOpStmt>();

@@ -252,6 +252,23 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
     } else {
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
     }
+    if (plan.tma.cluster > 1) {
+        // A block past the grid's end, launched to fill the last cluster: its producer still
+        // loads its share of the multicast tiles for the peers, so its consumers wait for every
+        // version and release it everywhere, and do nothing else (persistent kernels have no
+        // clusters: Cluster.cpp).
+        VarPtr ki = makeVar(n->var->name, n->var->dtype);
+        Stmt idle = forLoop(ki, intImm(0), count, ForKind::Serial,
+                            seq({mbarriers.consume(Expr(ki)), mbarriers.release(Expr(ki))}, loc), loc);
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) idle = letStmt(it->var, it->value, idle, it->loc);
+        const size_t d = size_t(plan.tma.clusterDim);
+        w.idleConsumers = seq({comment("a block past the grid's end, launched to fill the last cluster: it only "
+                                       "waits for each version and releases it",
+                                       loc),
+                               idle},
+                              loc);
+        w.live = binary(BinaryOp::Lt, Expr(ctx.blockVars[d]), ctx.gridExtents[d]);
+    }
     w.init = initBarriers(plan, ctx, /*beforeSplit=*/true);
     w.full = plan.tma.full;
     w.empty = plan.tma.empty;
@@ -315,7 +332,13 @@ Stmt splitWarps(const Stmt& body, const WarpSpecialized& ws, LowerContext& ctx) 
     SourceLoc loc = body->loc;
     Stmt producer = seq({evaluate(call("setmaxnreg_dec", DType::I32, {intImm(registers)}), loc),
                          ifThenElse(binary(BinaryOp::Eq, Expr(thread), intImm(ctx.threads)), ws.producer, {}, loc)});
-    consumers = seq({evaluate(call("setmaxnreg_inc", DType::I32, {intImm(raised)}), loc), consumers});
+    // In a cluster the consumers end with a cluster barrier: no block exits (and its shared
+    // memory goes) while a peer may still arrive on its barriers. The producers exit before it
+    // (barrier.cluster waits for the threads that have not exited).
+    if (ws.idleConsumers) consumers = ifThenElse(ws.live, consumers, ws.idleConsumers, loc);
+    std::vector<Stmt> consumerSide{evaluate(call("setmaxnreg_inc", DType::I32, {intImm(raised)}), loc), consumers};
+    if (ws.idleConsumers) consumerSide.push_back(evaluate(call("cluster_sync", DType::I32, {}), loc));
+    consumers = seq(consumerSide, loc);
     Stmt out = seq({ws.init,
                     comment(fmt::format("warp specialisation: threads {} .. {} are the producer warpgroup", ctx.threads,
                                         ctx.threads + producers - 1),

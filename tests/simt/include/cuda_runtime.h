@@ -20,6 +20,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)  // to_cpp.py launches such kernels with simt::launchCluster
 #define __shared__ static
 #define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
@@ -536,8 +537,8 @@ struct StoreQueue {
     std::vector<std::vector<Store>> committed;  // oldest first
 };
 inline StoreQueue& stores() {
-    static std::map<int, StoreQueue> queues;  // per thread of the block
-    StoreQueue& q = queues[::simt::linearThreadIndex()];
+    static std::map<int, StoreQueue> queues;  // per thread of the block (of the cluster: each block's own)
+    StoreQueue& q = queues[::simt::fiberIndex()];
     if (q.block != ::simt::blockSerial()) {
         if (!q.open.empty() || !q.committed.empty()) {
             std::fprintf(stderr, "simt: a block ended with TMA stores never waited for\n");
@@ -592,6 +593,48 @@ inline void fence_proxy_async_shared() {}
 // then are the operand tiles read (through the descriptors, swizzle included) and the
 // accumulators written, so a missing wait or a tile overwritten too early shows as a wrong
 // result. Products are summed in double and rounded to f32 once.
+// Clusters (tl_cuda_cluster.h, section cluster): the rank, barrier.cluster and mapa of
+// simt.h; a remote arrival is an arrival on the peer's barrier; a multicast load lands in every
+// masked block's pool at once and completes its bytes on each block's barrier.
+#define TLC_RUNTIME_TL_CUDA_CLUSTER_H_CLUSTER
+namespace tl {
+inline unsigned cluster_ctarank() { return ::simt::clusterRank(); }
+inline void cluster_sync() { ::simt::clusterBarrier(); }
+inline void mbarrier_arrive_cluster(std::uint64_t* bar, unsigned cta) {
+    simt_mbarrier::arrive(static_cast<std::uint64_t*>(::simt::clusterPeer(bar, cta)), 0);
+}
+namespace simt_cluster {
+template <std::uint32_t Rank>
+void multicast(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, const int (&c)[Rank], std::uint16_t mask) {
+    if (mask == 0 || (mask >> ::simt::clusterBlocks()) != 0) {
+        std::fprintf(stderr, "simt: multicast mask 0x%x outside a cluster of %u blocks\n", unsigned(mask),
+                     ::simt::clusterBlocks());
+        std::abort();
+    }
+    for (unsigned r = 0; r < ::simt::clusterBlocks(); ++r)
+        if ((mask >> r) & 1u)
+            simt_tma::load<Rank>(::simt::clusterPeer(smem_dst, r), map,
+                                 static_cast<std::uint64_t*>(::simt::clusterPeer(bar, r)), c);
+}
+} // namespace simt_cluster
+inline void tma_load_2d_multicast(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                  std::uint16_t mask) {
+    simt_cluster::multicast<2>(smem_dst, map, bar, {c0, c1}, mask);
+}
+inline void tma_load_3d_multicast(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2,
+                                  std::uint16_t mask) {
+    simt_cluster::multicast<3>(smem_dst, map, bar, {c0, c1, c2}, mask);
+}
+inline void tma_load_4d_multicast(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2,
+                                  int c3, std::uint16_t mask) {
+    simt_cluster::multicast<4>(smem_dst, map, bar, {c0, c1, c2, c3}, mask);
+}
+inline void tma_load_5d_multicast(void* smem_dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2,
+                                  int c3, int c4, std::uint16_t mask) {
+    simt_cluster::multicast<5>(smem_dst, map, bar, {c0, c1, c2, c3, c4}, mask);
+}
+} // namespace tl
+
 #define TLC_RUNTIME_TL_CUDA_WGMMA_H_WGMMA
 namespace tl {
 namespace simt_wgmma {
@@ -604,14 +647,21 @@ inline void fail(const char* what) {
 // memory, so make_smem_desc remembers the pointers it saw in this block and a descriptor's
 // address is taken to be the one with those low 18 bits nearest to them (the most recent on a
 // tie).
+// The block whose descriptors a wgmma being executed resolves (the scheduler runs it, not one of
+// the block's threads); -1: the calling thread's.
+inline int& resolvingBlock() {
+    static int block = -1;
+    return block;
+}
 inline std::vector<std::uintptr_t>& seen() {
-    static std::vector<std::uintptr_t> pointers;
+    // Per block of a cluster: the blocks' pools are 2^18 bytes apart, their low bits alike.
+    static std::vector<std::uintptr_t> pointers[::simt::kMaxClusterBlocks];
     static unsigned long long block = 0;
     if (block != ::simt::blockSerial()) {
-        pointers.clear();
+        for (auto& p : pointers) p.clear();
         block = ::simt::blockSerial();
     }
-    return pointers;
+    return pointers[resolvingBlock() >= 0 ? resolvingBlock() : int(::simt::clusterRank())];
 }
 inline void remember(const void* p) {
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
@@ -683,6 +733,7 @@ struct Op {
     float* d[128] = {};
     int* di[128] = {};  // s32 accumulators (Elem::S8)
     const unsigned char* a[128] = {};
+    int block = 0;  // the issuing warpgroup's block in its cluster
 };
 struct Queue {
     unsigned long long block = 0;
@@ -698,7 +749,13 @@ inline Queue& queue(int warpgroup) {
     }
     return q;
 }
+inline void executeIn(const Op& op);
 inline void execute(const Op& op) {
+    resolvingBlock() = op.block;
+    executeIn(op);
+    resolvingBlock() = -1;
+}
+inline void executeIn(const Op& op) {
     const int es = op.elem == Elem::E4M3 || op.elem == Elem::E5M2 || op.elem == Elem::S8 ? 1 : 2;
     if (es != (op.elemB == Elem::F16 || op.elemB == Elem::BF16 ? 2 : 1)) fail("A and B of different widths");
     std::vector<double> A(64 * op.k), B(op.k * op.n);
@@ -746,6 +803,7 @@ template <int N, int K, Elem E, Elem EB, bool TransA, bool TransB, bool ARegs> v
     Op op;
     op.n = N, op.k = K, op.elem = E, op.elemB = EB, op.transA = TransA, op.transB = TransB, op.aInRegisters = ARegs;
     op.descA = first.descA, op.descB = first.descB, op.scaleD = first.scaleD;
+    op.block = int(size_t(first.warpgroup) * 128 / ::simt::state().ctaThreads);
     for (int t = 0; t < 128; ++t) {
         const Lane& l = *static_cast<Lane*>(lanes[t]);
         if (l.descA != op.descA || l.descB != op.descB || l.scaleD != op.scaleD)
@@ -774,7 +832,7 @@ inline void wait(void** lanes, int count) {
 }
 inline Lane lane() {
     Lane l;
-    l.warpgroup = ::simt::linearThreadIndex() / (4 * ::simt::warpSize());
+    l.warpgroup = ::simt::fiberIndex() / (4 * ::simt::warpSize());  // the cluster's blocks' apart
     return l;
 }
 template <int N, int K, Elem E, bool TransA, bool TransB, bool ARegs, typename D, Elem EB = E>

@@ -14,6 +14,12 @@
 // mbarrier phase) spins: it yields and runs again next round. A state where nothing can happen
 // any more (a barrier some threads skip, a wait nobody will satisfy, warpgroups that wait on
 // each other's named barriers) aborts.
+//
+// Thread-block clusters (launchCluster): the blocks of one cluster run at once, as one set of
+// fibers scheduled together; block barriers, named barriers and register pools stay per
+// block, barrier.cluster (clusterBarrier) releases when every live thread of the cluster has
+// reached it. Each block of a cluster has its own shared memory (ctaShared: to_cpp.py gives
+// the dynamic pool a slot per block), which clusterPeer maps into a peer's (mapa).
 #pragma once
 
 #include <ucontext.h>
@@ -50,7 +56,8 @@ struct Fiber {
     ucontext_t context;
     std::vector<char> stack;
     dim3 thread;
-    enum class State { Running, AtBarrier, AtNamedBarrier, AtCollective, Done } state = State::Running;
+    enum class State { Running, AtBarrier, AtNamedBarrier, AtCollective, AtClusterBarrier, Done } state = State::Running;
+    int cta = 0;  // its block's rank in the cluster (0 without clusters)
     int namedBarrier = 0;  // the id it waits on (AtNamedBarrier)
     void* collectiveData = nullptr;
     void (*collectiveOp)(void** lanes, int count) = nullptr;
@@ -60,6 +67,10 @@ struct Fiber {
     int registers = 0;         // this thread's share of the block's registers (setmaxnreg)
 };
 
+constexpr int kMaxClusterBlocks = 8;
+
+// The blocks run at once: one, or the blocks of a cluster (ctas of them, each `ctaThreads` fibers
+// in order of rank).
 struct Block {
     std::vector<Fiber> fibers;
     Fiber* current = nullptr;
@@ -67,12 +78,19 @@ struct Block {
     dim3 block, blockDim, gridDim;
     const std::function<void()>* body = nullptr;
     bool acted = false;  // this round, some thread did something a spinning thread may wait for
-    long registersFree = 0;  // registers given back by setmaxnreg.dec, not yet taken by .inc
+    long registersFree[kMaxClusterBlocks] = {};  // per block: registers given back by setmaxnreg.dec, not yet taken by .inc
     unsigned long long serial = 0;  // counts the blocks run, over all launches
     // Named barriers 1 .. 15: arrivals so far in the current phase, and its thread count.
     struct NamedBarrier {
         int arrived = 0, threads = 0;
-    } named[16];
+    } named[kMaxClusterBlocks][16];
+    int ctas = 1;
+    size_t ctaThreads = 0;
+    dim3 clusterDim;
+    dim3 ctaBlock[kMaxClusterBlocks];  // each block's index in the grid
+    size_t ctaDone[kMaxClusterBlocks] = {};  // threads of each block that have ended
+    unsigned char* smemBase = nullptr;  // rank 0's slot of the dynamic shared pool (ctaShared)
+    size_t smemStride = 0;
 };
 
 inline Block& state() {
@@ -81,7 +99,7 @@ inline Block& state() {
 }
 
 inline const dim3& threadIndex() { return state().current->thread; }
-inline const dim3& blockIndex() { return state().block; }
+inline const dim3& blockIndex() { return state().ctaBlock[state().current->cta]; }
 inline const dim3& blockDimension() { return state().blockDim; }
 inline const dim3& gridDimension() { return state().gridDim; }
 // Which block run this is (different for every block of every launch).
@@ -105,7 +123,7 @@ inline void namedBarrier(int id, int threads, bool wait) {
                      threads);
         std::abort();
     }
-    Block::NamedBarrier& nb = b.named[id];
+    Block::NamedBarrier& nb = b.named[b.current->cta][id];
     if (nb.arrived == 0) nb.threads = threads;
     if (nb.threads != threads) {
         std::fprintf(stderr, "simt: named barrier %d: an arrival for %d threads while its phase counts %d\n", id,
@@ -116,7 +134,8 @@ inline void namedBarrier(int id, int threads, bool wait) {
     if (++nb.arrived == nb.threads) {
         nb.arrived = 0;
         for (auto& f : b.fibers)
-            if (f.state == Fiber::State::AtNamedBarrier && f.namedBarrier == id) f.state = Fiber::State::Running;
+            if (f.state == Fiber::State::AtNamedBarrier && f.namedBarrier == id && f.cta == b.current->cta)
+                f.state = Fiber::State::Running;
         return;
     }
     if (!wait) return;
@@ -150,7 +169,45 @@ inline void warpgroupCollective(void* laneData, void (*op)(void** lanes, int cou
 }
 
 // The index of the calling thread in its block (x fastest).
-inline int linearThreadIndex() { return int(state().current - state().fibers.data()); }
+inline int linearThreadIndex() { return int(size_t(state().current - state().fibers.data()) % state().ctaThreads); }
+// The calling thread among all threads running at once (its cluster's): per-thread state
+// (a TMA store queue, a warpgroup's wgmma queue) keyed by it is never a peer block's.
+inline int fiberIndex() { return int(state().current - state().fibers.data()); }
+
+// Clusters: this block's rank, the blocks of the cluster, barrier.cluster.
+inline unsigned clusterRank() { return unsigned(state().current->cta); }
+inline unsigned clusterBlocks() { return unsigned(state().ctas); }
+inline void clusterBarrier() {
+    state().acted = true;
+    state().current->state = Fiber::State::AtClusterBarrier;
+    yieldToScheduler();
+}
+// The dynamic shared pool of the calling thread's block: slot `rank` of the `slots` array that
+// to_cpp.py declares in place of `extern __shared__ ... pool[]` (slot stride `stride` bytes).
+inline unsigned char* ctaShared(unsigned char* slots, size_t stride) {
+    Block& b = state();
+    b.smemBase = slots;
+    b.smemStride = stride;
+    return slots + size_t(b.current->cta) * stride;
+}
+// mapa: the address at the same offset in the shared memory of the block of rank `cta`.
+inline void* clusterPeer(const void* p, unsigned cta) {
+    Block& b = state();
+    const unsigned char* own = b.smemBase ? b.smemBase + size_t(b.current->cta) * b.smemStride : nullptr;
+    const unsigned char* q = static_cast<const unsigned char*>(p);
+    if (!own || q < own || q >= own + b.smemStride || cta >= unsigned(b.ctas)) {
+        std::fprintf(stderr, "simt: mapa of %p to block %u of a cluster of %d: not this block's shared pool\n", p,
+                     cta, b.ctas);
+        std::abort();
+    }
+    // A block whose threads have all ended has no shared memory any more (a cluster barrier
+    // before the end keeps the peers' alive).
+    if (b.ctaDone[cta] == b.ctaThreads) {
+        std::fprintf(stderr, "simt: block %u of the cluster has exited; its shared memory is gone\n", cta);
+        std::abort();
+    }
+    return const_cast<unsigned char*>(b.smemBase + size_t(cta) * b.smemStride + size_t(q - own));
+}
 
 // A thread waiting for a condition other threads make true (an mbarrier phase): it yields and
 // runs again in the next round. noteProgress() says that the caller changed such a condition.
@@ -249,6 +306,7 @@ inline void fiberEntry() {
     (*b.body)();
     b.acted = true;
     b.current->state = Fiber::State::Done;
+    ++b.ctaDone[b.current->cta];
     swapcontext(&b.current->context, &b.scheduler);
 }
 
@@ -270,7 +328,7 @@ inline void registersDecrease(int count) {
         std::fprintf(stderr, "simt: setmaxnreg.dec to %d registers, above the thread's %d\n", count, f.registers);
         std::abort();
     }
-    b.registersFree += f.registers - count;
+    b.registersFree[f.cta] += f.registers - count;
     f.registers = count;
     noteProgress();
 }
@@ -278,17 +336,19 @@ inline void registersIncrease(int count) {
     Block& b = state();
     Fiber& f = *b.current;
     if (count <= f.registers) return;
-    while (b.registersFree < count - f.registers) spinYield();
-    b.registersFree -= count - f.registers;
+    while (b.registersFree[f.cta] < count - f.registers) spinYield();
+    b.registersFree[f.cta] -= count - f.registers;
     f.registers = count;
 }
 
-// Runs one block to completion. Returns false on a deadlock.
+// Runs one block (or one cluster's blocks) to completion. Returns false on a deadlock.
 inline bool runBlock(Block& b, std::mt19937& order) {
     using S = Fiber::State;
     size_t n = b.fibers.size();
-    b.registersFree = 0;
-    for (auto& nb : b.named) nb = Block::NamedBarrier{};
+    for (auto& r : b.registersFree) r = 0;
+    for (auto& d : b.ctaDone) d = 0;
+    for (auto& cta : b.named)
+        for (auto& nb : cta) nb = Block::NamedBarrier{};
     for (auto& f : b.fibers) {
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = f.stack.data();
@@ -296,7 +356,7 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         f.context.uc_link = nullptr;
         makecontext(&f.context, fiberEntry, 0);
         f.state = S::Running;
-        f.registers = registersAtLaunch(n);
+        f.registers = registersAtLaunch(b.ctaThreads);
         // Copies a thread never waited for never land.
         f.asyncOpen.clear();
         f.asyncGroups.clear();
@@ -320,12 +380,13 @@ inline bool runBlock(Block& b, std::mt19937& order) {
         for (const auto& f : b.fibers) allDone &= f.state == S::Done;
         if (allDone) {
             // Arrivals nobody waited for: the barriers' order is wrong (an arrive too many).
-            for (int id = 1; id < 16; ++id)
-                if (b.named[id].arrived != 0) {
-                    std::fprintf(stderr, "simt: named barrier %d ends the block with %d of %d arrivals\n", id,
-                                 b.named[id].arrived, b.named[id].threads);
-                    return false;
-                }
+            for (int c = 0; c < b.ctas; ++c)
+                for (int id = 1; id < 16; ++id)
+                    if (b.named[c][id].arrived != 0) {
+                        std::fprintf(stderr, "simt: named barrier %d ends the block with %d of %d arrivals\n", id,
+                                     b.named[c][id].arrived, b.named[c][id].threads);
+                        return false;
+                    }
             return true;
         }
         // Groups (warps, warpgroups) whose live threads all wait at the same collective run it.
@@ -350,11 +411,30 @@ inline bool runBlock(Block& b, std::mt19937& order) {
             progress = true;
         }
         if (progress) continue;
-        bool barrierComplete = true;
-        for (const auto& f : b.fibers) barrierComplete &= f.state == S::AtBarrier || f.state == S::Done;
-        if (barrierComplete) {
+        // A block barrier releases its block once every live thread of the block is at it.
+        bool released = false;
+        for (int c = 0; c < b.ctas; ++c) {
+            auto first = b.fibers.begin() + long(size_t(c) * b.ctaThreads), last = first + long(b.ctaThreads);
+            bool complete = true, any = false;
+            for (auto f = first; f != last; ++f) {
+                complete &= f->state == S::AtBarrier || f->state == S::Done;
+                any |= f->state == S::AtBarrier;
+            }
+            if (!complete || !any) continue;
+            for (auto f = first; f != last; ++f)
+                if (f->state == S::AtBarrier) f->state = S::Running;
+            released = true;
+        }
+        if (released) continue;
+        // barrier.cluster: every live thread of the cluster.
+        bool clusterComplete = true, atCluster = false;
+        for (const auto& f : b.fibers) {
+            clusterComplete &= f.state == S::AtClusterBarrier || f.state == S::Done;
+            atCluster |= f.state == S::AtClusterBarrier;
+        }
+        if (clusterComplete && atCluster) {
             for (auto& f : b.fibers)
-                if (f.state == S::AtBarrier) f.state = S::Running;
+                if (f.state == S::AtClusterBarrier) f.state = S::Running;
             continue;
         }
         // Threads spinning on a condition: go on while somebody still does something.
@@ -367,39 +447,67 @@ inline bool runBlock(Block& b, std::mt19937& order) {
 
 // kernel<<<grid, block, smem, stream>>>(args...) becomes
 // launch<Lanes>(kernel, grid, block, smem, stream, args...), Lanes the warp (wavefront) size.
+// A kernel with __cluster_dims__(cluster) (to_cpp.py rewrites its launches to this): the grid,
+// whole clusters, runs one cluster at a time, its blocks at once.
 template <int Lanes, typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t, void*, Args&&... args) {
+void launchCluster(void (*kernel)(Params...), dim3 cluster, dim3 grid, dim3 block, size_t, void*, Args&&... args) {
     warpSize() = Lanes;
     Block& b = state();
-    size_t threads = size_t(block.x) * block.y * block.z;
-    b.fibers.resize(threads);
+    const size_t threads = size_t(block.x) * block.y * block.z;
+    const int ctas = int(cluster.x * cluster.y * cluster.z);
+    if (ctas < 1 || ctas > kMaxClusterBlocks || grid.x % cluster.x || grid.y % cluster.y || grid.z % cluster.z ||
+        (ctas > 1 && threads % size_t(Lanes) != 0)) {
+        std::fprintf(stderr, "simt: a grid of (%u, %u, %u) blocks of %zu threads does not launch in clusters of "
+                             "(%u, %u, %u)\n", grid.x, grid.y, grid.z, threads, cluster.x, cluster.y, cluster.z);
+        std::abort();
+    }
+    b.ctas = ctas;
+    b.ctaThreads = threads;
+    b.clusterDim = cluster;
+    b.smemBase = nullptr;
+    b.fibers.resize(threads * size_t(ctas));
     for (auto& f : b.fibers) f.stack.resize(256 * 1024);
     size_t t = 0;
-    for (unsigned z = 0; z < block.z; ++z)
-        for (unsigned y = 0; y < block.y; ++y)
-            for (unsigned x = 0; x < block.x; ++x) b.fibers[t++].thread = dim3(x, y, z);
+    for (int c = 0; c < ctas; ++c)
+        for (unsigned z = 0; z < block.z; ++z)
+            for (unsigned y = 0; y < block.y; ++y)
+                for (unsigned x = 0; x < block.x; ++x) {
+                    b.fibers[t].cta = c;
+                    b.fibers[t++].thread = dim3(x, y, z);
+                }
     b.blockDim = block;
     b.gridDim = grid;
     std::function<void()> body = [&] { kernel(args...); };
     b.body = &body;
     std::mt19937 order(12345);
-    // Blocks run one after another, x fastest; SIMT_BLOCK_ORDER=reverse runs them the other
+    // Clusters run one after another, x fastest; SIMT_BLOCK_ORDER=reverse runs them the other
     // way round (blocks that count their arrival, as split-K's, then finish in another order).
-    std::vector<dim3> blocks;
-    for (unsigned z = 0; z < grid.z; ++z)
-        for (unsigned y = 0; y < grid.y; ++y)
-            for (unsigned x = 0; x < grid.x; ++x) blocks.push_back(dim3(x, y, z));
+    std::vector<dim3> origins;
+    for (unsigned z = 0; z < grid.z; z += cluster.z)
+        for (unsigned y = 0; y < grid.y; y += cluster.y)
+            for (unsigned x = 0; x < grid.x; x += cluster.x) origins.push_back(dim3(x, y, z));
     const char* reverse = std::getenv("SIMT_BLOCK_ORDER");
-    if (reverse && std::strcmp(reverse, "reverse") == 0) std::reverse(blocks.begin(), blocks.end());
-    for (const dim3& at : blocks) {
+    if (reverse && std::strcmp(reverse, "reverse") == 0) std::reverse(origins.begin(), origins.end());
+    for (const dim3& at : origins) {
+        const unsigned x = at.x, y = at.y, z = at.z;
+        // Ranks run x fastest within the cluster (%cluster_ctarank).
+        for (int c = 0; c < ctas; ++c)
+            b.ctaBlock[c] = dim3(x + unsigned(c) % cluster.x, y + unsigned(c) / cluster.x % cluster.y,
+                                 z + unsigned(c) / (cluster.x * cluster.y));
         b.block = at;
         ++b.serial;
         if (!runBlock(b, order)) {
-            std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u): threads wait at different "
-                                 "synchronisation points (or a named barrier kept arrivals)\n", at.x, at.y, at.z);
+            std::fprintf(stderr, "simt: deadlock in block (%u, %u, %u)%s: threads wait at different "
+                                 "synchronisation points (or a named barrier kept arrivals)\n", x, y, z,
+                         ctas > 1 ? " and the rest of its cluster" : "");
             std::abort();
         }
     }
+}
+
+template <int Lanes, typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, void* stream, Args&&... args) {
+    launchCluster<Lanes>(kernel, dim3(1, 1, 1), grid, block, smem, stream, std::forward<Args>(args)...);
 }
 
 // cp.async as the hardware orders it, per thread: a copy joins the thread's open group, a
