@@ -4,6 +4,7 @@
 #include "emit/CEmitter.h"
 #include "ir/Printer.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

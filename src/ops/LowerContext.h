@@ -143,6 +143,7 @@ public:
     // warp-specialised pipeline made of it (pipeline/Cluster.cpp): size 1 where it clusters
     // nothing, else `size` blocks along grid dimension `dim`.
     int64_t clusterAsked = 1;
+    int64_t splitK = 1;  // the grid's split_k (passes/SplitK.cpp): clusters refused beside a split
     std::vector<ir::Expr> gridExtents;
     std::vector<ir::VarPtr> blockVars;
     int64_t clusterSize = 1;

@@ -174,6 +174,7 @@ bool lowerKernel(Kernel& kernel, const Target& target, DiagnosticEngine& diags, 
         if (kernel.threadIndex) ctx.threadIndex = kernel.threadIndex;
         ctx.generalShapes = kernel.generalShapes;
         ctx.clusterAsked = kernel.cluster;
+        ctx.splitK = kernel.splitK;
         ctx.gridExtents = kernel.gridExtents;
         ctx.blockVars = kernel.blockVars;
         ctx.decisionLog = &kernel.decisions;

@@ -96,6 +96,9 @@ void planCluster(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ct
     else if (ctx.persistentTile)
         why = "a persistent grid's blocks each take tiles of their own, so the blocks of a cluster would not share "
               "an operand's tile (not built yet: drop `persistent` or `cluster`)";
+    else if (ctx.splitK > 1)
+        why = "a split-K grid's blocks count their arrival per tile, which the padding blocks of a cluster would "
+              "not (not built yet: drop `split_k` or `cluster`)";
     else if (c = chooseDimension(plan, kernel, ctx, asked); c.dim < 0)
         why = c.why;
     if (!why.empty()) {
