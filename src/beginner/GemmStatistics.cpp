@@ -37,26 +37,6 @@ namespace gemm_stats_impl {
 
 std::string text(const Expr& e) { return printExpr(e); }
 
-void replaceAll(ExprPtr& x, const std::function<bool(ExprPtr&)>& f) {
-    if (f(x)) return;
-    switch (x->kind) {
-    case ExprKind::Call:
-        for (auto& a : x->as<Call>()->args) replaceAll(a.value, f);
-        return;
-    case ExprKind::Unary: replaceAll(x->as<Unary>()->operand, f); return;
-    case ExprKind::Binary:
-        replaceAll(x->as<Binary>()->lhs, f);
-        replaceAll(x->as<Binary>()->rhs, f);
-        return;
-    case ExprKind::Ternary:
-        replaceAll(x->as<Ternary>()->cond, f);
-        replaceAll(x->as<Ternary>()->thenExpr, f);
-        replaceAll(x->as<Ternary>()->elseExpr, f);
-        return;
-    default: return;
-    }
-}
-
 // Visits every node of `e` (pre-order); `f` returns false to skip a node's operands.
 void visit(const Expr& e, const std::function<bool(const Expr&)>& f) {
     if (!f(e)) return;
@@ -138,16 +118,7 @@ private:
         ok_ = false;
     }
     std::string fresh(const std::string& base) { return freshName(used_, base); }
-    ExprPtr inlineLets(const Expr& e) {
-        ExprPtr out = cloneSyntax(e);
-        replaceAll(out, [&](ExprPtr& x) {
-            const auto* n = x->as<Name>();
-            if (!n || !lets_.count(n->name)) return false;
-            x = cloneSyntax(*lets_.at(n->name));
-            return true;
-        });
-        return out;
-    }
+    ExprPtr inlineLets(const Expr& e) const { return beginner::inlineLets(e, lets_); }
     void collect(const Expr& e, const std::set<std::string>& assignedBefore);
     void statistic(const Call& c, const std::set<std::string>& assignedBefore);
     const Param* operand(const Expr& x, bool& transposed) const;
@@ -323,7 +294,7 @@ std::string Lowerer::element(const Frame& f, const TileOf& t) const {
 
 std::string Lowerer::rewrite(const Frame& f, const Expr& e, std::vector<std::string>& reads, SourceRange at) {
     ExprPtr out = cloneSyntax(e);
-    replaceAll(out, [&](ExprPtr& x) {
+    replaceIn(out, [&](ExprPtr& x) {
         std::string with;
         if (const auto* n = x->as<Name>(); n && tensor(n->name)) {
             if (const TileOf* t = tileIn(f, n->name, at)) with = element(f, *t);

@@ -70,27 +70,6 @@ bool isOne(const Expr& e) {
     return one && one->value == 1;
 }
 
-// Replaces the nodes `f` names (true: replaced) and looks inside the others.
-void replaceIn(ExprPtr& x, const std::function<bool(ExprPtr&)>& f) {
-    if (f(x)) return;
-    switch (x->kind) {
-    case ExprKind::Call:
-        for (auto& a : x->as<Call>()->args) replaceIn(a.value, f);
-        return;
-    case ExprKind::Unary: replaceIn(x->as<Unary>()->operand, f); return;
-    case ExprKind::Binary:
-        replaceIn(x->as<Binary>()->lhs, f);
-        replaceIn(x->as<Binary>()->rhs, f);
-        return;
-    case ExprKind::Ternary:
-        replaceIn(x->as<Ternary>()->cond, f);
-        replaceIn(x->as<Ternary>()->thenExpr, f);
-        replaceIn(x->as<Ternary>()->elseExpr, f);
-        return;
-    default: return;
-    }
-}
-
 std::optional<int> intValue(const Expr& e) {
     if (const auto* i = e.as<IntLit>()) return int(i->value);
     if (const auto* u = e.as<Unary>(); u && u->op == UnaryOp::Neg)
@@ -132,16 +111,7 @@ private:
         ok_ = false;
     }
     std::string fresh(const std::string& base) { return freshName(used_, base); }
-    ExprPtr inlineLets(const Expr& e) {
-        ExprPtr out = cloneSyntax(e);
-        replaceIn(out, [&](ExprPtr& x) {
-            const auto* n = x->as<Name>();
-            if (!n || !lets_.count(n->name)) return false;
-            x = cloneSyntax(*lets_.at(n->name));
-            return true;
-        });
-        return out;
-    }
+    ExprPtr inlineLets(const Expr& e) const { return beginner::inlineLets(e, lets_); }
     void findReductions(const Expr& e, const std::set<std::string>& assignedBefore);
     void product(const Expr& e);
     bool readsProduct(const Expr& e) const;
