@@ -139,6 +139,10 @@ struct LoopPlan {
     ir::Expr carry;
 };
 
+// The named barrier a warp-specialised loop's consumer warpgroups meet at instead of
+// __syncthreads while the producer runs on (ping-pong's turns take ids 1 .. 4).
+constexpr int64_t kConsumerBarrier = 8;
+
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
 // producer that needs its value declares it again in its own branch, which it can only when the
 // value reads nothing the consumer threads alone hold or may still change; `issue` says why not

@@ -1,6 +1,7 @@
 // Warp specialisation (docs/lowering.md, "Warp specialisation"): a producer warpgroup of its own
 // issues a loop's TMA loads while the kernel's threads, the consumers, run the rest of the loop.
 // Whether a loop suits it, its two loops, and the kernel split between the two warpgroups.
+#include "passes/pipeline/Depth.h"
 #include "passes/pipeline/LoopPlan.h"
 
 #include "ops/gemm/Gemm.h"
@@ -100,9 +101,8 @@ std::vector<OuterLet> producerLets(const LoopPlan& plan, const PipelinedKernel& 
 }
 
 // Why the loop cannot be warp-specialised (empty when it can): the producer warpgroup runs the
-// TMA copies on its own, so every producer must be a TMA load, and the consumers must never
-// wait at a block barrier while the producer still runs (it takes no part in them): nothing
-// before the loop or in its other statements may synchronise the block.
+// TMA copies on its own, so every producer must be a TMA load, and the producer's positions must
+// be values it can compute again.
 std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx) {
     const For* n = plan.loop;
     if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) return "the loop has 'order'/'stage' lists";
@@ -115,11 +115,22 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
     if (ctx.threads + 128 > ctx.target.maxThreadsPerBlock)
         return fmt::format("a producer warpgroup would pass the target's {} threads per block",
                            ctx.target.maxThreadsPerBlock);
-    std::set<const BufferNode*> tiles;
-    for (const auto& [b, v] : plan.versions) {
+    for (const auto& [b, v] : plan.versions)
         if (plan.items[v.writer].async && !plan.items[v.writer].tma) return "a copy of the loop stays cp.async";
+    std::string issue;
+    producerLets(plan, kernel, &issue);
+    if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
+    return issue;
+}
+
+// Why the consumers of a warp-specialised loop would synchronise among themselves while the
+// producer warpgroup runs (empty: they never do): shared memory besides the TMA tiles, an op
+// that synchronises the block, or block barriers before the loop. The producer takes no part in
+// block barriers, so those become a named barrier of the consumer threads (consumer-barriers).
+std::string consumerSyncReason(const LoopPlan& plan, const PipelinedKernel& kernel) {
+    std::set<const BufferNode*> tiles;
+    for (const auto& [b, v] : plan.versions)
         if (plan.items[v.writer].tma) tiles.insert(b);
-    }
     for (const auto& it : plan.items) {
         if (it.tma) continue;
         for (const auto* set : {&it.fp.reads, &it.fp.writes})
@@ -133,13 +144,10 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
             if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
         }
     }
-    // In a persistent kernel the consumers' block barriers become a named barrier of their own
-    // (consumer-barriers): the code around the loop may synchronise them.
-    if (!top->second.clean && !top->second.tileLoop) return "statements before the loop may synchronise the block";
-    std::string issue;
-    producerLets(plan, kernel, &issue);
-    if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
-    return issue;
+    // A persistent kernel's consumers meet at their named barrier anyway (Persistent.cpp).
+    const TopLevelLoop& top = kernel.topLevel.at(plan.loop);
+    if (!top.clean && !top.tileLoop) return "statements before the loop may synchronise the block";
+    return "";
 }
 
 } // namespace
@@ -204,22 +212,46 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
 }
 
 // Whether the loop gets a producer warpgroup (`warp_specialize` asked for it, or left it to the
-// compiler); warns when asked for and unsuitable, and logs the choice where it is one.
+// compiler); warns when asked for and unsuitable, and logs the choice where it is one. Consumers
+// that synchronise among themselves meet at a named barrier of their own. Left to the compiler,
+// that form is taken where it costs no occupancy, FlashAttention-3's case: two or more consumer
+// warpgroups, of which one block already fills the SM (shared memory or registers); else the
+// producer warpgroup's __launch_bounds__(T + 128, 1) would take the SM's other blocks away,
+// which the consumers' own barriers leave less room to make up for.
 bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
     const For* n = plan.loop;
     const int asked = n->pipeline.warpSpecialize;
     if (asked == 0) return false;
     std::string why = warpSpecializeIssue(plan, kernel, ctx);
+    const std::string sync = why.empty() ? consumerSyncReason(plan, kernel) : std::string();
+    if (!sync.empty() && asked != 1) {
+        const int64_t blocks = ctx.threads >= 256 ? blocksPerSMAsPlanned(plan, kernel, ctx) : 0;
+        if (ctx.threads < 256)
+            why = sync + fmt::format(": its consumers would meet at a named barrier of their own, which pays with two "
+                                     "or more consumer warpgroups; with {} threads (one warpgroup) a producer "
+                                     "warpgroup would hold the SM to one block ('warp_specialize = true' asks for it)",
+                                     ctx.threads);
+        else if (blocks > 1)
+            why = sync + fmt::format(": its consumers would meet at a named barrier of their own, and {} blocks of "
+                                     "{} threads fit an SM, where a producer warpgroup would hold it to one "
+                                     "('warp_specialize = true' asks for it)",
+                                     blocks, ctx.threads);
+    }
     const bool ws = why.empty();
     if (!ws && asked == 1) ctx.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+    if (ws && !sync.empty()) ctx.consumerBarrier = kConsumerBarrier;
     // Logged where it is a choice (targets that can move registers), or was asked for.
     if (ctx.target.has(Feature::Setmaxnreg) || asked == 1)
         ctx.decide(fmt::format("warp specialisation of the loop over {}", n->var->name),
                    ws ? "a producer warpgroup (setmaxnreg) issues the TMA loads" : "none",
                    asked == 1 ? "lowering (warp_specialize = true)" : "lowering",
-                   ws ? "every producer of the loop is a TMA load and the consumers use no other shared "
-                        "memory or block barrier while the producer runs"
-                      : why,
+                   !ws ? why
+                   : sync.empty()
+                       ? "every producer of the loop is a TMA load and the consumers use no other shared memory or "
+                         "block barrier while the producer runs"
+                       : fmt::format("every producer of the loop is a TMA load; {}, so the consumers' block barriers "
+                                     "become named barrier {} of their {} threads",
+                                     sync, kConsumerBarrier, ctx.threads),
                    n->loc);
     return ws;
 }
