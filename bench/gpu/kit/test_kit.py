@@ -235,6 +235,22 @@ class Manifest(unittest.TestCase):
                 self.assertRegex(e["sweep"]["fingerprint"], "^[0-9a-f]{16}$")
                 for k in e["kernels"]:
                     self.assertEqual(sorted(k["values"]), sorted(e["sweep"]["params"]), k["label"])
+        # The GEMM family's runners call each launcher with the parameters gemm_family.SIGNATURES
+        # lists: the kernel's extern "C" declaration in its header has them, then the stream.
+        import ctypes
+        import re
+        import gemm_family
+        for e in m["experiments"]:
+            signature = gemm_family.SIGNATURES.get(e["kind"])
+            for k in e["kernels"] if signature else []:
+                with open(os.path.join(self.kit_dir, k["cu"][:-3] + ".h")) as f:
+                    header = f.read()
+                decl = re.search(r'extern "C" int ' + k["launcher"] + r"\(([^)]*)\)", header)
+                self.assertIsNotNone(decl, k["launcher"])
+                params = [p.strip() for p in decl.group(1).split(",")]
+                self.assertEqual(len(params), len(signature) + 1, f"{e['name']}: {params}")
+                for p, t in zip(params, signature + [ctypes.c_void_p]):
+                    self.assertEqual("*" in p, t is ctypes.c_void_p, f"{e['name']}: {p}")
         depths = {k["label"]: k["depth"] for k in depth["kernels"]}
         self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept; 1 k-tile per wgmma group")
         self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])
