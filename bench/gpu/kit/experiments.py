@@ -296,8 +296,9 @@ QUEUE = [
         "question": "The corpus' grouped GEMM (each group's rows padded to block_M in the grid, a block finds its "
                     "group by a scan) at TileLang's tiles (64x64x32, 2 stages as written, deepened) measured "
                     "0.51x a loop of torch.matmul on an H200 (4 groups of 1,000-3,000 rows, K = N = 4096). How much "
-                    "do 128-row tiles recover? (The loop is not warp-specialised: the producer would need the "
-                    "group index, a `var` the scan computes.) Against a loop of torch.matmul over the groups and, "
+                    "do 128-row tiles recover? (Since 2026-11-29 the loop is warp-specialised: the producer computes "
+                    "the group index again, where 350 TFLOP/s was the modulo schedule.) Against a loop of "
+                    "torch.matmul over the groups and, "
                     "where this PyTorch has it, torch._grouped_mm; issue 43 asks >= 0.9x the faster.",
         "kind": "grouped",
         "dtype": "f16",
