@@ -360,6 +360,39 @@ def check(err, dtype):
     return err == err and err <= TOLERANCE[dtype]  # NaN fails
 
 
+def bind(kernels, lib_of, argtypes, blank):
+    """Each built kernel's launcher ({id: function}), and a row (the label, the depth, `blank`
+    empty columns, "not built", then empty ones) for each kernel that was not built."""
+    fns, rows = {}, []
+    for k in kernels:
+        lib = lib_of(k)
+        if lib:
+            fns[k["id"]] = launcher(lib, k["launcher"], argtypes)
+        else:
+            rows.append([k["label"], k["depth"]] + [""] * blank + ["not built", "", "", "", ""])
+    return fns, rows
+
+
+def check_and_time(torch, exp, k, run, out, ref, where, flops, baseline_ms, iters, log):
+    """One kernel run once, its output checked against the reference, then timed: the row's last
+    five columns (rel. error, tlc ms, tlc TFLOP/s, baseline TFLOP/s, baseline / tlc) and 1 when
+    it failed or was wrong (its error in the first of them), else 0. `baseline_ms()` times the
+    baseline, after the kernel."""
+    try:
+        run()
+        torch.cuda.synchronize()
+    except RuntimeError as x:
+        return [str(x), "", "", "", ""], 1
+    err = rel_err(torch, out, ref)
+    if not check(err, exp["dtype"]):
+        log(f"kit: experiment {exp['name']}: {k['label']} {where} WRONG (rel. error {err:.1e})")
+        return [f"WRONG {err:.1e}", "", "", "", ""], 1
+    ours = median_ms(torch, run, iters)
+    theirs = baseline_ms()
+    return [f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}", f"{flops / theirs / 1e9:.0f}",
+            f"{theirs / ours:.2f}"], 0
+
+
 def run_gemm(torch, exp, kernels, lib_of, iters, log):
     """C = A @ B (A [M, K], B [K, N]) for every shape and kernel, against torch.matmul; the
     inputs and the float64 reference made once per shape. Returns rows, wrong results, a note."""
@@ -395,24 +428,10 @@ def run_gemm(torch, exp, kernels, lib_of, iters, log):
                 extra = [ws.data_ptr()]
             run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), M, K, N, *extra,
                           torch.cuda.current_stream().cuda_stream)
-            try:
-                run()
-                torch.cuda.synchronize()
-            except RuntimeError as x:
-                rows.append([k["label"], k["depth"], M, N, K, str(x), "", "", "", ""])
-                wrong += 1
-                continue
-            err = rel_err(torch, c, ref)
-            if not check(err, exp["dtype"]):
-                log(f"kit: experiment {exp['name']}: {k['label']} {M}x{N}x{K} WRONG (rel. error {err:.1e})")
-                rows.append([k["label"], k["depth"], M, N, K, f"WRONG {err:.1e}", "", "", "", ""])
-                wrong += 1
-                continue
-            ours = median_ms(torch, run, iters)
-            theirs = median_ms(torch, lambda: torch.matmul(a, b), iters)
-            flops = 2 * M * N * K
-            rows.append([k["label"], k["depth"], M, N, K, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
-                         f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+            result, bad = check_and_time(torch, exp, k, run, c, ref, f"{M}x{N}x{K}", 2 * M * N * K,
+                                         lambda: median_ms(torch, lambda: torch.matmul(a, b), iters), iters, log)
+            rows.append([k["label"], k["depth"], M, N, K] + result)
+            wrong += bad
         del a, b, ref
         torch.cuda.empty_cache()
     return rows, wrong, ""
@@ -635,7 +654,7 @@ RUNNERS = {
                "Bandwidth: A and B read, C written once over the time; tlc / copy: over a device-to-device copy "
                "of the same bytes."),
     "grouped": (run_grouped, ["configuration", "pipeline depth (tlc)", "groups", "rel. error", "tlc ms", "tlc TFLOP/s",
-                              "torch TFLOP/s", "torch form", "torch / tlc"],
+                              "torch TFLOP/s", "torch / tlc", "torch form"],
                 "Ratio: the faster of a loop of torch.matmul and torch._grouped_mm, time / tlc time."),
     "dequant_fp4": (run_dequant_fp4, ["configuration", "pipeline depth (tlc)", "M", "N", "K", "rel. error", "tlc ms",
                                       "tlc TFLOP/s", "cuBLAS f16 TFLOP/s", "cuBLAS / tlc"],

@@ -3,7 +3,7 @@ dequantising GEMM and DeepGEMM's block-scaled fp8 GEMM, each against the PyTorch
 would otherwise take, every result checked against float64 first (experiments.py's QUEUE names
 the kernels; its run_all calls these as its other runners)."""
 import experiments  # check(): used at run time, after experiments.py has loaded
-from bench import P, I, checked, launcher, median_ms, rel_err
+from bench import P, I, checked, median_ms
 
 # Each kind's launcher parameters before the stream, in the kernel's order (test_kit.py checks
 # them against tlc's manifests): grouped_gemm(A, B, C, batch_sizes, batch_offsets,
@@ -21,14 +21,9 @@ def run_grouped(torch, exp, kernels, lib_of, iters, log):
     has each group's rows padded to block_M, the host passes the offsets and the block count),
     against a loop of torch.matmul and torch._grouped_mm where this PyTorch has it."""
     dtype = torch.float16
-    rows, wrong, fns = [], 0, {}
-    for k in kernels:
-        lib = lib_of(k)
-        if lib:
-            fns[k["id"]] = launcher(lib, k["launcher"], SIGNATURES["grouped"] + [P])
-        else:
-            rows.append([k["label"], k["depth"], "", "", "not built", "", "", "", ""])
-            wrong += 1
+    fns, rows = experiments.bind(kernels, lib_of, SIGNATURES["grouped"] + [P], 1)
+    rows = [r + [""] for r in rows]  # the torch form's column
+    wrong = len(rows)
     for sizes, K, N in exp["shapes"]:
         torch.manual_seed(0)
         G, total = len(sizes), sum(sizes)
@@ -36,7 +31,6 @@ def run_grouped(torch, exp, kernels, lib_of, iters, log):
         b = torch.randn(G, K, N, device="cuda").to(dtype)
         starts = [sum(sizes[:g]) for g in range(G)]
         ref = torch.cat([a[s:s + n].double() @ b[g].double() for g, (s, n) in enumerate(zip(starts, sizes))])
-        flops = 2 * total * K * N
 
         def loop():
             for g, (s, n) in enumerate(zip(starts, sizes)):
@@ -52,7 +46,7 @@ def run_grouped(torch, exp, kernels, lib_of, iters, log):
                     base, form = t, "torch._grouped_mm"
             except Exception as x:  # its dtype or layout rules vary by version: the loop stays the baseline
                 log(f"kit: experiment {exp['name']}: torch._grouped_mm unavailable here ({type(x).__name__}: {x})")
-        label = f"{G} groups, {min(sizes)}-{max(sizes)} rows, K = N = {K}" if K == N else f"{G} groups, K {K}, N {N}"
+        label = f"{G} groups of {min(sizes)}-{max(sizes)} rows, K {K}, N {N}"
         for k in kernels:
             fn = fns.get(k["id"])
             if not fn:
@@ -64,22 +58,10 @@ def run_grouped(torch, exp, kernels, lib_of, iters, log):
             c = torch.full((total, N), float("nan"), device="cuda", dtype=dtype)
             run = checked(fn, a.data_ptr(), b.data_ptr(), c.data_ptr(), *[m.data_ptr() for m in meta], blocks,
                           total, K, G, N, torch.cuda.current_stream().cuda_stream)
-            try:
-                run()
-                torch.cuda.synchronize()
-            except RuntimeError as x:
-                rows.append([k["label"], k["depth"], label, str(x), "", "", "", "", ""])
-                wrong += 1
-                continue
-            err = rel_err(torch, c, ref)
-            if not experiments.check(err, exp["dtype"]):
-                log(f"kit: experiment {exp['name']}: {k['label']} {label} WRONG (rel. error {err:.1e})")
-                rows.append([k["label"], k["depth"], label, f"WRONG {err:.1e}", "", "", "", "", ""])
-                wrong += 1
-                continue
-            ours = median_ms(torch, run, iters)
-            rows.append([k["label"], k["depth"], label, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
-                         f"{flops / base / 1e9:.0f}", form, f"{base / ours:.2f}"])
+            result, bad = experiments.check_and_time(torch, exp, k, run, c, ref, label, 2 * total * K * N,
+                                                     lambda: base, iters, log)
+            rows.append([k["label"], k["depth"], label] + result + [form if not bad else ""])
+            wrong += bad
         del a, b, ref
         torch.cuda.empty_cache()
     return rows, wrong, ""
@@ -96,14 +78,8 @@ def run_dequant_fp4(torch, exp, kernels, lib_of, iters, log):
     """Ct = (A @ dequant(B)^T)^T with B [N, K / 2] of two fp4 codes a byte (low nibble first),
     checked against float64 on the dequantised B, timed against torch.matmul (cuBLAS f16) of the
     same product on the dequantised B."""
-    rows, wrong, fns = [], 0, {}
-    for k in kernels:
-        lib = lib_of(k)
-        if lib:
-            fns[k["id"]] = launcher(lib, k["launcher"], SIGNATURES["dequant_fp4"] + [P])
-        else:
-            rows.append([k["label"], k["depth"], "", "", "", "not built", "", "", "", ""])
-            wrong += 1
+    fns, rows = experiments.bind(kernels, lib_of, SIGNATURES["dequant_fp4"] + [P], 3)
+    wrong = len(rows)
     lut = fp4_values(torch)
     for M, N, K in exp["shapes"]:
         torch.manual_seed(0)
@@ -112,8 +88,7 @@ def run_dequant_fp4(torch, exp, kernels, lib_of, iters, log):
         codes = torch.stack([packed & 15, packed >> 4], -1).reshape(N, K)
         b = lut[codes.long()]  # [N, K] f16
         ref = b.double() @ a.double().t()  # Ct: [N, M]
-        theirs = median_ms(torch, lambda: torch.matmul(b, a.t()), iters)
-        flops = 2 * M * N * K
+        base = median_ms(torch, lambda: torch.matmul(b, a.t()), iters)
         for k in kernels:
             fn = fns.get(k["id"])
             if not fn:
@@ -121,22 +96,10 @@ def run_dequant_fp4(torch, exp, kernels, lib_of, iters, log):
             ct = torch.full((N, M), float("nan"), device="cuda", dtype=torch.float16)
             run = checked(fn, a.data_ptr(), packed.data_ptr(), ct.data_ptr(), M, K, N,
                           torch.cuda.current_stream().cuda_stream)
-            try:
-                run()
-                torch.cuda.synchronize()
-            except RuntimeError as x:
-                rows.append([k["label"], k["depth"], M, N, K, str(x), "", "", "", ""])
-                wrong += 1
-                continue
-            err = rel_err(torch, ct, ref)
-            if not experiments.check(err, exp["dtype"]):
-                log(f"kit: experiment {exp['name']}: {k['label']} {M}x{N}x{K} WRONG (rel. error {err:.1e})")
-                rows.append([k["label"], k["depth"], M, N, K, f"WRONG {err:.1e}", "", "", "", ""])
-                wrong += 1
-                continue
-            ours = median_ms(torch, run, iters)
-            rows.append([k["label"], k["depth"], M, N, K, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
-                         f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+            result, bad = experiments.check_and_time(torch, exp, k, run, ct, ref, f"{M}x{N}x{K}", 2 * M * N * K,
+                                                     lambda: base, iters, log)
+            rows.append([k["label"], k["depth"], M, N, K] + result)
+            wrong += bad
         del a, packed, codes, b, ref
         torch.cuda.empty_cache()
     return rows, wrong, ""
@@ -146,14 +109,8 @@ def run_block_fp8(torch, exp, kernels, lib_of, iters, log):
     """C = (A * scales_a) @ (B * scales_b)^T in bf16 with DeepGEMM's scales (A per row and 128
     columns, B per 128 x 128 block), checked against float64 on the dequantised operands, timed
     against torch._scaled_mm with per-tensor scales on the same fp8 data."""
-    rows, wrong, fns = [], 0, {}
-    for k in kernels:
-        lib = lib_of(k)
-        if lib:
-            fns[k["id"]] = launcher(lib, k["launcher"], SIGNATURES["block_fp8"] + [P])
-        else:
-            rows.append([k["label"], k["depth"], "", "", "", "not built", "", "", "", ""])
-            wrong += 1
+    fns, rows = experiments.bind(kernels, lib_of, SIGNATURES["block_fp8"] + [P], 3)
+    wrong = len(rows)
     for M, N, K in exp["shapes"]:
         torch.manual_seed(0)
         a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
@@ -167,9 +124,8 @@ def run_block_fp8(torch, exp, kernels, lib_of, iters, log):
         ref = ad @ bd.t()
         del ad, bd
         one = torch.ones((), device="cuda")
-        theirs = median_ms(torch, lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one,
-                                                            out_dtype=torch.bfloat16), iters)
-        flops = 2 * M * N * K
+        base = median_ms(torch, lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one,
+                                                          out_dtype=torch.bfloat16), iters)
         for k in kernels:
             fn = fns.get(k["id"])
             if not fn:
@@ -177,22 +133,10 @@ def run_block_fp8(torch, exp, kernels, lib_of, iters, log):
             c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             run = checked(fn, a.data_ptr(), b.data_ptr(), sa.data_ptr(), sb.data_ptr(), c.data_ptr(), M, K, N,
                           torch.cuda.current_stream().cuda_stream)
-            try:
-                run()
-                torch.cuda.synchronize()
-            except RuntimeError as x:
-                rows.append([k["label"], k["depth"], M, N, K, str(x), "", "", "", ""])
-                wrong += 1
-                continue
-            err = rel_err(torch, c, ref)
-            if not experiments.check(err, exp["dtype"]):
-                log(f"kit: experiment {exp['name']}: {k['label']} {M}x{N}x{K} WRONG (rel. error {err:.1e})")
-                rows.append([k["label"], k["depth"], M, N, K, f"WRONG {err:.1e}", "", "", "", ""])
-                wrong += 1
-                continue
-            ours = median_ms(torch, run, iters)
-            rows.append([k["label"], k["depth"], M, N, K, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
-                         f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+            result, bad = experiments.check_and_time(torch, exp, k, run, c, ref, f"{M}x{N}x{K}", 2 * M * N * K,
+                                                     lambda: base, iters, log)
+            rows.append([k["label"], k["depth"], M, N, K] + result)
+            wrong += bad
         del a, b, sa, sb, ref
         torch.cuda.empty_cache()
     return rows, wrong, ""

@@ -193,6 +193,35 @@ class Experiments(unittest.TestCase):
         self.assertEqual(prepare.config_values(exp["sweep"] | {"defaults": {"b": 32}}, ("a=8",)), {"a": 8, "b": 32})
         self.assertIsNone(prepare.config_values(exp["sweep"], ("a=8",)))
 
+    def test_check_and_time(self):
+        """check_and_time: a failed launch and a wrong result are one failure each with their
+        reason in the error column; a right one is timed against the baseline."""
+        fake = type("T", (), {"cuda": type("C", (), {"synchronize": staticmethod(lambda: None)})})
+        saved = experiments.rel_err, experiments.median_ms
+        experiments.median_ms = lambda torch, fn, iters: 2.0
+        logged = []
+        try:
+            k, exp = {"label": "k"}, {"name": "e", "dtype": "f16"}
+            experiments.rel_err = lambda torch, out, ref: 1e-4
+            result, bad = experiments.check_and_time(fake, exp, k, lambda: None, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result, bad), (["1.0e-04", "2.000", "2", "4", "0.50"], 0))
+            experiments.rel_err = lambda torch, out, ref: 0.5
+            result, bad = experiments.check_and_time(fake, exp, k, lambda: None, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result[0], bad), ("WRONG 5.0e-01", 1))
+            self.assertIn("WRONG", logged[-1])
+
+            def refused():
+                raise RuntimeError("launcher returned 1")
+            result, bad = experiments.check_and_time(fake, exp, k, refused, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result[0], bad), ("launcher returned 1", 1))
+        finally:
+            experiments.rel_err, experiments.median_ms = saved
+        fns, rows = experiments.bind([{"id": "a", "label": "a", "depth": "3"}], lambda k: None, [], 3)
+        self.assertEqual((fns, rows), ({}, [["a", "3", "", "", "", "not built", "", "", "", ""]]))
+
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))
         self.assertFalse(experiments.check(2e-2, "f16"))
