@@ -105,7 +105,8 @@ int recommendMain(int argc, char** argv) {
                    "Measured sweeps (JSON, the format of bench/cpu/sweep.py) to show beside the estimates "
                    "(repeatable; bench/data's are built in)");
     std::vector<std::string> defines;
-    app.add_option("-D,--define", defines, "Fix a compile-time parameter or size: -D NAME=VALUE")
+    app.add_option("-D,--define", defines,
+                   "Fix a compile-time parameter or size: -D NAME=VALUE (NAME=auto: leave it to the recommender)")
         ->allow_extra_args(false);
     if (std::optional<int> exit = parseSubcommand(app, argc, argv, "recommend")) return *exit;
     if (options.input.empty()) {
@@ -116,6 +117,7 @@ int recommendMain(int argc, char** argv) {
         std::cerr << "tlc: error: " << error << '\n';
         return tlc::kExitUsage;
     }
+    options.autoParams = tlc::takeAutoDefines(options.defines);
     return tlc::runRecommend(options, rec, std::cout, std::cerr);
 }
 
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
                  "Emit each kernel's fast variant alone: its launcher refuses rows and pointers its vector and TMA "
                  "moves cannot take, instead of running a general variant (docs/language.md, \"Shapes\")");
     std::vector<std::string> defines;
-    app.add_option("-D,--define", defines, "Set a compile-time parameter or size: -D NAME=VALUE")
+    app.add_option("-D,--define", defines, "Set a compile-time parameter or size: -D NAME=VALUE (NAME=auto: leave it to the recommender)")
         ->allow_extra_args(false);
     app.add_option("--kernel", options.kernel, "Compile only this kernel");
     std::string emit = "source";
@@ -236,6 +238,7 @@ int main(int argc, char** argv) {
         std::cerr << "tlc: error: " << error << '\n';
         return tlc::kExitUsage;
     }
+    options.autoParams = tlc::takeAutoDefines(options.defines);
     if (options.input.empty()) {
         std::cerr << "tlc: error: no input file (see 'tlc --help')\n";
         return tlc::kExitUsage;

@@ -30,4 +30,17 @@ bool parseDefines(const std::vector<std::string>& arguments, Defines& defines, s
     return true;
 }
 
+std::set<std::string> takeAutoDefines(Defines& defines) {
+    std::set<std::string> names;
+    for (auto it = defines.begin(); it != defines.end();) {
+        if (it->second == "auto") {
+            names.insert(it->first);
+            it = defines.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return names;
+}
+
 } // namespace tlc

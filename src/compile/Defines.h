@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,10 @@ std::string checkDefine(const std::string& define);
 
 // The -D arguments as a map (the last of a name wins); false with the first problem in `error`.
 bool parseDefines(const std::vector<std::string>& arguments, Defines& defines, std::string& error);
+
+// -D NAME=auto leaves compile-time parameter NAME to the recommender, as `NAME = auto` in the
+// source would (TileLang's autotuning from the command line): those entries, taken out of
+// `defines` (which then holds only values), by name.
+std::set<std::string> takeAutoDefines(Defines& defines);
 
 } // namespace tlc

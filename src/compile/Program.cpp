@@ -9,10 +9,37 @@
 
 namespace tlc {
 
+namespace {
+
+// -D NAME=auto: every kernel's compile-time parameter NAME becomes `auto`; a name no kernel has
+// as one (a size, nothing) is an error about the command line.
+bool markAutoParams(ast::File& file, const std::set<std::string>& names, DiagnosticEngine& diags) {
+    bool ok = true;
+    for (const std::string& name : names) {
+        bool found = false;
+        for (auto& k : file.kernels)
+            for (auto& tp : k->templateParams)
+                if (tp.name == name) {
+                    tp.isAuto = true;
+                    tp.defaultValue.reset();
+                    found = true;
+                }
+        if (!found) {
+            diags.reportCommandLine(DiagId::err_define_auto_unknown, name);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+} // namespace
+
 std::unique_ptr<Program> Program::parse(const SourceFile& source, DiagnosticEngine& diags,
-                                        const std::map<std::string, std::string>& defines) {
+                                        const std::map<std::string, std::string>& defines,
+                                        const std::set<std::string>& autoParams) {
     std::unique_ptr<ast::File> file = parseFile(source, diags);
     if (!file) return nullptr;
+    if (!markAutoParams(*file, autoParams, diags)) return nullptr;
     // The beginner level's whole-tensor kernels become tile dataflow before anything checks them.
     if (!beginner::lowerWholeTensorKernels(*file, diags, defines)) return nullptr;
     return std::unique_ptr<Program>(new Program(source, std::move(file)));

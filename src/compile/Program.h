@@ -20,8 +20,10 @@ class Program {
 public:
     // Null after reporting to `diags` when the text has lexical or syntax errors.
     // `defines` (-D): what the beginner level's lowering may take as known at compile time.
+    // `autoParams`: compile-time parameters -D NAME=auto leaves to the recommender (made `auto`).
     static std::unique_ptr<Program> parse(const SourceFile& source, DiagnosticEngine& diags,
-                                          const std::map<std::string, std::string>& defines = {});
+                                          const std::map<std::string, std::string>& defines = {},
+                                          const std::set<std::string>& autoParams = {});
 
     const SourceFile& source() const { return source_; }
     const ast::File& syntax() const { return *syntax_; }

@@ -242,7 +242,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     std::map<std::string, Recommendation> rankings;  // --report: `auto` kernels' top candidates
     bool kernelMissing = false;
     runWithLargeStack([&] {
-        std::unique_ptr<Program> program = Program::parse(sourceFile, diags, options.defines);
+        std::unique_ptr<Program> program = Program::parse(sourceFile, diags, options.defines, options.autoParams);
         if (!program) return;
         // The kernels to compile: all, or --kernel's.
         std::vector<const ast::Kernel*> selected;
@@ -410,7 +410,7 @@ int runRecommend(const DriverOptions& options, const RecommendDriverOptions& rec
     std::string error;
     runWithLargeStack([&] {
         DiagnosticEngine diags(source);
-        std::unique_ptr<Program> program = Program::parse(source, diags, options.defines);
+        std::unique_ptr<Program> program = Program::parse(source, diags, options.defines, options.autoParams);
         if (!program || diags.hasErrors()) error = firstError(diags);
         else r = recommend(*program, ro, error);
     });

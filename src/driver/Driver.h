@@ -6,6 +6,7 @@
 #include "compile/EmitKind.h"
 
 #include <iosfwd>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct DriverOptions {
     bool debug = false;           // keep print/assert in the emitted code
     bool assumeAligned = false;   // no general variants: launchers refuse what the fast path cannot take
     Defines defines;              // -D NAME=VALUE, checked (compile/Defines.h)
+    std::set<std::string> autoParams;  // -D NAME=auto: parameters left to the recommender
     std::string kernel;           // only this kernel
     EmitKind emit = EmitKind::Source;
     std::vector<std::string> printAfter;  // pass names: print the IR after them (stderr)
