@@ -39,7 +39,9 @@ RowStart rowStart(const Buffer& img, const Im2ColParams& p, const Expr& pixel) {
 // The threads' loop over a [BM, BK] tile in vectors of `vec`: vector it of thread tx starts at
 // flat element e = (it * threads + tx) * vec, row i = e / BK, column j = e % BK. Unrolled, so
 // that a per-thread table indexed by `it` stays in registers; im2col_rows and the gathers that
-// read its table use the same loop.
+// read its table use the same loop. When a round of the threads covers whole rows, a thread's
+// vectors share their column: j is bound once, before the loop, so that the compiler sees one
+// column (one division by C) for all of them.
 Stmt gatherLoop(LowerContext& ctx, int64_t BM, int64_t BK, int64_t vec,
                 const std::function<Stmt(const Expr& it, const Expr& i, const Expr& j)>& body) {
     const int64_t vectors = BM * BK / vec, threads = std::max<int64_t>(ctx.threads, 1);
@@ -47,11 +49,14 @@ Stmt gatherLoop(LowerContext& ctx, int64_t BM, int64_t BK, int64_t vec,
     VarPtr it = ctx.freshVar("it"), e = ctx.freshVar("e"), i = ctx.freshVar("i"), j = ctx.freshVar("j");
     const Expr iter = count == 1 ? intImm(0) : Expr(it);
     const Expr q = simplify(iter * threads + ctx.tx());
+    const bool sharedColumn = count > 1 && (threads * vec) % BK == 0;
     Stmt inner = body(iter, Expr(i), Expr(j));
-    inner = letStmt(i, Expr(e) / BK, letStmt(j, Expr(e) % BK, inner));
+    inner = letStmt(i, Expr(e) / BK, sharedColumn ? inner : letStmt(j, Expr(e) % BK, inner));
     inner = letStmt(e, simplify(q * vec), inner);
     if (vectors % threads != 0) inner = ifThenElse(q < vectors, inner);
-    return count == 1 ? inner : forLoop(it, intImm(0), intImm(count), ctx.slotLoopKind(), inner);
+    if (count == 1) return inner;
+    Stmt loop = forLoop(it, intImm(0), intImm(count), ctx.slotLoopKind(), inner);
+    return sharedColumn ? letStmt(j, simplify(ctx.tx() * vec % BK, ctx.bounds()), loop) : loop;
 }
 
 } // namespace
