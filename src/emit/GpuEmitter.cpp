@@ -188,9 +188,14 @@ void GpuEmitter::emitKernelFunction(const Kernel& k, const LauncherSignature& si
         dims[k.clusterDim] = k.clusterSize;
         cluster = fmt::format("__cluster_dims__({}, {}, {})", dims[0], dims[1], dims[2]);
     }
-    std::string head = fmt::format("__global__ void __launch_bounds__({}) {}(", bounds, sig.kernelName);
-    if (!cluster.empty()) {  // the attributes on a line of their own, the name and parameters after
-        line(fmt::format("__global__ void __launch_bounds__({}) {}", bounds, cluster));
+    std::string attributes = fmt::format("__global__ void __launch_bounds__({}){}", bounds,
+                                         cluster.empty() ? "" : " " + cluster);
+    std::string head = attributes + " " + sig.kernelName + "(";
+    // The attributes on a line of their own, the name and parameters after, where the name and
+    // the first parameter do not fit beside them (the line would break inside the attributes).
+    const size_t first = params.empty() ? 1 : params[0].size() + 1;
+    if (!cluster.empty() || size_t(4 * out_->depth()) + head.size() + first > size_t(kLineWidth)) {
+        line(attributes);
         head = sig.kernelName + "(";
     }
     for (const auto& l : wrapCall(head, params, ")", 0, true)) line(l);

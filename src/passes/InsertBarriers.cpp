@@ -173,6 +173,7 @@ struct State {
     SpanSet reads, writes;
     std::map<StoreKind, SpanSet> atomics;
     void clear() { reads.clear(); writes.clear(); atomics.clear(); }
+    bool empty() const { return reads.empty() && writes.empty() && atomics.empty(); }
     void merge(const State& o) {
         reads.insert(o.reads.begin(), o.reads.end());
         writes.insert(o.writes.begin(), o.writes.end());
@@ -180,6 +181,19 @@ struct State {
     }
     friend bool operator==(const State&, const State&) = default;
 };
+
+// The block barriers in a statement (as written: one inside a loop counts once).
+int countBarriers(const Stmt& s) {
+    class Count : public IRVisitor {
+    public:
+        int n = 0;
+
+    protected:
+        void visitBarrier(const Barrier*) override { ++n; }
+    } count;
+    count.visit(s);
+    return count.n;
+}
 
 // Collects the variables that loops and lets inside the visited code bind.
 class BoundVars : public AccessVisitor {
@@ -390,20 +404,31 @@ public:
             const auto* f = s.as<For>();
             if (f->forKind == ForKind::Parallel) return seq({leaf(accessesOf(s), st, f->loc), s});
             std::set<const Var*> vars = boundIn(f);
-            State in = st;
-            Stmt body;
-            for (int round = 0; round < 8; ++round) {
-                State end = in;
-                body = process(f->body, end);
-                State merged = in;
-                merged.merge(acrossBackEdge(end, vars, f->var.get()));
-                if (merged == in) {
-                    st = merged;
-                    break;
+            auto walkLoop = [&](State in) {
+                Stmt body;
+                for (int round = 0; round < 8; ++round) {
+                    State end = in;
+                    body = process(f->body, end);
+                    State merged = in;
+                    merged.merge(acrossBackEdge(end, vars, f->var.get()));
+                    if (merged == in) break;
+                    in = merged;
                 }
-                in = merged;
-                st = merged;
+                return std::make_pair(body, in);
+            };
+            auto [body, out] = walkLoop(st);
+            // What the code before the loop left pending may put a barrier inside the loop that
+            // only its first iteration needs (Q_s filled before a loop that reads it): one barrier
+            // before the loop instead, when the body then needs fewer.
+            if (!st.empty()) {
+                auto [clean, cleanOut] = walkLoop(State{});
+                if (countBarriers(clean) < countBarriers(body)) {
+                    st = cleanOut;
+                    return seq({barrier(f->loc),
+                                forLoop(f->var, f->min, f->extent, f->forKind, clean, f->loc, f->pipeline, f->step)});
+                }
             }
+            st = out;
             return forLoop(f->var, f->min, f->extent, f->forKind, body, f->loc, f->pipeline, f->step);
         }
         case NodeKind::While: {

@@ -37,6 +37,7 @@ void splitKGemms();       // run_split_k.cpp
 void wholeTensorBatched();  // run_whole_tensor_batched.cpp
 void clusterGemmX(int M, int N, int K);  // run_cluster.cpp
 void clusterGemmM(int M, int N, int K);
+void flashAttentionFp8(int Bn, int S, int H);  // run_attention_fp8.cpp
 
 namespace {
 
@@ -1141,6 +1142,10 @@ int main() {
     mlaDecode(1, 20, 33);
     // 150 keys: two blocks of 64 and a partial third; 70 heads: a partial second block of 64.
     mlaDecode(1, 70, 150, true);
+    // 150 keys: two blocks of 64 and a partial third (Vt's rows of 150 bytes: the general
+    // variant on GPUs); 128: whole blocks, TMA rows.
+    flashAttentionFp8(1, 150, 2);
+    flashAttentionFp8(2, 128, 1);
     blockScalars(16);
     blockScalars(45);  // a partial last row block
     blockScalars(44);  // the same, with rows that GPUs can store in vectors

@@ -218,11 +218,13 @@ void gemmTransposed(int M, int N, int K) {
     check("gemm_tt " + dims(M, N, K), C, matmul(M, N, K, aKM, bNK), 1e-2, 1e-2);
 }
 
-// pingPong: the sample at 128 query rows over two warpgroups (D = 64, 256 threads, 3 stages),
-// which on sm90 take turns issuing the gemms (the ping-pong schedule); otherwise its defaults.
+// pingPong: the sample at 128 query rows over two warpgroups (256 threads, 3 stages), which on
+// sm90 take turns issuing the gemms (the ping-pong schedule); otherwise its defaults. Alone, with
+// 128 x 128 tiles at D = 32 (they fit gfx90a's 64 KB; one block fills an sm90 SM, so the loop is
+// warp-specialised); with overlap or persistent, 128 x 64 tiles at D = 64.
 // overlap: with overlap = true (the softmax overlapping the previous block's P V gemm on sm90).
 void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = false, bool persistent = false) {
-    const int D = pingPong ? 64 : 128;
+    const int D = !pingPong ? 128 : overlap || persistent ? 64 : 32;
     size_t n = size_t(Bn) * S * H * D;
     auto Q = random<tl::half>(n, 9), K = random<tl::half>(n, 10), V = random<tl::half>(n, 11);
     std::vector<tl::half> O(n, tl::half(-7.0f));
@@ -289,8 +291,9 @@ int main() {
     gemm(136, 200, 520);
     flashAttention(1, 128, 2);
     flashAttention(2, 100, 1);
-    flashAttention(1, 200, 2, true);  // 2 query blocks of 128, 4 key blocks of 64, both partial
+    flashAttention(1, 200, 2, true);  // 2 query blocks and 2 key blocks of 128, both partial
     flashAttention(1, 64, 1, true);   // one key block: a single turn each
+    flashAttention(1, 520, 1, true);  // 5 key blocks through 3 versions, the last one partial
     flashAttention(1, 200, 1, false, true);  // 4 key blocks: the second gemm a step behind the first
     flashAttention(2, 64, 1, false, true);   // one key block: the prologue and the last epilogue step only
     flashAttention(1, 300, 2, true, true);   // both: the two gemms one turn

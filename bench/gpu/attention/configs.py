@@ -7,6 +7,8 @@ Kinds:
   fwd_bhsd   the same laid out [b, h, s, d]
   mla        MLA decode: Q [B, H, 512], Q_pe [B, H, 64], KV [B, S, 1, 512], K_pe [B, S, 1, 64]
   decode     flash decoding (split KV + combine): Q [b, h, d], K, V [b, S, h / groups, d], mask
+  fwd_fp8    fp8 forward: Q, K [b, s, h, d] and Vt [b, h, d, s] in e4m3, scales (sizes' q_scale,
+             k_scale, v_scale), out [b, s, h, d] f16
   bwd_bshd   the backward's kernels (forward for lse, prep, main, post) against SDPA's backward
 
 "after_only": True: a configuration the baseline compiler cannot build (a parameter it lacks);
@@ -49,6 +51,15 @@ CONFIGS = [
     {"id": "fa_d128_128x128_causal_overlap", "source": "tests/run/kernels/flash_attention_overlap.tl",
      "defines": ["D=128", "causal=true", "block_M=128", "block_N=128", "threads=256"],
      "after_only": True, "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
+    # fp8 (e4m3) forward (tests/run/kernels/flash_attention_fp8.tl: V given transposed, P
+    # rounded to e4m3), at the sample's tiles and at 128 x 128 on 256 threads (warp-specialised,
+    # ping-pong), against f16 SDPA of the same values. Built by this tlc only.
+    {"id": "fa_fp8_d128", "source": "tests/run/kernels/flash_attention_fp8.tl", "defines": [],
+     "after_only": True, "kind": "fwd_fp8",
+     "sizes": {"B": 4, "S": 4096, "H": 16, "q_scale": 0.5, "k_scale": 0.5, "v_scale": 1.0}},
+    {"id": "fa_fp8_d128_128x128", "source": "tests/run/kernels/flash_attention_fp8.tl",
+     "defines": ["block_M=128", "block_N=128", "threads=256"], "after_only": True, "kind": "fwd_fp8",
+     "sizes": {"B": 4, "S": 4096, "H": 16, "q_scale": 0.5, "k_scale": 0.5, "v_scale": 1.0}},
     # GQA forward as TileLang's example launches it: 64 x 64 tiles, 128 threads, 2 stages, d128,
     # 32 query heads on 4 KV heads (the kernel whose wgmma ptxas serialised: C7520).
     {"id": "gqa_d128", "source": "tests/corpus/gqa_fwd_bshd.tl", "defines": ["dim=128", "groups=8"],
@@ -90,5 +101,5 @@ SETS = {
     "quick": QUICK,
     "schedule": ["fa_d128", "fa_d128_causal", "fa_d128_128x128", "fa_d128_128x128_causal", "fa_d64",
                  "fa_d64_128x128", "gqa_d128", "gqa_d128_causal", "gqa_d128_128x128", "gqa_d128_128x128_causal",
-                 "fa_d128_overlap", "fa_d128_128x128_overlap", "fa_d128_128x128_causal_overlap"],
+                 "mla_tilelang", "fa_fp8_d128", "fa_fp8_d128_128x128", "fa_d128_overlap", "fa_d128_128x128_overlap", "fa_d128_128x128_causal_overlap"],
 }

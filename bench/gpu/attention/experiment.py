@@ -163,6 +163,12 @@ class Launch:
             if p["kind"] == "tensor":
                 args.append(tensors[p["name"]].data_ptr())
                 types.append(ctypes.c_void_p)
+            elif p["kind"] == "scalar":  # a kernel's scalar parameter (fp8 scales): the config's value
+                value = sizes[p["name"]]
+                float_type = p["c_type"] in ("float", "double")
+                args.append(float(value) if float_type else int(value))
+                types.append(ctypes.c_double if p["c_type"] == "double" else ctypes.c_float if float_type
+                             else ctypes.c_longlong if "64" in p["c_type"] or "long" in p["c_type"] else ctypes.c_int)
             else:
                 args.append(sizes[p["name"]])
                 types.append(ctypes.c_longlong if "long" in p["c_type"] or "64" in p["c_type"] else ctypes.c_int)
@@ -187,7 +193,8 @@ class Launch:
 
 def allocate(torch, launchers, sizes, aliases=None):
     """A tensor per parameter name of these launchers (random normal inputs, zeroed outputs)."""
-    types = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "u8": torch.uint8}
+    types = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "u8": torch.uint8,
+             "f8e4m3": getattr(torch, "float8_e4m3fn", None)}
     tensors = {}
     for launcher in launchers:
         for p in launcher["params"]:
@@ -196,6 +203,11 @@ def allocate(torch, launchers, sizes, aliases=None):
                 continue
             shape = [size_value(e, sizes) for e in p["shape"]]
             dtype = types[p["dtype"]]
+            if dtype == types["f8e4m3"] and dtype is not None:  # normal values, rounded to e4m3
+                t = torch.randn(shape, device="cuda").to(dtype) if p["access"] == "read" else \
+                    torch.zeros(shape, device="cuda").to(dtype)
+                tensors[name] = t
+                continue
             t = torch.zeros(shape, dtype=dtype, device="cuda")
             if p["access"] == "read" and dtype != torch.uint8:
                 t.normal_()
@@ -242,6 +254,22 @@ def workload(torch, c, tensors, names):
             return bench.rel_err(torch, to_bhsd(o)[:1], ref)
         base, form = sdpa(torch, qh, kh, vh, causal)
         return check, base, form, 4 * b * h * s * s * d * (0.5 if causal else 1.0), None
+    if kind == "fwd_fp8":
+        # Q, K [b, s, h, d] and Vt [b, h, d, s] in e4m3 with per-tensor scales (the config's
+        # q_scale, k_scale, v_scale): checked against fp32 SDPA of the dequantised inputs, timed
+        # against SDPA in f16 on the same values (what the fp8 kernel replaces).
+        q, k, vt, o = t[:4]
+        sz = c["sizes"]
+        qh = (q.float() * sz["q_scale"]).transpose(1, 2).contiguous()
+        kh = (k.float() * sz["k_scale"]).transpose(1, 2).contiguous()
+        vh = (vt.float() * sz["v_scale"]).transpose(2, 3).contiguous()
+        b, h, s, d = qh.shape
+
+        def check():
+            ref = F.scaled_dot_product_attention(qh[:1], kh[:1], vh[:1], is_causal=causal)
+            return bench.rel_err(torch, o.transpose(1, 2)[:1], ref)
+        base, form = sdpa(torch, qh.half(), kh.half(), vh.half(), causal)
+        return check, base, form + " (f16 SDPA of the same values)", 4 * b * h * s * s * d, None
     if kind == "mla":
         q, qpe, kv, kpe, o = t[:5]
         B, H, D = q.shape

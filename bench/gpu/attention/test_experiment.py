@@ -19,7 +19,7 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KIND_TENSORS = {"fwd_bshd": 4, "fwd_bhsd": 4, "mla": 5, "decode": 5}
+KIND_TENSORS = {"fwd_bshd": 4, "fwd_bhsd": 4, "mla": 5, "decode": 5, "fwd_fp8": 4}
 
 
 class FakeTensor:
@@ -37,7 +37,7 @@ class FakeTensor:
 class FakeTorch:
     """Enough of torch for allocate() and Launch: shapes, dtypes, pointers, a stream."""
     next_ptr = 0
-    float16, bfloat16, float32, uint8 = "f16", "bf16", "f32", "u8"
+    float16, bfloat16, float32, uint8, float8_e4m3fn = "f16", "bf16", "f32", "u8", "e4m3"
 
     class cuda:
         @staticmethod
@@ -81,7 +81,7 @@ class Experiment(unittest.TestCase):
     def test_sizes_and_shapes(self):
         for k, m in self.kernel_manifests():
             for launcher in m["launchers"]:
-                sizes = {p["name"] for p in launcher["params"] if p["kind"] == "size"}
+                sizes = {p["name"] for p in launcher["params"] if p["kind"] in ("size", "scalar")}
                 self.assertEqual(sizes, set(k["sizes"]), f"{k['id']}: {launcher['c_launcher']}")
                 for p in launcher["params"]:
                     if p["kind"] == "tensor":
@@ -109,6 +109,31 @@ class Experiment(unittest.TestCase):
         self.assertEqual(launch.args[:len(ptrs) + len(sizes)], ptrs + sizes)
         self.assertEqual(len(launch.args), len(params) + 2)  # the workspace, then the stream
         self.assertEqual(launch.fn.argtypes[len(ptrs)], ctypes.c_int)
+
+    def test_scalar_binding(self):
+        """The fp8 forward's scales are bound as C floats between the tensors and the sizes."""
+        k, m = next((k, m) for k, m in self.kernel_manifests() if k["id"] == "fa_fp8_d128")
+        launcher = m["launchers"][0]
+
+        class FakeLib:
+            def __getattr__(self, name):
+                return type("Fn", (), {"restype": None, "argtypes": None})()
+        real = self.experiment.ctypes.CDLL
+        self.experiment.ctypes.CDLL = lambda path: FakeLib()
+        try:
+            fp8 = dict(vars(FakeTorch), randn=lambda shape, device: FakeTensor(shape, "f32"))
+            torch = type("T", (), fp8)
+            FakeTensor.to = lambda t, dtype: FakeTensor(t.shape, dtype)
+            tensors = self.experiment.allocate(torch, [launcher], k["sizes"])
+            self.assertEqual(tensors["Vt"].shape, [4, 16, 128, 4096])
+            self.assertEqual(tensors["Q"].dtype, "e4m3")
+            launch = self.experiment.Launch(torch, "unused", launcher, k["sizes"], tensors)
+        finally:
+            self.experiment.ctypes.CDLL = real
+        self.assertEqual(launch.args[4:7], [0.5, 0.5, 1.0])
+        self.assertEqual(launch.fn.argtypes[4:7], [ctypes.c_float] * 3)
+        self.assertEqual(launch.args[7:10], [4, 4096, 16])
+        self.assertEqual(launch.fn.argtypes[7], ctypes.c_int)
 
     def build(self, cid):
         entry = next(k for k in self.manifest["kernels"] if k["id"] == cid)

@@ -14,7 +14,7 @@ needs only nvcc, compute-sanitizer and Python with PyTorch on the GPU machine:
                       queue of experiments.py
     src/              the run layer's drivers and references (tests/run, tests/corpus), as in the tree
     python/           the Python example's scripts (examples/python: test_gemm*.py, torch_op.py)
-    kit.py, bench.py, experiments.py, python_phase.py, triton_attention.py, managed_new.cpp,
+    kit.py, bench.py, experiments.py, gemm_family.py, python_phase.py, triton_attention.py, managed_new.cpp,
     kit_types.h, gpu-kit.sh        the GPU side
 
 The executables and their kernels come from <build>/tests/run/run_sets.json, which the run
@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import experiments  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-GPU_SIDE = ["kit.py", "bench.py", "experiments.py", "python_phase.py", "triton_attention.py", "managed_new.cpp",
+GPU_SIDE = ["kit.py", "bench.py", "experiments.py", "gemm_family.py", "python_phase.py", "triton_attention.py", "managed_new.cpp",
             "kit_types.h"]
 # The Python example (examples/python) that the python phase builds for the GPU: its kernel and
 # -D values (those of its CMakeLists.txt, which test_kit.py checks) and its scripts.

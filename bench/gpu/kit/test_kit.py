@@ -193,6 +193,35 @@ class Experiments(unittest.TestCase):
         self.assertEqual(prepare.config_values(exp["sweep"] | {"defaults": {"b": 32}}, ("a=8",)), {"a": 8, "b": 32})
         self.assertIsNone(prepare.config_values(exp["sweep"], ("a=8",)))
 
+    def test_check_and_time(self):
+        """check_and_time: a failed launch and a wrong result are one failure each with their
+        reason in the error column; a right one is timed against the baseline."""
+        fake = type("T", (), {"cuda": type("C", (), {"synchronize": staticmethod(lambda: None)})})
+        saved = experiments.rel_err, experiments.median_ms
+        experiments.median_ms = lambda torch, fn, iters: 2.0
+        logged = []
+        try:
+            k, exp = {"label": "k"}, {"name": "e", "dtype": "f16"}
+            experiments.rel_err = lambda torch, out, ref: 1e-4
+            result, bad = experiments.check_and_time(fake, exp, k, lambda: None, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result, bad), (["1.0e-04", "2.000", "2", "4", "0.50"], 0))
+            experiments.rel_err = lambda torch, out, ref: 0.5
+            result, bad = experiments.check_and_time(fake, exp, k, lambda: None, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result[0], bad), ("WRONG 5.0e-01", 1))
+            self.assertIn("WRONG", logged[-1])
+
+            def refused():
+                raise RuntimeError("launcher returned 1")
+            result, bad = experiments.check_and_time(fake, exp, k, refused, None, None, "4x4x4", 4e9,
+                                                     lambda: 1.0, 10, logged.append)
+            self.assertEqual((result[0], bad), ("launcher returned 1", 1))
+        finally:
+            experiments.rel_err, experiments.median_ms = saved
+        fns, rows = experiments.bind([{"id": "a", "label": "a", "depth": "3"}], lambda k: None, [], 3)
+        self.assertEqual((fns, rows), ({}, [["a", "3", "", "", "", "not built", "", "", "", ""]]))
+
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))
         self.assertFalse(experiments.check(2e-2, "f16"))
@@ -235,6 +264,22 @@ class Manifest(unittest.TestCase):
                 self.assertRegex(e["sweep"]["fingerprint"], "^[0-9a-f]{16}$")
                 for k in e["kernels"]:
                     self.assertEqual(sorted(k["values"]), sorted(e["sweep"]["params"]), k["label"])
+        # The GEMM family's runners call each launcher with the parameters gemm_family.SIGNATURES
+        # lists: the kernel's extern "C" declaration in its header has them, then the stream.
+        import ctypes
+        import re
+        import gemm_family
+        for e in m["experiments"]:
+            signature = gemm_family.SIGNATURES.get(e["kind"])
+            for k in e["kernels"] if signature else []:
+                with open(os.path.join(self.kit_dir, k["cu"][:-3] + ".h")) as f:
+                    header = f.read()
+                decl = re.search(r'extern "C" int ' + k["launcher"] + r"\(([^)]*)\)", header)
+                self.assertIsNotNone(decl, k["launcher"])
+                params = [p.strip() for p in decl.group(1).split(",")]
+                self.assertEqual(len(params), len(signature) + 1, f"{e['name']}: {params}")
+                for p, t in zip(params, signature + [ctypes.c_void_p]):
+                    self.assertEqual("*" in p, t is ctypes.c_void_p, f"{e['name']}: {p}")
         depths = {k["label"]: k["depth"] for k in depth["kernels"]}
         self.assertEqual(depths["128x128x32, 3 stages as written"], "3 stages, kept; 1 k-tile per wgmma group")
         self.assertIn("deepened from 3", depths["128x128x32, 3 stages deepened"])

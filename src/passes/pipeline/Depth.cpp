@@ -196,6 +196,17 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
     return m;
 }
 
+int64_t blocksPerSMAsPlanned(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx) {
+    DepthModel m;
+    m.fragmentBytes = fragmentBytes(kernel.body);
+    std::map<const BufferNode*, int> versions;
+    for (const auto& [b, nb] : kernel.versioned)
+        if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
+    for (const auto& [b, v] : plan.versions) versions[b] = int(v.count);
+    m.planned = [&](int) { return plannedSharedBytes(kernel.body, versions, true); };
+    return blocksPerSM(m, plan.last + 1, int(ctx.threads), ctx.target);
+}
+
 void deepenPipeline(LoopPlan& plan, const PipelinedKernel& kernel, StageInference& inference, LowerContext& ctx) {
     if (ctx.target.loadLatencyNs <= 0) return;
     std::optional<DepthModel> m = depthModel(plan, kernel);

@@ -59,6 +59,9 @@ struct PipelinedKernel;
 std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel);
 // Bytes of every fragment the body allocates (of constant shape): the registers they take.
 int64_t fragmentBytes(const ir::Stmt& body);
+// Blocks one SM holds of the kernel as planned so far, without a producer warpgroup: the loop at
+// its current stages, the loops pipelined before with theirs (blocksPerSM's estimate).
+int64_t blocksPerSMAsPlanned(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx);
 } // namespace pipeline
 
 } // namespace tlc

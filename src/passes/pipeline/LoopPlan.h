@@ -141,6 +141,10 @@ struct LoopPlan {
     ir::Expr carry;
 };
 
+// The named barrier a warp-specialised loop's consumer warpgroups meet at instead of
+// __syncthreads while the producer runs on (ping-pong's turns take ids 1 .. 4).
+constexpr int64_t kConsumerBarrier = 8;
+
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
 // producer that needs its value declares it again in its own branch, which it can only when the
 // value reads nothing the consumer threads alone hold or may still change; `issue` says why not
@@ -153,12 +157,26 @@ struct OuterLet {
     bool inTile = false;  // inside a persistent kernel's loop over tiles (declared per tile)
 };
 
+// What runs before a top-level pipelined loop and is still in scope there, in order: the lets
+// and allocations around it and the statements between them. A warp-specialised producer runs
+// again those its loop needs: the lets, and the `var`s the code before the loop computes (grouped
+// GEMM's group index, found by a scan) with their declarations and the statements that assign
+// them, where those read only what the producer can read too (`issue`: why a statement cannot).
+struct PreludeItem {
+    enum class Kind { Let, Alloc, Stmt } kind = Kind::Stmt;
+    size_t let = 0;     // Let: its index in TopLevelLoop::lets
+    ir::Stmt node;      // Alloc: the Allocate (replayed without its body); Stmt: the statement
+    std::set<const ir::BufferNode*> writes;  // Stmt: the variables it assigns
+    std::string issue;  // Stmt: why the producer cannot run it again (empty: it can)
+};
+
 // What a top-level pipelined loop needs to know about the code before it: whether that is free
 // of block barriers (no shared memory, only ops that never synchronise: warp specialisation
 // needs both), and the lets around it, outermost first.
 struct TopLevelLoop {
     bool clean = true;
     std::vector<OuterLet> lets;
+    std::vector<PreludeItem> prelude;
     BufferSet writtenBefore;  // global buffers the code before the loop writes
     const ir::For* tileLoop = nullptr;  // a persistent kernel's loop over tiles around it
 };

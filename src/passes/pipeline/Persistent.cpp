@@ -17,10 +17,6 @@ using namespace ir;
 
 namespace {
 
-// The named barrier the consumer warpgroups meet at instead of __syncthreads while the producer
-// runs on (ping-pong's turns take ids 1 .. 4).
-constexpr int64_t kConsumerBarrier = 8;
-
 class VarsRead : public IRVisitor {
 public:
     std::set<const Var*> vars;

@@ -1,6 +1,7 @@
 // Warp specialisation (docs/lowering.md, "Warp specialisation"): a producer warpgroup of its own
 // issues a loop's TMA loads while the kernel's threads, the consumers, run the rest of the loop.
 // Whether a loop suits it, its two loops, and the kernel split between the two warpgroups.
+#include "passes/pipeline/Depth.h"
 #include "passes/pipeline/LoopPlan.h"
 
 #include "ops/gemm/Gemm.h"
@@ -22,6 +23,9 @@ bool synchronisationFree(const TileOp& op) {
                                                 "im2col_rows"};
     return ops.count(op.name()) > 0;
 }
+
+// A `var`: a scalar of the thread's own (the producer can compute its own copy).
+bool isVariable(const BufferNode* b) { return b->scope == MemScope::Local && b->shape.empty(); }
 
 // Why a value that reads `b` cannot be computed again by the producer warpgroup, given the
 // global buffers written before the point it is read; empty when it can.
@@ -59,20 +63,73 @@ protected:
     void visitVar(const Var* n) override { vars.insert(n); }
 };
 
-// The lets around the loop that its warp-specialised producer reads (the trip count, the TMA
-// copies' positions, and what those lets read in turn), outermost first: the producer runs in
-// its own branch, outside the consumers' code that declares them, so it declares them again.
-// Pure values (block indices, sizes, parameters, arithmetic on them, global memory the kernel
-// does not write before the loop) can be computed twice; a value that reads what only the
-// consumers hold (a fragment, a local variable) or what may change cannot, and then `issue`
-// says so.
-std::vector<OuterLet> producerLets(const LoopPlan& plan, const PipelinedKernel& kernel, std::string* issue) {
+// Statement nodes a replayed statement may not hold: calls (side effects, or values only the
+// consumers' code computes) and barriers; and reads of the thread index.
+class ReplayHazards : public IRVisitor {
+public:
+    std::string why;
+
+protected:
+    void visitEvaluate(const Evaluate*) override { note("calls a function"); }
+    void visitBarrier(const Barrier*) override { note("synchronises the block"); }
+    void visitVar(const Var* n) override {
+        if (n->role == VarRole::ThreadIndex) note("depends on the thread");
+    }
+
+private:
+    void note(const char* what) {
+        if (why.empty()) why = what;
+    }
+};
+
+// Why the producer cannot run statement s before its loop again (empty: it can); `writes` the
+// variables it assigns. It may assign only `var`s and read only them, sizes, parameters and
+// global memory the kernel has not written before it.
+std::string replayIssue(const Stmt& s, const BufferSet& written, std::set<const BufferNode*>& writes) {
+    Footprint f = Footprint::of(s);
+    if (!f.ops.empty()) return "runs '" + f.ops[0]->name() + "'";
+    for (const BufferNode* b : f.writes) {
+        if (!isVariable(b)) return "writes '" + b->name + "'";
+        writes.insert(b);
+    }
+    for (const BufferNode* b : f.reads)
+        if (!isVariable(b))
+            if (std::string why = rereadIssue(b, written); !why.empty()) return "reads " + why;
+    ReplayHazards hazards;
+    hazards.visit(s);
+    return hazards.why;
+}
+
+// What of the code before the loop its warp-specialised producer runs again, in order (see
+// PreludeItem): the lets it reads (the trip count, the TMA copies' positions, and what those
+// read in turn), the `var`s they read with their declarations and the statements that assign
+// them. The producer runs in its own branch, outside the consumers' code that declares them, so
+// it declares them again. Pure values (block indices, sizes, parameters, arithmetic on them,
+// global memory the kernel does not write before the loop, `var`s computed from those) can be
+// computed twice; a value that reads what only the consumers hold (a fragment, shared memory) or
+// what may change cannot, and then `issue` says so. In a persistent kernel only lets are
+// replayed (per tile, Persistent.cpp).
+std::vector<PreludeItem> producerPrelude(const LoopPlan& plan, const PipelinedKernel& kernel, std::string* issue) {
     const For* n = plan.loop;
-    std::vector<OuterLet> out;
+    std::vector<PreludeItem> out;
     auto top = kernel.topLevel.find(n);
     if (top == kernel.topLevel.end()) return out;
+    const TopLevelLoop& t = top->second;
+    auto setIssue = [&](const std::string& why) {
+        if (issue && issue->empty()) *issue = why;
+    };
     VarsUsed used;
     LoadedBuffers loads;
+    std::set<const BufferNode*> variables;  // the vars the producer computes again
+    size_t examined = 0;
+    // The memory the values read so far load: vars are computed again, the rest read again.
+    auto examineLoads = [&](const std::string& reader) {
+        for (; examined < loads.buffers.size(); ++examined) {
+            const BufferNode* b = loads.buffers[examined];
+            if (isVariable(b) && !t.tileLoop) variables.insert(b);
+            else if (std::string why = rereadIssue(b, t.writtenBefore); !why.empty()) setIssue(reader + why);
+        }
+    };
     used.visit(n->extent);
     loads.visit(n->extent);
     for (const auto& it : plan.items)
@@ -80,30 +137,78 @@ std::vector<OuterLet> producerLets(const LoopPlan& plan, const PipelinedKernel& 
             used.visit(it.stmt);
             loads.visit(it.stmt);
         }
-    // The producer's own reads of memory (a position read from a buffer).
-    for (const BufferNode* b : loads.buffers)
-        if (std::string why = rereadIssue(b, top->second.writtenBefore); !why.empty() && issue && issue->empty())
-            *issue = "the loop's trip count or its copies' positions read " + why;
-    const auto& lets = top->second.lets;
-    std::vector<bool> needed(lets.size(), false);
-    for (size_t i = lets.size(); i-- > 0;) {
-        if (!used.vars.count(lets[i].var.get())) continue;
-        needed[i] = true;
-        used.visit(lets[i].value);
-        if (!lets[i].issue.empty() && issue && issue->empty())
-            *issue = fmt::format("the producer needs '{}'{}, whose value reads {}", lets[i].var->name,
-                                 lets[i].loc.valid() ? fmt::format(" (line {})", lets[i].loc.line) : std::string(),
-                                 lets[i].issue);
+    examineLoads("the loop's trip count or its copies' positions read ");
+    auto line = [](SourceLoc loc) { return loc.valid() ? fmt::format(" (line {})", loc.line) : std::string(); };
+    std::vector<bool> needed(t.prelude.size(), false);
+    for (size_t i = t.prelude.size(); i-- > 0;) {
+        const PreludeItem& p = t.prelude[i];
+        switch (p.kind) {
+        case PreludeItem::Kind::Let: {
+            const OuterLet& l = t.lets[p.let];
+            if (!used.vars.count(l.var.get())) break;
+            needed[i] = true;
+            if (!l.issue.empty())
+                setIssue(fmt::format("the producer needs '{}'{}, whose value reads {}", l.var->name, line(l.loc), l.issue));
+            used.visit(l.value);
+            loads.visit(l.value);
+            examineLoads(fmt::format("the producer needs '{}'{}, whose value reads ", l.var->name, line(l.loc)));
+            break;
+        }
+        case PreludeItem::Kind::Stmt: {
+            const BufferNode* assigned = nullptr;
+            for (const BufferNode* b : p.writes)
+                if (variables.count(b)) assigned = b;
+            if (!assigned) break;
+            needed[i] = true;
+            if (!p.issue.empty())
+                setIssue(fmt::format("the producer needs '{}', assigned by a statement{} that {}", assigned->name,
+                                     line(p.node->loc), p.issue));
+            used.visit(p.node);
+            loads.visit(p.node);
+            examineLoads(fmt::format("the producer needs '{}', assigned by a statement{} that reads ", assigned->name,
+                                     line(p.node->loc)));
+            variables.insert(p.writes.begin(), p.writes.end());
+            break;
+        }
+        case PreludeItem::Kind::Alloc: needed[i] = variables.count(p.node.as<Allocate>()->buffer.get()) > 0; break;
+        }
     }
-    for (size_t i = 0; i < lets.size(); ++i)
-        if (needed[i]) out.push_back(lets[i]);
+    for (size_t i = 0; i < t.prelude.size(); ++i)
+        if (needed[i]) out.push_back(t.prelude[i]);
     return out;
 }
 
+// The lets of the producer's prelude (a persistent kernel's producer replays only those).
+std::vector<OuterLet> preludeLets(const std::vector<PreludeItem>& prelude, const TopLevelLoop& top) {
+    std::vector<OuterLet> lets;
+    for (const PreludeItem& p : prelude)
+        if (p.kind == PreludeItem::Kind::Let) lets.push_back(top.lets[p.let]);
+    return lets;
+}
+
+// `body` inside the replayed prelude.
+Stmt replayPrelude(const std::vector<PreludeItem>& prelude, const TopLevelLoop& top, Stmt body) {
+    for (auto it = prelude.rbegin(); it != prelude.rend(); ++it) {
+        switch (it->kind) {
+        case PreludeItem::Kind::Let: {
+            const OuterLet& l = top.lets[it->let];
+            body = letStmt(l.var, l.value, body, l.loc);
+            break;
+        }
+        case PreludeItem::Kind::Alloc: {
+            const auto* a = it->node.as<Allocate>();
+            body = allocate(a->buffer, body, a->loc, a->init);
+            break;
+        }
+        case PreludeItem::Kind::Stmt: body = seq({it->node, body}, it->node->loc); break;
+        }
+    }
+    return body;
+}
+
 // Why the loop cannot be warp-specialised (empty when it can): the producer warpgroup runs the
-// TMA copies on its own, so every producer must be a TMA load, and the consumers must never
-// wait at a block barrier while the producer still runs (it takes no part in them): nothing
-// before the loop or in its other statements may synchronise the block.
+// TMA copies on its own, so every producer must be a TMA load, and the producer's positions must
+// be values it can compute again.
 std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx) {
     const For* n = plan.loop;
     if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) return "the loop has 'order'/'stage' lists";
@@ -116,15 +221,26 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
     if (ctx.threads + 128 > ctx.target.maxThreadsPerBlock)
         return fmt::format("a producer warpgroup would pass the target's {} threads per block",
                            ctx.target.maxThreadsPerBlock);
-    std::set<const BufferNode*> tiles;
-    for (const auto& [b, v] : plan.versions) {
-        // The producer warpgroup issues TMA loads only: a cp.async fill would need the consumers
-        // to wait for another warpgroup's cp.async groups, which wait_group cannot.
+    // The producer warpgroup issues TMA loads only: a cp.async fill would need the consumers to
+    // wait for another warpgroup's cp.async groups, which wait_group cannot.
+    for (const auto& [b, v] : plan.versions)
         if (plan.items[v.writer].async && !plan.items[v.writer].tma)
             return fmt::format("'{}' of the loop stays cp.async (a producer warpgroup issues TMA loads only)",
                                fillOf(plan.items[v.writer])->str());
+    std::string issue;
+    producerPrelude(plan, kernel, &issue);
+    if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
+    return issue;
+}
+
+// Why the consumers of a warp-specialised loop would synchronise among themselves while the
+// producer warpgroup runs (empty: they never do): shared memory besides the TMA tiles, an op
+// that synchronises the block, or block barriers before the loop. The producer takes no part in
+// block barriers, so those become a named barrier of the consumer threads (consumer-barriers).
+std::string consumerSyncReason(const LoopPlan& plan, const PipelinedKernel& kernel) {
+    std::set<const BufferNode*> tiles;
+    for (const auto& [b, v] : plan.versions)
         if (plan.items[v.writer].tma) tiles.insert(b);
-    }
     for (const auto& it : plan.items) {
         if (it.tma) continue;
         for (const auto* set : {&it.fp.reads, &it.fp.writes})
@@ -138,13 +254,10 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
             if (!gemm && !synchronisationFree(*op)) return "'" + op->name() + "' in the loop synchronises the block";
         }
     }
-    // In a persistent kernel the consumers' block barriers become a named barrier of their own
-    // (consumer-barriers): the code around the loop may synchronise them.
-    if (!top->second.clean && !top->second.tileLoop) return "statements before the loop may synchronise the block";
-    std::string issue;
-    producerLets(plan, kernel, &issue);
-    if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
-    return issue;
+    // A persistent kernel's consumers meet at their named barrier anyway (Persistent.cpp).
+    const TopLevelLoop& top = kernel.topLevel.at(plan.loop);
+    if (!top.clean && !top.tileLoop) return "statements before the loop may synchronise the block";
+    return "";
 }
 
 } // namespace
@@ -158,6 +271,7 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
     bool clean = true;
     const For* tileLoop = nullptr;
     std::vector<OuterLet> lets;
+    std::vector<PreludeItem> prelude;  // in scope where the walk is
     BufferSet written;  // global buffers written so far
     std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
         if (!s) return;
@@ -165,25 +279,35 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
         case NodeKind::Seq:
             for (const auto& c : s.as<Seq>()->stmts) walk(c);
             return;
-        case NodeKind::Allocate: walk(s.as<Allocate>()->body); return;
+        case NodeKind::Allocate: {
+            const size_t scope = prelude.size();
+            prelude.push_back({PreludeItem::Kind::Alloc, 0, s, {}, ""});
+            walk(s.as<Allocate>()->body);
+            prelude.resize(scope);
+            return;
+        }
         case NodeKind::LetStmt: {
             const auto* l = s.as<LetStmt>();
             Footprint f = Footprint::of(l->value);
             for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
             LoadedBuffers loads;
             loads.visit(l->value);
+            // (A `var` it reads is computed again with it, or not: producerPrelude decides.)
             std::string issue;
             for (const BufferNode* b : loads.buffers)
-                if (issue.empty()) issue = rereadIssue(b, written);
+                if (issue.empty() && !isVariable(b)) issue = rereadIssue(b, written);
+            const size_t scope = prelude.size();
+            prelude.push_back({PreludeItem::Kind::Let, lets.size(), {}, {}, ""});
             lets.push_back({l->var, l->value, l->loc, issue, tileLoop != nullptr});
             walk(l->body);
             lets.pop_back();
+            prelude.resize(scope);
             return;
         }
         case NodeKind::Comment: return;
         case NodeKind::For:
             if (s.as<For>()->forKind == ForKind::Pipelined) {
-                out[s.as<For>()] = {clean, lets, written, tileLoop};
+                out[s.as<For>()] = {clean, lets, prelude, written, tileLoop};
                 clean = false;
                 return;
             }
@@ -201,6 +325,9 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
             for (const BufferNode* b : *set) clean &= b->scope != MemScope::Shared;
         for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
         clean &= s->kind != NodeKind::Barrier && !containsLoop(s, ForKind::Pipelined);
+        PreludeItem item{PreludeItem::Kind::Stmt, 0, s, {}, ""};
+        item.issue = replayIssue(s, written, item.writes);
+        prelude.push_back(std::move(item));
         for (const BufferNode* b : f.writes)
             if (b->scope == MemScope::Global) written.insert(b);
     };
@@ -209,22 +336,46 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
 }
 
 // Whether the loop gets a producer warpgroup (`warp_specialize` asked for it, or left it to the
-// compiler); warns when asked for and unsuitable, and logs the choice where it is one.
+// compiler); warns when asked for and unsuitable, and logs the choice where it is one. Consumers
+// that synchronise among themselves meet at a named barrier of their own. Left to the compiler,
+// that form is taken where it costs no occupancy, FlashAttention-3's case: two or more consumer
+// warpgroups, of which one block already fills the SM (shared memory or registers); else the
+// producer warpgroup's __launch_bounds__(T + 128, 1) would take the SM's other blocks away,
+// which the consumers' own barriers leave less room to make up for.
 bool chooseWarpSpecialization(const LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
     const For* n = plan.loop;
     const int asked = n->pipeline.warpSpecialize;
     if (asked == 0) return false;
     std::string why = warpSpecializeIssue(plan, kernel, ctx);
+    const std::string sync = why.empty() ? consumerSyncReason(plan, kernel) : std::string();
+    if (!sync.empty() && asked != 1) {
+        const int64_t blocks = ctx.threads >= 256 ? blocksPerSMAsPlanned(plan, kernel, ctx) : 0;
+        if (ctx.threads < 256)
+            why = sync + fmt::format(": its consumers would meet at a named barrier of their own, which pays with two "
+                                     "or more consumer warpgroups; with {} threads (one warpgroup) a producer "
+                                     "warpgroup would hold the SM to one block ('warp_specialize = true' asks for it)",
+                                     ctx.threads);
+        else if (blocks > 1)
+            why = sync + fmt::format(": its consumers would meet at a named barrier of their own, and {} blocks of "
+                                     "{} threads fit an SM, where a producer warpgroup would hold it to one "
+                                     "('warp_specialize = true' asks for it)",
+                                     blocks, ctx.threads);
+    }
     const bool ws = why.empty();
     if (!ws && asked == 1) ctx.diags.report(DiagId::warn_warp_specialize_unsuitable, SourceRange(n->loc), why);
+    if (ws && !sync.empty()) ctx.consumerBarrier = kConsumerBarrier;
     // Logged where it is a choice (targets that can move registers), or was asked for.
     if (ctx.target.has(Feature::Setmaxnreg) || asked == 1)
         ctx.decide(fmt::format("warp specialisation of the loop over {}", n->var->name),
                    ws ? "a producer warpgroup (setmaxnreg) issues the TMA loads" : "none",
                    asked == 1 ? "lowering (warp_specialize = true)" : "lowering",
-                   ws ? "every producer of the loop is a TMA load and the consumers use no other shared "
-                        "memory or block barrier while the producer runs"
-                      : why,
+                   !ws ? why
+                   : sync.empty()
+                       ? "every producer of the loop is a TMA load and the consumers use no other shared memory or "
+                         "block barrier while the producer runs"
+                       : fmt::format("every producer of the loop is a TMA load; {}, so the consumers' block barriers "
+                                     "become named barrier {} of their {} threads",
+                                     sync, kConsumerBarrier, ctx.threads),
                    n->loc);
     return ws;
 }
@@ -250,13 +401,10 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
                       forLoop(kp, intImm(0), count, ForKind::Serial, seq(produced, loc), loc)});
     // The lets before the loop that the producer reads, declared again in its branch (in a
     // persistent kernel, those of each tile inside its own loop over the tiles).
-    const auto lets = producerLets(plan, kernel, nullptr);
     const TopLevelLoop& top = kernel.topLevel.at(n);
-    if (top.tileLoop) {
-        w.producer = producerOverTiles(plan, top, w.producer, lets);
-    } else {
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) w.producer = letStmt(it->var, it->value, w.producer, it->loc);
-    }
+    const auto prelude = producerPrelude(plan, kernel, nullptr);
+    if (top.tileLoop) w.producer = producerOverTiles(plan, top, w.producer, preludeLets(prelude, top));
+    else w.producer = replayPrelude(prelude, top, w.producer);
     if (plan.tma.cluster > 1) {
         // A block past the grid's end, launched to fill the last cluster: its producer still
         // loads its share of the multicast tiles for the peers, so its consumers wait for every
@@ -265,7 +413,7 @@ Stmt emitWarpSpecialized(const LoopPlan& plan, PipelinedKernel& kernel, LowerCon
         VarPtr ki = makeVar(n->var->name, n->var->dtype);
         Stmt idle = forLoop(ki, intImm(0), count, ForKind::Serial,
                             seq({mbarriers.consume(Expr(ki)), mbarriers.release(Expr(ki))}, loc), loc);
-        for (auto it = lets.rbegin(); it != lets.rend(); ++it) idle = letStmt(it->var, it->value, idle, it->loc);
+        idle = replayPrelude(prelude, top, idle);
         const size_t d = size_t(plan.tma.clusterDim);
         w.idleConsumers = seq({comment("a block past the grid's end, launched to fill the last cluster: it only "
                                        "waits for each version and releases it",
