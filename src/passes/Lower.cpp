@@ -49,6 +49,7 @@ const std::vector<Pass>& passList() {
         {"read-tiles-in-place", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = readTilesInPlace(k.body, ctx); return true; }},
         {"lower-thread-level", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = lowerThreadLevel(k, k.body, ctx); return true; }},
         {"serialize-threads", R::Cpu, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = serializeThreads(k, k.body, ctx); return true; }},
+        {"hoist-im2col-rows", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = hoistIm2colRows(k.body, ctx); return true; }},
         {"pipeline-loops", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference& s) { k.body = pipelineLoops(k.body, ctx, s); return true; }},
         {"infer-layouts", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { return inferLayouts(k, ctx); }},
         {"insert-barriers", R::Everywhere, [](Kernel& k, LowerContext& ctx, StageInference&) { k.body = insertBarriers(k.body, ctx); return true; }},

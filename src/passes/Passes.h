@@ -112,6 +112,10 @@ struct StageInference {
 // cp.async commits and waits, and the barrier of each step. Elsewhere it only checks the
 // loops' order/stage lists. Inferred stages follow `stages` (StageInference).
 ir::Stmt pipelineLoops(const ir::Stmt& body, LowerContext& ctx, StageInference& stages);
+
+// GPU targets: an im2col in a loop that does not move its rows computes them once, before the
+// loop, into a per-thread table (ops::Im2ColRowsOp) that the gather reads. Tile IR.
+ir::Stmt hoistIm2colRows(const ir::Stmt& body, LowerContext& ctx);
 namespace pipeline {
 // After lowering: a grid `cluster` the kernel does not use, with the reason, in --explain (and a
 // warning on a target that has clusters). pipeline/Cluster.cpp.

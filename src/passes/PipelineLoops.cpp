@@ -168,7 +168,7 @@ private:
         // The gemm overlap is a form of the prologue/steady-state schedule only.
         plan.warpSpecialize = !plan.overlap.used() && chooseWarpSpecialization(plan, kernel_, ctx_);
         if (plan.warpSpecialize) planCarry(plan, kernel_, ctx_);
-        plan.inFlight = chooseGroupInFlight(plan, ctx_);
+        plan.inFlight = chooseGroupInFlight(plan, kernel_, ctx_);
         chooseUnroll(plan, kernel_, ctx_);
         deepenPipeline(plan, kernel_, stages_, ctx_);
         settleUnroll(plan, kernel_, stages_, ctx_);

@@ -1,4 +1,5 @@
 #include "convolution.h"
+#include "convolution_s2d2.h"
 #include "corpus.h"
 
 using namespace harness;
@@ -6,11 +7,13 @@ using namespace harness;
 namespace {
 
 // out[n, oh, ow, f] = sum over (kh, kw, c) of data[n, oh * S + kh * D - P, ow * S + kw * D - P, c]
-// * weight[kh, kw, c, f], taps in the padding counting zero (the port's S = 1, D = 1, P = 1, K = 3).
-void convolution(int N, int H, int W, int C, int F) {
-    const int S = 1, D = 1, P = 1, K = 3;
+// * weight[kh, kw, c, f], taps in the padding counting zero (K = 3; the port's S = 1, D = 1,
+// P = 1, its variant convolution_s2d2's S = 2, D = 2, P = 2).
+void convolution(int N, int H, int W, int C, int F, bool s2d2 = false) {
+    const int S = s2d2 ? 2 : 1, D = s2d2 ? 2 : 1, P = s2d2 ? 2 : 1, K = 3;
     const int OH = (H + 2 * P - D * (K - 1) - 1) / S + 1, OW = (W + 2 * P - D * (K - 1) - 1) / S + 1;
-    std::string at = " " + corpus::dims({{"N", N}, {"H", H}, {"W", W}, {"C", C}, {"F", F}});
+    std::string at = std::string(s2d2 ? " (stride 2, dilation 2, pad 2)" : "") + " " +
+                     corpus::dims({{"N", N}, {"H", H}, {"W", W}, {"C", C}, {"F", F}});
     auto data = random<tl::half>(size_t(N) * H * W * C, 151), weight = random<tl::half>(size_t(K) * K * C * F, 152);
     std::vector<tl::half> out(size_t(N) * OH * OW * F, tl::half(-7.0f));
     std::vector<double> want(out.size(), 0.0);
@@ -30,7 +33,8 @@ void convolution(int N, int H, int W, int C, int F) {
                     }
     // Channels that are not whole 16-byte vectors (the im2col gathers) and filter rows that are not
     // 16-byte multiples run the general variant on GPUs.
-    int status = int(tl_kernels::convolution(data.data(), weight.data(), out.data(), N, H, W, C, F));
+    int status = s2d2 ? int(tl_convolution_s2d2::convolution(data.data(), weight.data(), out.data(), N, H, W, C, F))
+                      : int(tl_kernels::convolution(data.data(), weight.data(), out.data(), N, H, W, C, F));
     expectStatus("convolution status" + at, status, 0);
     check("convolution" + at, out, want, 1e-2, 1e-2);
 }
@@ -42,4 +46,11 @@ CORPUS_TEST(convolution) {
     convolution(1, 7, 12, 8, 24);   // H != W, one partial k-tile of 72
     convolution(1, 6, 5, 12, 16);   // 12 channels: the general variant on GPUs
     convolution(1, 5, 6, 8, 20);    // 20 filters: rows of 40 bytes
+    convolution(1, 5, 7, 64, 24);   // C = 64: one filter tap a k-tile, 18 k-tiles
+    // Stride 2, dilation 2, pad 2: OH = 5, OW = 4, 40 rows, K * K * C = 216 columns (a k-tile of
+    // 64 spans taps of 24 channels); OH = 3, OW = 4 with 32 channels (two taps a k-tile); the
+    // general variant (12 channels).
+    convolution(2, 9, 7, 24, 40, true);
+    convolution(1, 6, 8, 32, 24, true);
+    convolution(1, 5, 5, 12, 16, true);
 }

@@ -33,6 +33,7 @@ VECTOR_SOURCE = "bench/gpu/experiments/vector_add.tl"
 SPLIT_K_SOURCE = "bench/gpu/experiments/gemm_split_k.tl"
 BEGINNER_FUSED_SOURCE = "bench/gpu/experiments/beginner_fused.tl"
 CLUSTER_SOURCE = "bench/gpu/experiments/gemm_cluster.tl"
+CONV_SOURCE = "tests/corpus/convolution.tl"
 GROUPED_SOURCE = "tests/corpus/grouped_gemm.tl"
 DEQUANT_FP4_SOURCE = "tests/corpus/dequant_gemm_fp4.tl"
 DEEPGEMM_SOURCE = "tests/corpus/deepgemm_fp8.tl"
@@ -289,6 +290,27 @@ QUEUE = [
         "recommend": {"params": ["block_N", "threads"], "shape": {"N": 1 << 24}, "sizes": ["N"]},
         "kernels": [(f"{block} elements, {threads} threads", VECTOR_SOURCE, (f"block_N={block}", f"threads={threads}"))
                     for block in (256, 1024, 4096) for threads in (128, 256)],
+    },
+    {
+        "name": "conv_im2col",
+        "title": "Convolution f16 on Hopper: pipelined im2col gathers against cuDNN (issue 43)",
+        "question": "Does the im2col convolution (the corpus port of TileLang's example: NHWC 3x3, pad 1, stride "
+                    "1) reach issue 43's 0.8x cuDNN now that the gather is a pipeline producer (16-byte cp.async "
+                    "a version per stage, issued stages ahead beside the filter's TMA loads, the wgmma group "
+                    "left in flight, the rows' divisions hoisted out of the k-loop)? Issue 43 measured "
+                    "0.05-0.09x with the synchronous gather. Rows: TileLang's tiles (64x128x32, 256 threads, "
+                    "deepened to 4 stages), 128x128x32 and 128x128x64. cuDNN: torch.nn.functional.conv2d on "
+                    "channels-last tensors with cudnn.benchmark on; the filter's [3, 3, C, F] copy for tlc is "
+                    "made once, outside the timing.",
+        "kind": "conv",
+        "dtype": "f16",
+        # (N, H, W, C, F): TileLang's example shape, and a deeper one (more k-tiles a block).
+        "shapes": [(8, 64, 64, 256, 256), (16, 32, 32, 512, 512)],
+        "kernels": [
+            ("64x128x32 (TileLang's), 256 threads", CONV_SOURCE, ()),
+            ("128x128x32, 256 threads", CONV_SOURCE, ("block_M=128",)),
+            ("128x128x64, 256 threads", CONV_SOURCE, ("block_M=128", "block_K=64")),
+        ],
     },
     {
         "name": "grouped_gemm",
@@ -638,6 +660,64 @@ def run_vector(torch, exp, kernels, lib_of, iters, log):
     return rows, wrong, note, measured
 
 
+def run_conv(torch, exp, kernels, lib_of, iters, log):
+    """out = conv2d(data, weight), 3x3, pad 1, stride 1, NHWC (the corpus port's defaults) for every
+    shape (N, H, W, C, F) and kernel: data [N, H, W, C] is the channels-last image torch convolves,
+    weight [3, 3, C, F] the filter [F, C, 3, 3] permuted once. Checked against float64 first, then
+    timed beside cuDNN. Returns rows, wrong results, a note."""
+    rows, wrong = [], 0
+    fns = {}
+    for k in kernels:
+        lib = lib_of(k)
+        if lib:
+            fns[k["id"]] = launcher(lib, k["launcher"], [P, P, P, I, I, I, I, I, P])
+        else:
+            rows.append([k["label"], k["depth"], "", "not built", "", "", "", ""])
+            wrong += 1
+    benchmark = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True  # cuDNN at its best algorithm for the shape
+    try:
+        for N, H, W, C, F in exp["shapes"]:
+            torch.manual_seed(0)
+            x = torch.randn(N, C, H, W, device="cuda").to(torch.float16).to(memory_format=torch.channels_last)
+            w = torch.randn(F, C, 3, 3, device="cuda").to(torch.float16).to(memory_format=torch.channels_last)
+            data = x.permute(0, 2, 3, 1)  # NHWC, the same storage
+            assert data.is_contiguous()
+            weight = w.permute(2, 3, 1, 0).contiguous()  # [3, 3, C, F]
+            ref = torch.nn.functional.conv2d(x.double(), w.double(), padding=1).permute(0, 2, 3, 1)
+            label = f"{N}x{H}x{W}x{C} -> {F}"
+            for k in kernels:
+                fn = fns.get(k["id"])
+                if not fn:
+                    continue
+                out = torch.full((N, H, W, F), float("nan"), device="cuda", dtype=torch.float16)
+                run = checked(fn, data.data_ptr(), weight.data_ptr(), out.data_ptr(), N, H, W, C, F,
+                              torch.cuda.current_stream().cuda_stream)
+                try:
+                    run()
+                    torch.cuda.synchronize()
+                except RuntimeError as e:
+                    rows.append([k["label"], k["depth"], label, str(e), "", "", "", ""])
+                    wrong += 1
+                    continue
+                err = rel_err(torch, out, ref)
+                if not check(err, exp["dtype"]):
+                    log(f"kit: experiment {exp['name']}: {k['label']} {label} WRONG (rel. error {err:.1e})")
+                    rows.append([k["label"], k["depth"], label, f"WRONG {err:.1e}", "", "", "", ""])
+                    wrong += 1
+                    continue
+                ours = median_ms(torch, run, iters)
+                theirs = median_ms(torch, lambda: torch.nn.functional.conv2d(x, w, padding=1), iters)
+                flops = 2 * N * H * W * F * C * 9
+                rows.append([k["label"], k["depth"], label, f"{err:.1e}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
+                             f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.2f}"])
+            del x, w, data, weight, ref
+            torch.cuda.empty_cache()
+    finally:
+        torch.backends.cudnn.benchmark = benchmark
+    return rows, wrong, ""
+
+
 # kind -> (runner, the section's columns, what its ratio is)
 RUNNERS = {
     "gemm": (run_gemm, ["configuration", "pipeline depth (tlc)", "M", "N", "K", "rel. error", "tlc ms", "tlc TFLOP/s",
@@ -653,6 +733,9 @@ RUNNERS = {
     "vector": (run_vector, ["configuration", "N", "rel. error", "tlc ms", "tlc GB/s", "tlc / copy"],
                "Bandwidth: A and B read, C written once over the time; tlc / copy: over a device-to-device copy "
                "of the same bytes."),
+    "conv": (run_conv, ["configuration", "pipeline depth (tlc)", "N x H x W x C -> F", "rel. error", "tlc ms",
+                        "tlc TFLOP/s", "cuDNN TFLOP/s", "cuDNN / tlc"],
+             "Ratio: torch.nn.functional.conv2d (cuDNN, channels-last) time / tlc time."),
     "grouped": (run_grouped, ["configuration", "pipeline depth (tlc)", "groups", "rel. error", "tlc ms", "tlc TFLOP/s",
                               "torch TFLOP/s", "torch / tlc", "torch form"],
                 "Ratio: the faster of a loop of torch.matmul and torch._grouped_mm, time / tlc time."),

@@ -289,6 +289,14 @@ class Manifest(unittest.TestCase):
         self.assertEqual(unroll["128x128x32, unrolled (2 k-tiles a group, 8 stages)"],
                          "8 stages, deepened from 3; 2 k-tiles per wgmma group")
         self.assertIn("1 k-tile per wgmma group", unroll["128x128x32, unroll=1 (deepened, 7 stages)"])
+        # conv_im2col: its three tile choices emitted (none refused), the default deepened as the
+        # corpus port's --explain says.
+        conv = next(e for e in m["experiments"] if e["name"] == "conv_im2col")
+        self.assertEqual(len(conv["kernels"]), 3)
+        for k in conv["kernels"]:
+            self.assertTrue(os.path.exists(os.path.join(self.kit_dir, k["cu"])), k["cu"])
+            self.assertEqual(k["launcher"], "tl_convolution")
+        self.assertIn("deepened from 3", conv["kernels"][0]["depth"])
         py = m["python"]
         self.assertEqual(sorted(py["modules"]), ["sm80", "sm90"])
         for module in py["modules"].values():

@@ -182,6 +182,12 @@ TileOpPtr CopyOp::mapRegions(const std::function<Region(const Region&)>& fn) con
     return c;
 }
 
+const Region* CopyOp::asyncFillTile() const {
+    const bool fill = src_.buffer->scope == MemScope::Global && dst_.buffer->scope == MemScope::Shared &&
+                      !producer_ && !tmaBarrier_;
+    return fill ? &dst_ : nullptr;
+}
+
 std::vector<const Region*> CopyOp::reads() const {
     std::vector<const Region*> regions = {&src_};
     if (producer_)

@@ -46,6 +46,11 @@ public:
     std::shared_ptr<const CopyOp> withElementMoves() const;
     bool elementMoves() const { return elementMoves_; }
 
+    // A copy from global to shared memory (neither a TMA load nor computing its source) is a
+    // pipeline producer.
+    const ir::Region* asyncFillTile() const override;
+    ir::TileOpPtr withAsyncIssue() const override { return withAsync(true); }
+
     std::string name() const override { return "copy"; }
     std::vector<const ir::Region*> reads() const override;
     std::vector<const ir::Region*> writes() const override;

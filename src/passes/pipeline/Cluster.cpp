@@ -60,7 +60,7 @@ Choice chooseDimension(const LoopPlan& plan, const PipelinedKernel& kernel, cons
         std::string issue;
         for (size_t i = 0; i < plan.items.size(); ++i) {
             if (!plan.items[i].tma) continue;
-            const ops::CopyOp& copy = copyOf(plan.items[i]);
+            const ops::CopyOp& copy = *copyOf(plan.items[i]);  // TMA items are copies
             bool varies = false;
             for (const Expr& s : copy.src().starts) varies |= reads(s, depends);
             if (varies) continue;
@@ -111,7 +111,7 @@ void planCluster(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ct
     ctx.clusterSize = asked;
     ctx.clusterDim = c.dim;
     std::vector<std::string> tiles;
-    for (size_t i : c.shared) tiles.push_back(copyOf(plan.items[i]).dst().buffer->name);
+    for (size_t i : c.shared) tiles.push_back(producerTile(plan.items[i]).buffer->name);
     ctx.decide("cluster", fmt::format("{} blocks along {}", asked, dimName(c.dim)), "grid (cluster)",
                fmt::format("the blocks of a cluster share {} (its position does not depend on the block index "
                            "along {}): each loads 1/{} of its rows and multicasts them to all; every consumer "

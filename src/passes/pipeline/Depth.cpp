@@ -164,7 +164,7 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
         auto v = plan.versions.find(b);
         if (v == plan.versions.end() || !plan.items[v->second.writer].async) continue;
         producers.insert(v->second.writer);
-        m.stageBytes += tileBytes(copyOf(plan.items[v->second.writer]).dst());
+        m.stageBytes += tileBytes(producerTile(plan.items[v->second.writer]));
         m.tiles += (m.tiles.empty() ? "" : ", ") + b->name;
     }
     for (size_t i = 0; i < plan.items.size(); ++i) {
@@ -187,10 +187,10 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
     std::map<const BufferNode*, int> versions;
     for (const auto& [b, nb] : kernel.versioned)
         if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
-    std::vector<const BufferNode*> tiles;
-    for (const auto& [b, v] : plan.versions) tiles.push_back(b);
+    std::map<const BufferNode*, int> tiles;  // each with its versions beyond one per stage
+    for (const auto& [b, v] : plan.versions) tiles[b] = v.extra;
     m.planned = [&body = kernel.body, versions, tiles](int s) mutable {
-        for (const BufferNode* b : tiles) versions[b] = s;
+        for (const auto& [b, extra] : tiles) versions[b] = s + extra;
         return plannedSharedBytes(body, versions, true);
     };
     return m;

@@ -3,7 +3,7 @@
 // named steps that fill a LoopPlan, each step in its own file:
 //
 //     LoopBody.cpp         the body as schedule items: flattened, with what each statement touches
-//     Producers.cpp        which copies can be producers (asynchronous copies a version ahead)
+//     Producers.cpp        which fills (copies, im2col) can be producers (asynchronous, a version ahead)
 //     Stages.cpp           the order/stage lists' checks; the stages, the author's or inferred
 //     Versioning.cpp       which shared buffers get versions; one instance of a statement
 //     Tma.cpp              which producers are TMA loads; the mbarrier protocol around them
@@ -69,11 +69,13 @@ struct Item {
     bool tmaReader = false;  // reads a TMA-filled buffer
 };
 
-// A shared buffer the pipeline versions: its one writer, versions, whether it fills async.
+// A shared buffer the pipeline versions: its one writer, versions, whether it fills async, and
+// the versions it has beyond one per stage (a cp.async tile a wgmma group in flight reads).
 struct VersionPlan {
     size_t writer;
     int count;
     bool async;
+    int extra = 0;
 };
 using Versions = std::map<const ir::BufferNode*, VersionPlan>;
 
@@ -224,7 +226,12 @@ LoopPlan analyseLoop(const ir::For* n, FlatBody flat, int depth);
 std::string producerIssue(const LoopPlan& plan, size_t i, const AccessCounts& inKernel,
                           bool* wrongSchedule = nullptr);
 std::vector<size_t> readProducers(const LoopPlan& plan, const AccessCounts& inKernel);
-const ops::CopyOp& copyOf(const Item& producer);
+// The item's op when it fills a shared tile from global memory (a copy, an im2col; null else),
+// the tile a producer fills, and the copy a producer is (null for another op: only copies
+// become TMA loads or prefetches through registers).
+const ops::Op* fillOf(const Item& item);
+const ir::Region& producerTile(const Item& producer);
+const ops::CopyOp* copyOf(const Item& producer);
 int64_t tileBytes(const ir::Region& r);
 
 // Stages.cpp
@@ -276,7 +283,8 @@ private:
 void planCluster(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 
 // WgmmaInFlight.cpp
-size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx);
+// (gives the cp.async stages of the gemm it keeps in flight one version more)
+size_t chooseGroupInFlight(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx);
 
 // PingPong.cpp: whether the loop's consumer warpgroups take turns issuing its gemms (logged);
 // the turn of a gemm item is GemmOp::withTurn, applied by instance(); the schedules put

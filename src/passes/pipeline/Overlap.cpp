@@ -109,8 +109,8 @@ std::string overlapIssue(const LoopPlan& plan, const PipelinedKernel& kernel, co
     for (const auto& it : items)
         if (it.stage < consumer)
             if (const auto* t = it.stmt.as<TileOpStmt>())
-                if (const auto* c = dynamic_cast<const ops::CopyOp*>(t->op.get()))
-                    if (c->dst().buffer->scope == MemScope::Shared) versions[c->dst().buffer.get()] = plan.last + 2;
+                for (const Region* r : t->op->writes())
+                    if (r->buffer->scope == MemScope::Shared) versions[r->buffer.get()] = plan.last + 2;
     const int64_t bytes = plannedSharedBytes(kernel.body, versions, true);
     if (bytes > ctx.target.sharedMemPerBlock)
         return fmt::format("its stage tiles would need {} versions, {} bytes of shared memory where the target "

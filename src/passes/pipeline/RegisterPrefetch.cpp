@@ -28,11 +28,14 @@ Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kerne
     const For* n = plan.loop;
     if (!countsFromZero(n)) return {};
     const std::vector<Item>& items = plan.items;
-    std::vector<size_t> producers = readProducers(plan, kernel.accesses);
+    // Copies only: another fill (an im2col gather) stays where it is, in order, at its step.
+    std::vector<size_t> producers;
+    for (size_t i : readProducers(plan, kernel.accesses))
+        if (copyOf(items[i])) producers.push_back(i);
     int64_t bytes = 0;
     std::string tiles;
     for (size_t i : producers) {
-        const Region& tile = copyOf(items[i]).dst();
+        const Region& tile = copyOf(items[i])->dst();
         // Elements loaded one at a time take a 32-bit register each until they are stored.
         bytes += ctx.generalShapes ? tile.elements() * 4 : tileBytes(tile);
         tiles += (tiles.empty() ? "" : ", ") + tile.buffer->name;
@@ -58,7 +61,7 @@ Stmt prefetchThroughRegisters(const LoopPlan& plan, const PipelinedKernel& kerne
             rest.push_back(items[i].stmt);
             continue;
         }
-        const ops::CopyOp& copy = copyOf(items[i]);
+        const ops::CopyOp& copy = *copyOf(items[i]);
         const Buffer& tile = copy.dst().buffer;
         Buffer next = makeBuffer(tile->name + "_next", tile->dtype, MemScope::Fragment, tile->shape);
         fragments.push_back(next);

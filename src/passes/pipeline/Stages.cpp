@@ -118,7 +118,7 @@ bool assignStages(LoopPlan& plan, const PipelinedKernel& kernel, StageInference&
         if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
     std::vector<const BufferNode*> dsts;
     for (size_t i : producers) {
-        const auto& dst = copyOf(items[i]).dst();
+        const auto& dst = producerTile(items[i]);
         int64_t bytes = tileBytes(dst);
         budget.perStage += bytes;
         budget.buffers += fmt::format("{}{} {}", budget.buffers.empty() ? "" : ", ", dst.buffer->name, bytes);

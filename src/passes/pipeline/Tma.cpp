@@ -54,10 +54,13 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
         if (!vers.count(b)) continue;
         const auto& v = vers.at(b);
         if (!items[v.writer].async) continue;
-        const ops::CopyOp& copy = copyOf(items[v.writer]);
+        const ops::CopyOp* copy = copyOf(items[v.writer]);
         auto ann = kernel.annotated.find(b);
-        why.push_back({b, ops::tmaIssue(copy, ctx, ann == kernel.annotated.end() ? std::nullopt
-                                                                                 : std::optional(ann->second))});
+        // A gather (im2col) is no box: TMA's tiled mode cannot move it (its im2col mode moves
+        // whole pixels of a filter tap, not this compiler's [pixels, taps x channels] tiles).
+        why.push_back({b, !copy ? "'" + fillOf(items[v.writer])->name() + "' gathers its tile: it is not a box"
+                                : ops::tmaIssue(*copy, ctx, ann == kernel.annotated.end() ? std::nullopt
+                                                                                         : std::optional(ann->second))});
         if (!why.back().second.empty()) continue;
         candidates.push_back({v.writer, b});
         for (size_t j = 0; j < items.size(); ++j)
@@ -78,7 +81,7 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
         if (reason.empty() && !uniform)
             reason = "the loop's TMA copies or their readers run at different stages (one barrier pair per "
                      "version serves them all)";
-        const std::string copy = copyOf(items[vers.at(b).writer]).str();
+        const std::string copy = fillOf(items[vers.at(b).writer])->str();
         ctx.copyDecisions.push_back({copy, reason.empty() ? "tma" : "cp.async", reason});
         ctx.decide(fmt::format("transport of {}", copy), reason.empty() ? "TMA load" : "cp.async", "lowering",
                    reason.empty() ? "a pipelined global-to-shared copy of a box TMA can move: one thread "
@@ -92,7 +95,7 @@ void chooseTma(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx)
     tma.versions = vers.at(candidates.front().second).count;
     for (const auto& [writer, b] : candidates) {
         items[writer].tma = true;
-        tma.bytes += ops::tmaBoxBytes(copyOf(items[writer]));
+        tma.bytes += ops::tmaBoxBytes(*copyOf(items[writer]));
         for (size_t j = 0; j < items.size(); ++j)
             if (j != writer && items[j].fp.reads.count(b)) items[j].tmaReader = true;
     }

@@ -46,7 +46,7 @@ std::string unrollIssue(const LoopPlan& plan, const LowerContext& ctx) {
         if (it.tma && it.stage == 0) continue;
         if (i == plan.inFlight && it.stage == plan.last) continue;
         const SourceLoc at = it.stmt->loc;
-        return it.async ? "a copy of the loop stays cp.async"
+        return it.async ? fmt::format("'{}' of the loop stays cp.async", fillOf(it)->str())
                         : fmt::format("the loop runs another statement than its TMA loads and its gemm{}",
                                       at.valid() ? fmt::format(" (line {})", at.line) : std::string());
     }

@@ -18,7 +18,7 @@ using namespace ir;
 namespace {
 
 // Rewrites one instance of a statement: versioned buffers get their version as leading index,
-// and the async producer's copy becomes an async copy.
+// and the async producer's fill (copy, im2col) is issued asynchronously.
 class Versioner : public IRMutator {
 public:
     struct Version {
@@ -26,7 +26,7 @@ public:
         Expr slot;      // which version this instance touches
     };
     std::map<const BufferNode*, Version> map;
-    bool asyncCopy = false;
+    bool asyncFill = false;
 
 protected:
     Expr mutateLoad(const Load* n, const Expr& self) override {
@@ -59,8 +59,8 @@ protected:
             return v;
         });
         if (!op) throw std::logic_error("pipeline: a tile op that cannot take versioned buffers");
-        if (asyncCopy)
-            if (const auto* c = dynamic_cast<const ops::CopyOp*>(op.get())) op = c->withAsync(true);
+        if (asyncFill)
+            if (TileOpPtr issued = ops::asOp(*op).withAsyncIssue()) op = issued;
         return tileOp(op, n->loc);
     }
 
@@ -138,8 +138,8 @@ bool checkUnversionedBuffers(const LoopPlan& plan, bool checkOnly, LowerContext&
     return true;
 }
 
-// Shared buffers used at more than one stage get versions; their one writer must be a copy
-// that can be a producer, read at its own stage or later. False after reporting a wrong
+// Shared buffers used at more than one stage get versions; their one writer must be a fill
+// (copy, im2col) that can be a producer, read at its own stage or later. False after reporting a wrong
 // schedule, or logging why the loop runs in order.
 bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly, LowerContext& ctx) {
     const For* n = plan.loop;
@@ -193,7 +193,7 @@ bool planVersions(LoopPlan& plan, const PipelinedKernel& kernel, bool checkOnly,
 // Versioned buffers: a leading dimension, one entry per iteration in flight.
 void versionBuffers(LoopPlan& plan) {
     for (const auto& [b, v] : plan.versions) {
-        Buffer old = copyOf(plan.items[v.writer]).dst().buffer;
+        Buffer old = producerTile(plan.items[v.writer]).buffer;
         std::vector<Expr> shape{intImm(v.count)};
         shape.insert(shape.end(), old->shape.begin(), old->shape.end());
         auto node = std::make_shared<BufferNode>(*makeBuffer(old->name, old->dtype, old->scope, shape));
@@ -204,14 +204,14 @@ void versionBuffers(LoopPlan& plan) {
     }
 }
 
-// Statement i for iteration `iter`: its versions indexed, its producer copy async (or a TMA
+// Statement i for iteration `iter`: its versions indexed, its producer issued async (or a TMA
 // load, `elected`: issued by the thread the caller chose), its gemm's group left in flight (as
 // `part` of a group several k-tiles share), its gemm a turn of the ping-pong schedule.
 Stmt instance(const LoopPlan& plan, size_t i, const Expr& iter, bool elected, ops::GemmOp::GroupPart part) {
     const Item& item = plan.items[i];
     Stmt s = substitute(item.stmt, {{plan.loop->var, iter}});
     Versioner v;
-    v.asyncCopy = item.async;
+    v.asyncFill = item.async;
     // Versions (and the TMA barrier) by the iteration counted from the block's first tile.
     const Expr counted = carried(plan, iter);
     for (const auto& [b, ver] : plan.versions)

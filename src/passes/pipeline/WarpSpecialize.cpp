@@ -19,7 +19,8 @@ namespace {
 
 // Tile ops that never wait at a block barrier when they are not given shared memory.
 bool synchronisationFree(const TileOp& op) {
-    static const std::set<std::string> ops = {"copy", "clear", "fill", "atomic_add", "annotate_layout"};
+    static const std::set<std::string> ops = {"copy", "clear", "fill", "atomic_add", "annotate_layout",
+                                                "im2col_rows"};
     return ops.count(op.name()) > 0;
 }
 
@@ -220,8 +221,12 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
     if (ctx.threads + 128 > ctx.target.maxThreadsPerBlock)
         return fmt::format("a producer warpgroup would pass the target's {} threads per block",
                            ctx.target.maxThreadsPerBlock);
+    // The producer warpgroup issues TMA loads only: a cp.async fill would need the consumers to
+    // wait for another warpgroup's cp.async groups, which wait_group cannot.
     for (const auto& [b, v] : plan.versions)
-        if (plan.items[v.writer].async && !plan.items[v.writer].tma) return "a copy of the loop stays cp.async";
+        if (plan.items[v.writer].async && !plan.items[v.writer].tma)
+            return fmt::format("'{}' of the loop stays cp.async (a producer warpgroup issues TMA loads only)",
+                               fillOf(plan.items[v.writer])->str());
     std::string issue;
     producerPrelude(plan, kernel, &issue);
     if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);

@@ -4,8 +4,11 @@
 
 #include "ops/gemm/Gemm.h"
 #include "ops/gemm/GemmWgmma.h"
+#include "passes/SharedLiveness.h"
 
 #include <fmt/format.h>
+
+#include <set>
 
 namespace tlc::pipeline {
 
@@ -14,15 +17,18 @@ using namespace ir;
 // The gemm whose wgmma group may stay in flight past its step, items.size() for none; each
 // gemm's choice goes into the decision log. The group reads its stages and writes its
 // accumulator until the next iteration's wait, so: the stages must be TMA tiles, whose release
-// the loop can delay by an iteration (cp.async copies of step t overwrite the version step
-// t - 1's gemm read right after the step's barrier: that would need one version more, so those
-// gemms wait for their group); nothing else in the loop may touch the accumulator (flash
-// attention's softmax reads one gemm's result and rescales the other's); and wait_group counts
-// groups, so one gemm per loop.
-size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
+// the loop can delay by an iteration, or, in a loop with TMA loads, cp.async tiles given one
+// version more than stages: step t + 1 fills iteration t + 1's version right after its top
+// barrier, while step t's group (iteration t - S, S the last stage) may still read; with S + 1
+// versions that is the same version, with S + 2 it is iteration t - S - 1's, which every
+// thread's wait_group<1> in step t saw done before the barrier; nothing else in the loop may
+// touch the accumulator (flash attention's softmax reads one gemm's result and rescales the
+// other's); and wait_group counts groups, so one gemm per loop. The extra versions go into
+// plan.versions (VersionPlan::extra) and the versioned buffers.
+size_t chooseGroupInFlight(LoopPlan& plan, const PipelinedKernel& kernel, LowerContext& ctx) {
     const For* n = plan.loop;
     const std::vector<Item>& items = plan.items;
-    const Versions& vers = plan.versions;
+    Versions& vers = plan.versions;
     const bool tmaLoads = plan.tma.used();
     const size_t m = items.size();
     if (!ctx.target.has(Feature::Wgmma)) return m;
@@ -44,6 +50,7 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
         // Gemms that will not be wgmma have no group: their plan logs why.
         if (gemm && !ops::planWgmma(*gemm, ctx, gemmPlan).empty()) continue;
         std::string why;
+        std::set<const BufferNode*> extra;  // cp.async stages that need one version more
         if (!gemm) why = "it runs inside another statement of the loop";
         else if (!n->pipeline.order.empty() || !n->pipeline.stage.empty()) why = "the loop has 'order'/'stage' lists";
         else if (gemm->clearAccum()) why = "it clears its accumulator (clear_accum) while the last group writes it";
@@ -53,9 +60,14 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
             if (!why.empty()) break;
             auto v = vers.find(r->buffer.get());
             if (v != vers.end() && tmaLoads && items[v->second.writer].tma) continue;
+            if (v != vers.end() && items[v->second.writer].async && tmaLoads) {
+                extra.insert(r->buffer.get());
+                continue;
+            }
             if (v != vers.end() && items[v->second.writer].async)
-                why = fmt::format("'{}' comes by cp.async: the copies of step t overwrite the version step t - 1's "
-                                  "gemm read as soon as the step starts (that would need one more version)",
+                why = fmt::format("'{}' comes by cp.async in a loop without TMA loads: the fills of step t "
+                                  "overwrite the version step t - 1's gemm read as soon as the step starts "
+                                  "(kept in flight only beside TMA stages, whose release the group delays)",
                                   r->buffer->name);
             else if (v != vers.end())
                 why = fmt::format("'{}' is not a stage the loop's TMA loads fill", r->buffer->name);
@@ -81,15 +93,46 @@ size_t chooseGroupInFlight(const LoopPlan& plan, LowerContext& ctx) {
                 why = fmt::format("'{}' is a fragment: the registers (or staged tile) the group reads are made "
                                   "anew by the next step's gemm",
                                   r->buffer->name);
+        // One version more of each cp.async stage, where shared memory has room.
+        if (why.empty() && !extra.empty()) {
+            std::map<const BufferNode*, int> versions;
+            for (const auto& [b, nb] : kernel.versioned)
+                if (const int64_t* c = asConstInt(nb->shape[0])) versions[b] = int(*c);
+            for (const auto& [b, v] : vers) versions[b] = v.count + (extra.count(b) ? 1 : 0);
+            const int64_t bytes = plannedSharedBytes(kernel.body, versions, true);
+            if (bytes > ctx.target.sharedMemPerBlock)
+                why = fmt::format("its cp.async stage '{}' would need one version more for the group in flight: "
+                                  "{} bytes of shared memory where the target allows {}",
+                                  (*extra.begin())->name, bytes, ctx.target.sharedMemPerBlock);
+        }
+        std::string names;
+        for (const BufferNode* b : extra) names += (names.empty() ? "" : ", ") + b->name;
         if (why.empty()) chosen = g;
         ctx.decide(fmt::format("wgmma group of {}", gemm ? gemm->str() : std::string("a gemm")),
                    why.empty() ? "left in flight (wait_group<1>)" : "waited for in its step (wait_group<0>)",
                    "lowering",
                    why.empty() ? "the next iteration's wgmma overlaps it; the loop releases each TMA stage one "
                                  "iteration later, after the wait that covers its reader, and drains the last "
-                                 "group after the loop"
+                                 "group after the loop" +
+                                     (names.empty() ? std::string()
+                                                    : "; the cp.async stage(s) " + names +
+                                                          " get one version more than stages, since the next "
+                                                          "step's fills start before the group's wait")
                                : why,
                    n->loc);
+    }
+    if (chosen != m) {
+        const auto* gemm = static_cast<const ops::GemmOp*>(items[chosen].stmt.as<TileOpStmt>()->op.get());
+        bool bumped = false;
+        for (const Region* r : {&gemm->a(), &gemm->b()}) {
+            auto v = vers.find(r->buffer.get());
+            if (v == vers.end() || !items[v->second.writer].async || items[v->second.writer].tma || v->second.extra)
+                continue;
+            v->second.extra = 1;
+            v->second.count += 1;
+            bumped = true;
+        }
+        if (bumped) versionBuffers(plan);
     }
     return chosen;
 }

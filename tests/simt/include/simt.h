@@ -513,7 +513,9 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, void*
 // cp.async as the hardware orders it, per thread: a copy joins the thread's open group, a
 // commit closes the group, waiting for all but the newest N committed groups lands the older
 // ones. A copy lands (its bytes are written) only then, so a read its thread did not wait for
-// sees stale data.
+// sees stale data. With SIMT_ASYNC_LANDING=commit a group lands when it is committed instead,
+// the other end of what the hardware may do: a copy into a buffer that something still reads
+// (a wgmma group in flight, run at the wait that retires it) overwrites it first.
 inline void asyncCopy(void* dst, const void* src, size_t size) {
     AsyncCopy c{dst, {}, size};
     if (src) std::memcpy(c.bytes, src, size);
@@ -521,8 +523,15 @@ inline void asyncCopy(void* dst, const void* src, size_t size) {
 }
 
 inline void asyncCommit() {
+    static const bool atCommit = [] {
+        const char* landing = std::getenv("SIMT_ASYNC_LANDING");
+        return landing && std::strcmp(landing, "commit") == 0;
+    }();
     Fiber& f = *state().current;
-    f.asyncGroups.push_back(std::move(f.asyncOpen));
+    if (atCommit)
+        for (const auto& c : f.asyncOpen) std::memcpy(c.dst, c.bytes, c.size);
+    else
+        f.asyncGroups.push_back(std::move(f.asyncOpen));
     f.asyncOpen.clear();
 }
 
