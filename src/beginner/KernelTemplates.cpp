@@ -2,10 +2,10 @@
 // eps = 1e-6);` and `Y = softmax(X);` over the last dimension of [M, N] tensors, each the whole
 // of its kernel. They become row kernels that take any N: block_M rows at a time (one block),
 // the row in chunks of block_N columns (both `auto`), a pass of reductions over the chunks, then
-// a pass that writes (softmax: a maximum, a sum, then the write). Each pass reads the row again
-// rather than keeping it on chip, so no row length is refused; a row that fits one chunk reads
-// X twice (three times for softmax). A row whose length is known when compiling and fits on chip
-// is read once instead (oneReadRowBody): half the traffic (bench/RESULTS.md).
+// a pass that writes (softmax's maximum and sum online, in one pass, as flash attention's;
+// layernorm's mean and variance by combining each chunk's). The pass that writes reads the row
+// again rather than keeping it on chip, so no row length is refused: X is read twice. A row
+// whose length is known when compiling and fits on chip is read once instead (oneReadRowBody).
 //
 // The kernels are written here as .tl text with the author's names filled in, parsed, and given
 // the statement's place in the source (every diagnostic and line comment points at it).
@@ -175,8 +175,10 @@ constexpr const char* kRmsNorm = R"(
 // The maximum and the sum in one pass (the online normaliser, as flash attention's): each chunk
 // raises the running maximum, the sum so far is rescaled by exp(old - new) and the chunk's terms
 // added at the new one; then the pass that writes. Columns past N read as zero: masked out of
-// the maximum (-inf) and so of the sum (exp(-inf) = 0). A tile per reduction's source: one tile
-// written by both left its stores in the cpu's fused loops (unused, -Werror).
+// the maximum (-inf) and so of the sum (exp(-inf) = 0). While a row has been all -inf so far
+// its terms subtract 0 (`max_use`), not -inf: exp(-inf - 0) = 0 where exp(-inf + inf) is NaN.
+// A tile per reduction's source: one tile written by both left its stores in the cpu's fused
+// loops (unused, -Werror).
 constexpr const char* kSoftmax = R"(
     grid(ceildiv($M, block_M)) as bm {
         let x = alloc_fragment([block_M, block_N], $XT);
@@ -185,6 +187,7 @@ constexpr const char* kSoftmax = R"(
         let xe = alloc_fragment([block_M, block_N], f32);
         let row_max = alloc_fragment([block_M], f32);
         let max_prev = alloc_fragment([block_M], f32);
+        let max_use = alloc_fragment([block_M], f32);
         let row_sum = alloc_fragment([block_M], f32);
         fill(row_max, -inf);
         clear(row_sum);
@@ -193,8 +196,11 @@ constexpr const char* kSoftmax = R"(
             for (i, j) in parallel(block_M, block_N) { xm[i, j] = c * block_N + j < $N ? f32(x[i, j]) : -inf; }
             copy(row_max, max_prev);
             reduce_max(xm, row_max, dim = 1, clear = false);
-            for (i, j) in parallel(block_M, block_N) { xe[i, j] = exp(xm[i, j] - row_max[i]); }
-            for i in parallel(block_M) { row_sum[i] = row_sum[i] * exp(max_prev[i] - row_max[i]); }
+            for i in parallel(block_M) {
+                max_use[i] = row_max[i] == -inf ? 0.0 : row_max[i];
+                row_sum[i] = row_sum[i] * exp(max_prev[i] - max_use[i]);
+            }
+            for (i, j) in parallel(block_M, block_N) { xe[i, j] = exp(xm[i, j] - max_use[i]); }
             reduce_sum(xe, row_sum, dim = 1, clear = false);
         }
         for c in serial(ceildiv($N, block_N)) {

@@ -1015,6 +1015,19 @@ void wholeTensorRows(int M, int N) {
     expectStatus("row_softmax status" + at, tl_kernels::row_softmax(X.data(), Ys.data(), M, N), 0);
     check("whole tensors: Y = softmax(X), columns past N masked" + at, Ys, wantSm, 1e-6, 1e-5);
     {
+        // Row 0 -inf in its first half (whole chunks of it at N = 1000): the online maximum is -inf
+        // for a while, and exp(-inf - -inf) must not reach the sum.
+        std::vector<float> Xi(X);
+        std::vector<double> wantI(wantSm);
+        double mx = -INFINITY, den = 0;
+        for (int j = 0; j < N / 2; ++j) Xi[j] = -INFINITY;
+        for (int j = 0; j < N; ++j) mx = std::max(mx, double(Xi[j]));
+        for (int j = 0; j < N; ++j) den += std::exp(double(Xi[j]) - mx);
+        for (int j = 0; j < N; ++j) wantI[j] = std::exp(double(Xi[j]) - mx) / den;
+        expectStatus("row_softmax (-inf) status" + at, tl_kernels::row_softmax(Xi.data(), Ys.data(), M, N), 0);
+        check("whole tensors: Y = softmax(X), a row -inf in its first half" + at, Ys, wantI, 1e-6, 1e-5);
+    }
+    {
         // Layernorm of f32 rows at 1000 +- 3 (double reference from the same f32 inputs).
         std::vector<float> Xo(X.size()), Yo(X.size(), -7.0f);
         std::vector<double> want(X.size());
