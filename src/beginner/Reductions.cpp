@@ -129,9 +129,9 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
             error(e.range, key,
                   fmt::format("it reduces the product '{}' after another reduction of the same rows, which would run "
                               "the GEMM once per pass; compute the product into a tensor in a kernel of its own "
-                              "first ('P = {};'), or write it at the developer level (an online form, as "
-                              "samples/flash_attention.tl rescales its sums)",
-                              text(*mm_), text(*mm_)));
+                              "first ('P = {};'), or write it at the developer level; a sum of 'exp({} - max({}, dim "
+                              "= 1))' is the one such form lowered (online, in one pass)",
+                              text(*mm_), text(*mm_), text(*mm_), text(*mm_)));
             return;
         }
         reds_.push_back(Reduction{c.callee, cloneSyntax(*arg), *dim, key, fresh(c.callee + "_" + firstTensor),
