@@ -102,7 +102,8 @@ void placeAt(Stmt& s, SourceRange at) {
 // Layernorm's statistics in one pass (Chan et al.'s pairwise combination): each chunk's mean and
 // sum of squared deviations from it, merged into the row's running ones. Not the sum of squares
 // less the squared mean, which cancels to noise in f32 when the mean is large beside the spread.
-// Columns past N read as zero: masked out of the deviations, `count` the chunk's real columns.
+// Columns past N read as zero: masked out of the deviations (a factor of 0 or 1: a select of
+// loaded values defeats gcc's vectoriser in the cpu output), `count` the chunk's real columns.
 constexpr const char* kLayerNorm = R"(
     grid(ceildiv($M, block_M)) as bm {
         let x = alloc_fragment([block_M, block_N], $XT);
@@ -126,7 +127,7 @@ constexpr const char* kLayerNorm = R"(
             reduce_sum(xf, chunk_sum, dim = 1);
             for (i, j) in parallel(block_M, block_N) {
                 let d = xf[i, j] - chunk_sum[i] / count;
-                xd[i, j] = c * block_N + j < $N ? d * d : 0.0;
+                xd[i, j] = d * d * (c * block_N + j < $N ? 1.0 : 0.0);
             }
             reduce_sum(xd, chunk_m2, dim = 1);
             for i in parallel(block_M) {

@@ -82,8 +82,6 @@ private:
     bool mmTA_ = false, mmTB_ = false;
     std::string mmAcc_, mmAShared_, mmBShared_, mmBlockK_, mmStages_, mmThreads_;
     int inReduction_ = 0;
-    // While an online sum's operand is rewritten: its maximum's key and the fragment read for it.
-    std::map<std::string, std::string> fragFor_;
 
     const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
     void error(SourceRange r, const std::string& what, const std::string& why) {

@@ -4,7 +4,8 @@
 // The online form: a sum (or mean) of `exp(A - max(A, dim = d))` is computed in its maximum's
 // pass rather than the next one, as flash attention's normaliser: each chunk raises the running
 // maximum, the sum so far is multiplied by exp(old - new) and the chunk's terms are added at the
-// new maximum. Softmax written by hand (`e = exp(X - max(X, dim = 1)); Y = e / sum(e, dim = 1)`)
+// new maximum; the terms are exp of the maximum's source (A, masked with -inf past the end)
+// less the new maximum. Softmax written by hand (`e = exp(X - max(X, dim = 1)); Y = e / sum(e, dim = 1)`)
 // then reads its rows twice instead of three times, and logsumexp (`m + log(sum(exp(X - m), dim
 // = 1))`, or `log(sum(exp(X), dim = 1))`, rewritten so by desugarLogSumExp) once.
 #include "beginner/ReductionLowering.h"
@@ -69,16 +70,17 @@ std::string Lowerer::reductionPasses(const std::string& R, const std::string& ch
             const Reduction* max = nullptr;
             for (const auto& m : reds_)
                 if (!r.onlineMax.empty() && m.key == r.onlineMax) max = &m;
-            if (max) fragFor_[max->key] = max->use;
-            const std::string value = rewrite(*r.arg, false, reads, r.range);
-            fragFor_.clear();
+            const std::string value = max ? "" : rewrite(*r.arg, false, reads, r.range);
             const auto* cast = r.arg->as<Call>();
             const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
             const char* identity = r.op == "max" ? "-inf" : r.op == "min" ? "inf" : "0.0";
             inits += r.op == "max" || r.op == "min" ? fmt::format("fill({}, {});\n", r.frag, identity) : fmt::format("clear({});\n", r.frag);
-            (max ? onlineSources : sources) +=
-                fmt::format("{}[{}, {}] = {} * {} + {} < {} ? {} : {};\n", r.src, vars_[0], vars_[1], c_, blocks_[red_],
-                            vars_[red_], R, inAcc ? value : acc_ + "(" + value + ")", identity);
+            if (max)  // exp(A - max(A)) from the maximum's source, A masked with -inf: exp(-inf) = 0, no test
+                onlineSources += fmt::format("{0}[{1}, {2}] = exp({3}[{1}, {2}] - {4}[{5}]);\n", r.src, vars_[0], vars_[1],
+                                             max->src, max->use, kv);
+            else
+                sources += fmt::format("{}[{}, {}] = {} * {} + {} < {} ? {} : {};\n", r.src, vars_[0], vars_[1], c_,
+                                       blocks_[red_], vars_[red_], R, inAcc ? value : acc_ + "(" + value + ")", identity);
             (max ? onlineReduces : reduces) +=
                 fmt::format("reduce_{}({}, {}, dim = {}, clear = false);\n", r.op == "mean" ? "sum" : r.op, r.src, r.frag, red_);
             if (max) rescales += fmt::format("{0}[{1}] = {0}[{1}] * exp({2}[{1}] - {3}[{1}]);\n", r.frag, kv, max->prev, max->use);

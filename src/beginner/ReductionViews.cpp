@@ -97,7 +97,7 @@ std::string Lowerer::rewrite(const Expr& e, bool row, std::vector<std::string>& 
         } else if (const auto* c = x->as<Call>(); c && isReductionCall(*c)) {
             const std::string key = text(*x);
             for (const auto& r : reds_)
-                if (r.key == key) with = fmt::format("{}[{}]", fragFor_.count(key) ? fragFor_.at(key) : r.frag, vars_[kept_]);
+                if (r.key == key) with = fmt::format("{}[{}]", r.frag, vars_[kept_]);
         } else if (const auto* b = x->as<Binary>(); b && b->op == BinaryOp::MatMul) {
             with = fmt::format("{}[{}, {}]", mmAcc_, vars_[0], vars_[1]);  // the chunk's GEMM
         }
