@@ -80,6 +80,14 @@ private:
     const Param* mmA_ = nullptr;
     const Param* mmB_ = nullptr;
     bool mmTA_ = false, mmTB_ = false;
+    // A batched product ([B, M, K] @ [K, N] and the like): B, the space's first dimension (one
+    // block per index, the grid's second); an operand of batch 1 is read at index 0.
+    const Expr* mmBatch_ = nullptr;
+    // A product operand's dimension: its rows (0) or columns (1) as the GEMM reads it.
+    const Expr& mmDim(const Param& p, bool transposed, int d) const {
+        const size_t r = p.type.dims.size();
+        return *p.type.dims[r - 2 + size_t(transposed ? 1 - d : d)];
+    }
     std::string mmAcc_, mmAShared_, mmBShared_, mmBlockK_, mmStages_, mmThreads_;
     int inReduction_ = 0;
 

@@ -38,16 +38,22 @@ const Call* onlineMaxOf(const Expr& arg) {
 // column chunk through a pipelined loop over K (tiles in the tensors' layouts).
 std::string Lowerer::gemmPass() {
     const std::string k = fresh("k");
-    auto corner = [](bool t, const std::string& r, const std::string& c) { return t ? c + ", " + r : r + ", " + c; };
-    const std::string K = text(*mmA_->type.dims[mmTA_ ? 0 : 1]);
+    // A matrix's tile from its corner; a batch's (index bb_, or 0 where the batch is 1) by ranges.
+    auto tile = [&](const Param& p, bool t, const std::string& r, const std::string& rows, const std::string& c,
+                    const std::string& cols) {
+        if (p.type.dims.size() == 2) return t ? c + ", " + r : r + ", " + c;
+        const std::string b = isOne(*p.type.dims[0]) ? "0" : bb_;
+        return t ? fmt::format("{}, {} : +{}, {} : +{}", b, c, cols, r, rows) : fmt::format("{}, {} : +{}, {} : +{}", b, r, rows, c, cols);
+    };
+    const std::string K = text(mmDim(*mmA_, mmTA_, 1));
     return fmt::format("clear({acc});\n"
                        "for {k} in pipelined(ceildiv({K}, {bk}), stages = {st}) {{\n"
                        "copy({A}[{ac}], {As});\ncopy({B}[{bc}], {Bs});\ngemm({As}, {Bs}, {acc}{ta}{tb});\n}}\n",
                        fmt::arg("acc", mmAcc_), fmt::arg("k", k), fmt::arg("K", K), fmt::arg("bk", mmBlockK_),
                        fmt::arg("st", mmStages_), fmt::arg("A", mmA_->name), fmt::arg("B", mmB_->name),
                        fmt::arg("As", mmAShared_), fmt::arg("Bs", mmBShared_),
-                       fmt::arg("ac", corner(mmTA_, bk_ + " * " + blocks_[0], k + " * " + mmBlockK_)),
-                       fmt::arg("bc", corner(mmTB_, k + " * " + mmBlockK_, c_ + " * " + blocks_[1])),
+                       fmt::arg("ac", tile(*mmA_, mmTA_, bk_ + " * " + blocks_[0], blocks_[0], k + " * " + mmBlockK_, mmBlockK_)),
+                       fmt::arg("bc", tile(*mmB_, mmTB_, k + " * " + mmBlockK_, mmBlockK_, c_ + " * " + blocks_[1], blocks_[1])),
                        fmt::arg("ta", mmTA_ ? ", transpose_A = true" : ""), fmt::arg("tb", mmTB_ ? ", transpose_B = true" : ""));
 }
 

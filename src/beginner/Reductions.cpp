@@ -186,24 +186,37 @@ void Lowerer::product(const Expr& e) {
         }
         const auto* n = base->as<Name>();
         const Param* p = n ? tensor(n->name) : nullptr;
-        return p && p->type.dims.size() == 2 ? p : nullptr;
+        return p && (p->type.dims.size() == 2 || p->type.dims.size() == 3) ? p : nullptr;
     };
     mmA_ = operand(*b.lhs, mmTA_);
     mmB_ = operand(*b.rhs, mmTB_);
     if (!mmA_ || !mmB_) {
         error(e.range, text(e),
-              "a product inside a reduction multiplies two 2-D tensor parameters, each as it is or transposed "
-              "('sum(X @ transpose(W), dim = 1)'); compute other operands, and batched products, into a tensor "
-              "in a kernel of its own first");
+              "a product inside a reduction multiplies two tensor parameters of rank 2 or 3 (a batch first), each "
+              "as it is or transposed ('sum(X @ transpose(W), dim = 1)'); compute other operands into a tensor in a "
+              "kernel of its own first");
         return;
     }
-    const auto& ad = mmA_->type.dims;
-    const auto& bd = mmB_->type.dims;
-    if (text(*ad[mmTA_ ? 0 : 1]) != text(*bd[mmTB_ ? 1 : 0])) {
+    // NumPy's matmul: a batch dimension of 1, or none, broadcasts; two that are not 1 are equal.
+    for (const Param* p : {mmA_, mmB_}) {
+        if (p->type.dims.size() != 3 || isOne(*p->type.dims[0])) continue;
+        if (mmBatch_ && text(*mmBatch_) != text(*p->type.dims[0])) {
+            error(e.range, text(e),
+                  fmt::format("the batch dimensions differ ({} and {}); a batched GEMM is [B, M, K] @ [B, K, N], "
+                              "a batch of 1 or none broadcasting",
+                              text(*mmBatch_), text(*p->type.dims[0])));
+            return;
+        }
+        mmBatch_ = p->type.dims[0].get();
+    }
+    auto shape = [&](const Param& p, bool t) {
+        return fmt::format("{}{}, {}", p.type.dims.size() == 3 ? text(*p.type.dims[0]) + ", " : "",
+                           text(mmDim(p, t, 0)), text(mmDim(p, t, 1)));
+    };
+    if (text(mmDim(*mmA_, mmTA_, 1)) != text(mmDim(*mmB_, mmTB_, 0))) {
         error(e.range, text(e),
-              fmt::format("'{}' [{}, {}] @ '{}' [{}, {}]: the inner dimensions differ; a GEMM is [M, K] @ [K, N]",
-                          text(*b.lhs), text(*ad[mmTA_ ? 1 : 0]), text(*ad[mmTA_ ? 0 : 1]), text(*b.rhs),
-                          text(*bd[mmTB_ ? 1 : 0]), text(*bd[mmTB_ ? 0 : 1])));
+              fmt::format("'{}' [{}] @ '{}' [{}]: the inner dimensions differ; a GEMM is [M, K] @ [K, N]", text(*b.lhs),
+                          shape(*mmA_, mmTA_), text(*b.rhs), shape(*mmB_, mmTB_)));
         return;
     }
     mm_ = &e;
@@ -228,13 +241,14 @@ bool Lowerer::readsProduct(const Expr& e) const {
     }
 }
 
-// The shape a reduction runs over: the product's [M, N] where it reads it, else the widest
+// The shape a reduction runs over: the product's [M, N] ([B, M, N]) where it reads it, else the widest
 // tensor its operand reads.
 std::vector<const Expr*> Lowerer::shapeOf(const Expr& arg) const {
     std::vector<const Expr*> out;
     if (readsProduct(arg)) {
-        out.push_back(mmA_->type.dims[mmTA_ ? 1 : 0].get());
-        out.push_back(mmB_->type.dims[mmTB_ ? 0 : 1].get());
+        if (mmBatch_) out.push_back(mmBatch_);
+        out.push_back(&mmDim(*mmA_, mmTA_, 0));
+        out.push_back(&mmDim(*mmB_, mmTB_, 1));
         return out;
     }
     const Param* w = nullptr;

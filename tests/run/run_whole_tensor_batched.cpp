@@ -22,6 +22,8 @@ namespace {
     template <typename... A> static int bmm_shared_w_pos(A... a) { return NS::bmm_shared_w_pos(a...); }         \
     template <typename... A> static int bmm_bcast_nt(A... a) { return NS::bmm_bcast_nt(a...); }                 \
     template <typename... A> static int gemm_row_sum(A... a) { return NS::gemm_row_sum(a...); }                 \
+    template <typename... A> static int bmm_row_max(A... a) { return NS::bmm_row_max(a...); }                   \
+    template <typename... A> static int bmm_lse(A... a) { return NS::bmm_lse(a...); }                           \
     template <typename... A> static int gemm_row_max(A... a) { return NS::gemm_row_max(a...); }                 \
     template <typename... A> static int gemm_row_range(A... a) { return NS::gemm_row_range(a...); }             \
     template <typename... A> static int gemm_center(A... a) { return NS::gemm_center(a...); }                   \
@@ -159,6 +161,35 @@ template <typename L> void reducedProducts(int M, int N, int K) {
     check("whole tensors: Z = E - mean(X @ W, dim = 1)" + at, Z, wantZ, 1e-4, 1e-4);
 }
 
+// Batched products reduced over their last dimension: max(X [B, M, K] @ W [K, N], dim = 2) and
+// the logsumexp of Q [B, M, K] @ transpose(Kt [B, N, K]) per batch index and row.
+template <typename L> void batchedReductions(int B, int M, int N, int K) {
+    const std::string at = sizesText({B, M, N, K}) + L::how;
+    auto X = random<tl::half>(size_t(B) * M * K, 331), W = random<tl::half>(size_t(K) * N, 332);
+    auto Kt = random<tl::half>(size_t(B) * N * K, 333);
+    auto Xd = asDouble(X), Wd = asDouble(W), Ktd = asDouble(Kt);
+    auto P = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
+                            [&](int, int k, int j) { return Wd[size_t(k) * N + j]; });
+    auto S = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
+                            [&](int b, int k, int j) { return Ktd[(size_t(b) * N + j) * K + k]; });
+    std::vector<double> wantMax(size_t(B) * M, -INFINITY), wantLse(size_t(B) * M);
+    for (size_t row = 0; row < wantMax.size(); ++row) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < N; ++j) {
+            wantMax[row] = std::max(wantMax[row], P[row * N + j]);
+            mx = std::max(mx, S[row * N + j]);
+        }
+        for (int j = 0; j < N; ++j) sum += std::exp(S[row * N + j] - mx);
+        wantLse[row] = mx + std::log(sum);
+    }
+    std::vector<float> y(wantMax.size(), -7.0f), l(wantLse.size(), -7.0f);
+    expectStatus("bmm_row_max status" + at, L::bmm_row_max(X.data(), W.data(), y.data(), B, M, K, N), 0);
+    check("whole tensors: y [B, M] = max(X [B, M, K] @ W [K, N], dim = 2)" + at, y, wantMax, 1e-3, 1e-4);
+    expectStatus("bmm_lse status" + at, L::bmm_lse(X.data(), Kt.data(), l.data(), B, M, K, N), 0);
+    check("whole tensors: y [B, M, 1] = log(sum(exp(Q [B, M, K] @ transpose(Kt [B, N, K])), dim = -1))" + at, l,
+          wantLse, 1e-3, 1e-4);
+}
+
 // Statistics of the product's rows or columns read by its epilogue.
 template <typename L> void statistics(int M, int N, int K) {
     const std::string at = sizesText({M, N, K}) + L::how;
@@ -194,6 +225,7 @@ template <typename L> void all() {
     batched<L>(7, 5, 40, 24);  // small M: folded rows B * M = 35, a partial tile across batch indices
     reducedProducts<L>(45, 300, 70);  // rows of several column chunks, the last partial
     reducedProducts<L>(64, 64, 64);
+    batchedReductions<L>(2, 45, 300, 40);  // partial row blocks, rows of several column chunks
 }
 
 } // namespace
