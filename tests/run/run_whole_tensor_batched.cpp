@@ -19,7 +19,7 @@ namespace {
 #define TLC_WT_LAUNCHERS(NS)                                                                                      \
     template <typename... A> static int bmm_bias(A... a) { return NS::bmm_bias(a...); }                         \
     template <typename... A> static int bmm_shared_w(A... a) { return NS::bmm_shared_w(a...); }                 \
-    template <typename... A> static int bmm_shared_w_pos(A... a) { return NS::bmm_shared_w_pos(a...); }         \
+    template <typename... A> static int bmm_shared_w_bias(A... a) { return NS::bmm_shared_w_bias(a...); }       \
     template <typename... A> static int bmm_bcast_nt(A... a) { return NS::bmm_bcast_nt(a...); }                 \
     template <typename... A> static int gemm_row_sum(A... a) { return NS::gemm_row_sum(a...); }                 \
     template <typename... A> static int bmm_row_max(A... a) { return NS::bmm_row_max(a...); }                   \
@@ -89,14 +89,14 @@ template <typename L> void batched(int B, int M, int N, int K) {
     expectStatus("bmm_shared_w status" + at, L::bmm_shared_w(X.data(), V.data(), s.data(), Yb.data(), B, M, K, N), 0);
     check("whole tensors: Y = relu(X [B, M, K] @ W [K, N] * s [B, M, 1]), bf16, rows folded" + at, Yb, wantR, 2e-2, 2e-2);
     {
-        // Y = X @ W + P, P [M, N] the same for every batch index: not folded.
-        auto P = random<float>(size_t(M) * N, 309);
+        // Y = X @ W + p, p [B, 1, N] a bias per batch index: not folded.
+        auto p = random<float>(size_t(B) * N, 309);
         auto wantP = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
                                     [&](int, int k, int j) { return Vd[size_t(k) * N + j]; });
-        for (size_t e = 0; e < wantP.size(); ++e) wantP[e] += P[e % (size_t(M) * N)];
+        for (size_t e = 0; e < wantP.size(); ++e) wantP[e] += p[e / (size_t(M) * N) * N + e % N];
         std::vector<float> Yp(wantP.size(), -7.0f);
-        expectStatus("bmm_shared_w_pos status" + at, L::bmm_shared_w_pos(X.data(), V.data(), P.data(), Yp.data(), B, M, K, N), 0);
-        check("whole tensors: Y = X [B, M, K] @ W [K, N] + P [M, N]" + at, Yp, wantP, 1e-3, 1e-3);
+        expectStatus("bmm_shared_w_bias status" + at, L::bmm_shared_w_bias(X.data(), V.data(), p.data(), Yp.data(), B, M, K, N), 0);
+        check("whole tensors: Y = X [B, M, K] @ W [K, N] + p [B, 1, N]" + at, Yp, wantP, 1e-3, 1e-3);
     }
 
     // Y = Q [1, M, K] @ transpose(Kt [B, N, K]) * 0.125: Q broadcast over the batch.
