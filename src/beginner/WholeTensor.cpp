@@ -276,6 +276,9 @@ bool Lowering::foldRows() {
     };
     if (!aBatched || bBatched) return batchInGrid("");
     if (transA_) return batchInGrid(fmt::format("'{}' is transposed, its rows not contiguous", matA_->name));
+    // A view needs a contiguous row-major tensor: X and every operand of rank 3.
+    if (!matA_->type.strides.empty())
+        return batchInGrid(fmt::format("'{}' has explicit strides, its rows not one matrix", matA_->name));
     auto isOne = [](const Expr* e) {
         const auto* lit = e ? e->as<IntLit>() : nullptr;
         return !e || (lit && lit->value == 1);
@@ -285,6 +288,8 @@ bool Lowering::foldRows() {
         const size_t n = d.size();
         if (key != op.param->name)
             return batchInGrid(fmt::format("the epilogue reads '{}', a view of a tensor", key));
+        if (n == 3 && !op.param->type.strides.empty())
+            return batchInGrid(fmt::format("'{}' has explicit strides, its rows not one matrix", key));
         const bool full = n == 3 && text(*d[0]) == text(*B) && text(*d[1]) == text(*M);
         if (!full && !(isOne(n == 3 ? d[0].get() : nullptr) && isOne(n >= 2 ? d[n - 2].get() : nullptr))) {
             std::string shape;
