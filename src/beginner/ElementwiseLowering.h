@@ -61,6 +61,11 @@ private:
     bool transA_ = false, transB_ = false;  // `transpose(A) @ B` and the like: the GEMM's operand layouts
     std::string acc_;
     std::vector<StmtPtr> requires_;  // a slice's bounds, checked at launch
+    // `X [B, M, K] @ W [K, N]` with X's rows folded into one GEMM of B * M rows: views of rank 2
+    // of X and of the operands of rank 3 (by tensor name), their `let`s, and B * M.
+    std::map<std::string, std::string> rowsView_;
+    std::vector<StmtPtr> views_;
+    ExprPtr foldedRows_;
 
     const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
     template <typename... Args> void error(SourceRange r, DiagId id, const Args&... args) {
@@ -74,6 +79,13 @@ private:
     const Param* matOperand(const Expr& e, bool& transposed);
     bool alignOperand(Operand& op, SourceRange at);
     bool checkMatmulShape();
+    // Folds the batch of a batched A and a matrix B into A's rows where the epilogue's operands
+    // allow (each of the result's shape, or the same for every row); else notes why not.
+    bool foldRows();
+    const std::string& tensorOrView(const std::string& name) const {
+        auto it = rowsView_.find(name);
+        return it == rowsView_.end() ? name : it->second;
+    }
     ExprPtr elementOf(const Expr& e, const std::vector<std::string>& vars);
     ExprPtr tileAccess(const std::string& name, const std::vector<std::string>& vars, SourceRange r);
 };

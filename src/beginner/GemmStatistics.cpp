@@ -19,6 +19,7 @@
 #include "ast/Clone.h"
 #include "beginner/KernelTemplates.h"
 #include "beginner/Names.h"
+#include "beginner/Statements.h"
 
 #include <fmt/format.h>
 
@@ -92,16 +93,10 @@ public:
     bool run();
 
 private:
-    struct Step {
-        const Param* target;
-        std::optional<BinaryOp> op;
-        ExprPtr value;
-    };
     Kernel& k_;
     DiagnosticEngine& diags_;
     bool ok_ = true;
     std::set<std::string> used_;
-    std::map<std::string, ExprPtr> lets_;
     std::vector<Step> steps_;
     const Expr* mm_ = nullptr;
     const Param* A_ = nullptr;
@@ -118,7 +113,6 @@ private:
         ok_ = false;
     }
     std::string fresh(const std::string& base) { return freshName(used_, base); }
-    ExprPtr inlineLets(const Expr& e) const { return beginner::inlineLets(e, lets_); }
     void collect(const Expr& e, const std::set<std::string>& assignedBefore);
     void statistic(const Call& c, const std::set<std::string>& assignedBefore);
     const Param* operand(const Expr& x, bool& transposed) const;
@@ -313,36 +307,12 @@ std::string Lowerer::rewrite(const Frame& f, const Expr& e, std::vector<std::str
 }
 
 bool Lowerer::run() {
-    for (const auto& tp : k_.templateParams) used_.insert(tp.name);
-    for (const auto& p : k_.params) {
-        used_.insert(p.name);
-        for (const auto& d : p.type.dims) forEachName(d.get(), [&](const Name& n) { used_.insert(n.name); });
-        if (p.type.dtype == "f64") acc_ = "f64";
-    }
-    used_.insert({"block_M", "block_N", "block_K", "block_R", "stages", "threads"});
-    SourceRange at = k_.range;
-    bool first = true;
-    for (const auto& s : k_.body->stmts) {
-        if (s->kind == StmtKind::Require) continue;
-        if (first) at = s->range;
-        first = false;
-        if (const auto* l = s->as<LetStmt>()) {
-            used_.insert(l->name);
-            lets_[l->name] = inlineLets(*l->value);
-            continue;
-        }
-        const auto* a = s->as<AssignStmt>();
-        const auto* target = a ? a->target->as<Name>() : nullptr;
-        const Param* p = target ? tensor(target->name) : nullptr;
-        if (!p) {
-            diags_.report(DiagId::err_whole_tensor_stmt, s->range);
-            ok_ = false;
-            continue;
-        }
-        forEachName(a->value.get(), [&](const Name& n) { used_.insert(n.name); });
-        steps_.push_back(Step{p, a->op, inlineLets(*a->value)});
-    }
-    for (const auto& [n, v] : lets_) forEachName(v.get(), [&](const Name& x) { used_.insert(x.name); });
+    Statements scan = scanStatements(k_, {"block_M", "block_N", "block_K", "block_R", "stages", "threads"}, diags_);
+    used_ = std::move(scan.used);
+    steps_ = std::move(scan.steps);
+    acc_ = scan.acc;
+    ok_ = scan.ok;
+    const SourceRange at = scan.at;
     std::set<std::string> assigned;
     for (const auto& st : steps_) {
         collect(*st.value, assigned);

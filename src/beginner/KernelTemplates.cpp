@@ -2,10 +2,10 @@
 // eps = 1e-6);` and `Y = softmax(X);` over the last dimension of [M, N] tensors, each the whole
 // of its kernel. They become row kernels that take any N: block_M rows at a time (one block),
 // the row in chunks of block_N columns (both `auto`), a pass of reductions over the chunks, then
-// a pass that writes (softmax: a maximum, a sum, then the write). Each pass reads the row again
-// rather than keeping it on chip, so no row length is refused; a row that fits one chunk reads
-// X twice (three times for softmax). A row whose length is known when compiling and fits on chip
-// is read once instead (oneReadRowBody): half the traffic (bench/RESULTS.md).
+// a pass that writes (softmax's maximum and sum online, in one pass, as flash attention's;
+// layernorm's mean and variance by combining each chunk's). The pass that writes reads the row
+// again rather than keeping it on chip, so no row length is refused: X is read twice. A row
+// whose length is known when compiling and fits on chip is read once instead (oneReadRowBody).
 //
 // The kernels are written here as .tl text with the author's names filled in, parsed, and given
 // the statement's place in the source (every diagnostic and line comment points at it).
@@ -99,6 +99,11 @@ void placeAt(Stmt& s, SourceRange at) {
 
 // The passes of each kernel, over chunk tiles of X (`x`) and f32 rows. $X $Y $g $b are the
 // author's tensors, $M $N the sizes, $XT $YT $gT $bT their dtypes, $eps the epsilon.
+// Layernorm's statistics in one pass (Chan et al.'s pairwise combination): each chunk's mean and
+// sum of squared deviations from it, merged into the row's running ones. Not the sum of squares
+// less the squared mean, which cancels to noise in f32 when the mean is large beside the spread.
+// Columns past N read as zero: masked out of the deviations (a factor of 0 or 1: a select of
+// loaded values defeats gcc's vectoriser in the cpu output), `count` the chunk's real columns.
 constexpr const char* kLayerNorm = R"(
     grid(ceildiv($M, block_M)) as bm {
         let x = alloc_fragment([block_M, block_N], $XT);
@@ -106,23 +111,32 @@ constexpr const char* kLayerNorm = R"(
         let b_tile = alloc_fragment([block_N], $bT);
         let y = alloc_fragment([block_M, block_N], $YT);
         let xf = alloc_fragment([block_M, block_N], f32);
-        let sum = alloc_fragment([block_M], f32);
-        let sumsq = alloc_fragment([block_M], f32);
+        let xd = alloc_fragment([block_M, block_N], f32);
+        let chunk_sum = alloc_fragment([block_M], f32);
+        let chunk_m2 = alloc_fragment([block_M], f32);
         let mean = alloc_fragment([block_M], f32);
+        let m2 = alloc_fragment([block_M], f32);
         let rstd = alloc_fragment([block_M], f32);
-        clear(sum);
-        clear(sumsq);
+        clear(mean);
+        clear(m2);
         for c in serial(ceildiv($N, block_N)) {
+            let seen = f32(c * block_N);
+            let count = f32(min(block_N, $N - c * block_N));
             copy($X[bm * block_M : +block_M, c * block_N : +block_N], x);
             for (i, j) in parallel(block_M, block_N) { xf[i, j] = f32(x[i, j]); }
-            reduce_sum(xf, sum, dim = 1, clear = false);
-            for (i, j) in parallel(block_M, block_N) { xf[i, j] = xf[i, j] * xf[i, j]; }
-            reduce_sum(xf, sumsq, dim = 1, clear = false);
+            reduce_sum(xf, chunk_sum, dim = 1);
+            for (i, j) in parallel(block_M, block_N) {
+                let d = xf[i, j] - chunk_sum[i] / count;
+                xd[i, j] = d * d * (c * block_N + j < $N ? 1.0 : 0.0);
+            }
+            reduce_sum(xd, chunk_m2, dim = 1);
+            for i in parallel(block_M) {
+                let delta = chunk_sum[i] / count - mean[i];
+                mean[i] = mean[i] + delta * (count / (seen + count));
+                m2[i] = m2[i] + chunk_m2[i] + delta * delta * (seen * count / (seen + count));
+            }
         }
-        for i in parallel(block_M) {
-            mean[i] = sum[i] / f32($N);
-            rstd[i] = rsqrt(max(sumsq[i] / f32($N) - mean[i] * mean[i], 0.0) + $eps);
-        }
+        for i in parallel(block_M) { rstd[i] = rsqrt(m2[i] / f32($N) + $eps); }
         for c in serial(ceildiv($N, block_N)) {
             copy($X[bm * block_M : +block_M, c * block_N : +block_N], x);
             copy($g[c * block_N : +block_N], g_tile);
@@ -159,8 +173,13 @@ constexpr const char* kRmsNorm = R"(
     }
 )";
 
-// Columns past N read as zero: masked out of the maximum and the sum. A tile per reduction's
-// source: one tile written by both left its stores in the cpu's fused loops (unused, -Werror).
+// The maximum and the sum in one pass (the online normaliser, as flash attention's): each chunk
+// raises the running maximum, the sum so far is rescaled by exp(old - new) and the chunk's terms
+// added at the new one; then the pass that writes. Columns past N read as zero: masked out of
+// the maximum (-inf) and so of the sum (exp(-inf) = 0). While a row has been all -inf so far
+// its terms subtract 0 (`max_use`), not -inf: exp(-inf - 0) = 0 where exp(-inf + inf) is NaN.
+// A tile per reduction's source: one tile written by both left its stores in the cpu's fused
+// loops (unused, -Werror).
 constexpr const char* kSoftmax = R"(
     grid(ceildiv($M, block_M)) as bm {
         let x = alloc_fragment([block_M, block_N], $XT);
@@ -168,19 +187,21 @@ constexpr const char* kSoftmax = R"(
         let xm = alloc_fragment([block_M, block_N], f32);
         let xe = alloc_fragment([block_M, block_N], f32);
         let row_max = alloc_fragment([block_M], f32);
+        let max_prev = alloc_fragment([block_M], f32);
+        let max_use = alloc_fragment([block_M], f32);
         let row_sum = alloc_fragment([block_M], f32);
         fill(row_max, -inf);
         clear(row_sum);
         for c in serial(ceildiv($N, block_N)) {
             copy($X[bm * block_M : +block_M, c * block_N : +block_N], x);
             for (i, j) in parallel(block_M, block_N) { xm[i, j] = c * block_N + j < $N ? f32(x[i, j]) : -inf; }
+            copy(row_max, max_prev);
             reduce_max(xm, row_max, dim = 1, clear = false);
-        }
-        for c in serial(ceildiv($N, block_N)) {
-            copy($X[bm * block_M : +block_M, c * block_N : +block_N], x);
-            for (i, j) in parallel(block_M, block_N) {
-                xe[i, j] = c * block_N + j < $N ? exp(f32(x[i, j]) - row_max[i]) : 0.0;
+            for i in parallel(block_M) {
+                max_use[i] = row_max[i] == -inf ? 0.0 : row_max[i];
+                row_sum[i] = row_sum[i] * exp(max_prev[i] - max_use[i]);
             }
+            for (i, j) in parallel(block_M, block_N) { xe[i, j] = exp(xm[i, j] - max_use[i]); }
             reduce_sum(xe, row_sum, dim = 1, clear = false);
         }
         for c in serial(ceildiv($N, block_N)) {

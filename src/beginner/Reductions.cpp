@@ -20,7 +20,7 @@
 
 #include "ast/Clone.h"
 #include "beginner/KernelTemplates.h"
-#include "beginner/Names.h"
+#include "beginner/ReductionLowering.h"
 
 #include <fmt/format.h>
 
@@ -34,100 +34,7 @@ namespace tlc::beginner {
 
 using namespace ast;
 
-namespace {
 namespace reduce_impl {
-
-// What a tensor's dimension is in the row kernel: the kept tiled dimension (one block of it per
-// grid index), the reduced one (walked in chunks), a batch dimension (one per grid index) or a
-// broadcast 1.
-enum class Role { Kept, Red, Batch, One };
-
-struct Reduction {
-    std::string op;  // sum, mean, max, min
-    ExprPtr arg;     // `let`s inlined; inner reductions still calls
-    int dim = 0;     // as written (negative counts from the end)
-    std::string key; // the call's text: one reduction per distinct call
-    std::string frag, src;
-    SourceRange range;
-    int level = 1;   // 1 + the deepest reduction its operand reads: its pass
-};
-
-struct View {
-    const Param* param = nullptr;
-    std::string tile;
-    std::vector<Role> roles;
-};
-
-struct Step {
-    const Param* target;
-    std::optional<BinaryOp> op;
-    ExprPtr value;
-};
-
-std::string text(const Expr& e) { return printExpr(e); }
-bool isOne(const Expr& e) {
-    const auto* one = e.as<IntLit>();
-    return one && one->value == 1;
-}
-
-std::optional<int> intValue(const Expr& e) {
-    if (const auto* i = e.as<IntLit>()) return int(i->value);
-    if (const auto* u = e.as<Unary>(); u && u->op == UnaryOp::Neg)
-        if (const auto* i = u->operand->as<IntLit>()) return -int(i->value);
-    return std::nullopt;
-}
-
-class Lowerer {
-public:
-    Lowerer(Kernel& k, DiagnosticEngine& diags) : k_(k), diags_(diags) {}
-    bool run();
-
-private:
-    Kernel& k_;
-    DiagnosticEngine& diags_;
-    bool ok_ = true;
-    std::set<std::string> used_;
-    std::map<std::string, ExprPtr> lets_;
-    std::vector<Step> steps_;
-    std::vector<Reduction> reds_;
-    std::vector<const Expr*> space_;
-    size_t rank_ = 0, dim_ = 0, kept_ = 0, red_ = 0;  // kept_, red_: tiled indices (0 or 1)
-    bool rowMode_ = false;
-    std::string acc_ = "f32";
-    std::string vars_[2], blocks_[2] = {"block_M", "block_N"}, bk_, bb_, c_;
-    std::map<std::string, View> full_, row_;  // views by tensor name, in each frame
-    // The kernel's one matrix product, read only inside reductions over its last dimension: a
-    // GEMM per chunk of the reduced dimension, its accumulator the reductions' operand.
-    const Expr* mm_ = nullptr;
-    const Param* mmA_ = nullptr;
-    const Param* mmB_ = nullptr;
-    bool mmTA_ = false, mmTB_ = false;
-    std::string mmAcc_, mmAShared_, mmBShared_, mmBlockK_, mmStages_, mmThreads_;
-    int inReduction_ = 0;
-
-    const Param* tensor(const std::string& name) const { return tensorNamed(k_, name); }
-    void error(SourceRange r, const std::string& what, const std::string& why) {
-        diags_.report(DiagId::err_whole_tensor_form, r, what, why);
-        ok_ = false;
-    }
-    std::string fresh(const std::string& base) { return freshName(used_, base); }
-    ExprPtr inlineLets(const Expr& e) const { return beginner::inlineLets(e, lets_); }
-    void findReductions(const Expr& e, const std::set<std::string>& assignedBefore);
-    void product(const Expr& e);
-    bool readsProduct(const Expr& e) const;
-    std::vector<const Expr*> shapeOf(const Expr& arg) const;
-    std::string gemmPass();
-    std::optional<std::vector<Role>> align(const Param& p, bool row, SourceRange at);
-    Role roleOf(size_t r) const { return r + 2 < rank_ ? Role::Batch : r == dim_ ? Role::Red : Role::Kept; }
-    View& view(const std::string& name, bool row, SourceRange at);
-    std::string region(const View& v) const;
-    std::string element(const View& v) const;
-    std::string extents(const View& v) const;
-    // `e` as text at one element (of the tile, or of the row in the row pass): tensors as their
-    // views' elements (recorded in `reads`), reductions as their fragments' entries.
-    std::string rewrite(const Expr& e, bool row, std::vector<std::string>& reads, SourceRange at);
-    std::string copiesIn(const std::vector<std::string>& names, bool row, const std::set<std::string>& skip);
-};
 
 void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assignedBefore) {
     switch (e.kind) {
@@ -204,18 +111,31 @@ void Lowerer::findReductions(const Expr& e, const std::set<std::string>& assigne
                 inner(*t->elseExpr);
             }
         };
-        inner(*arg);
+        // The online form: a sum of `exp(A - max(A))` in its maximum's pass (ReductionPasses.cpp).
+        std::string onlineMax;
+        if (const Call* m = (c.callee == "sum" || c.callee == "mean") ? onlineMaxOf(*arg) : nullptr)
+            for (auto& r : reds_)
+                if (r.key == text(*m)) {
+                    onlineMax = r.key;
+                    if (r.prev.empty()) {
+                        r.prev = fresh(r.frag + "_prev");
+                        r.use = fresh(r.frag + "_use");
+                    }
+                    // A's own reductions, if any, are the maximum's inner levels.
+                    level = r.level;
+                }
+        if (onlineMax.empty()) inner(*arg);
         if (level > 1 && readsProduct(*arg)) {
             error(e.range, key,
                   fmt::format("it reduces the product '{}' after another reduction of the same rows, which would run "
                               "the GEMM once per pass; compute the product into a tensor in a kernel of its own "
-                              "first ('P = {};'), or write it at the developer level (an online form, as "
-                              "samples/flash_attention.tl rescales its sums)",
-                              text(*mm_), text(*mm_)));
+                              "first ('P = {};'), or write it at the developer level; a sum of 'exp({} - max({}, dim "
+                              "= 1))' is the one such form lowered (online, in one pass)",
+                              text(*mm_), text(*mm_), text(*mm_), text(*mm_)));
             return;
         }
         reds_.push_back(Reduction{c.callee, cloneSyntax(*arg), *dim, key, fresh(c.callee + "_" + firstTensor),
-                                  fresh(c.callee + "_" + firstTensor + "_src"), e.range, level});
+                                  fresh(c.callee + "_" + firstTensor + "_src"), e.range, level, onlineMax, "", ""});
         return;
     }
     case ExprKind::Unary: findReductions(*e.as<Unary>()->operand, assignedBefore); return;
@@ -266,24 +186,37 @@ void Lowerer::product(const Expr& e) {
         }
         const auto* n = base->as<Name>();
         const Param* p = n ? tensor(n->name) : nullptr;
-        return p && p->type.dims.size() == 2 ? p : nullptr;
+        return p && (p->type.dims.size() == 2 || p->type.dims.size() == 3) ? p : nullptr;
     };
     mmA_ = operand(*b.lhs, mmTA_);
     mmB_ = operand(*b.rhs, mmTB_);
     if (!mmA_ || !mmB_) {
         error(e.range, text(e),
-              "a product inside a reduction multiplies two 2-D tensor parameters, each as it is or transposed "
-              "('sum(X @ transpose(W), dim = 1)'); compute other operands, and batched products, into a tensor "
-              "in a kernel of its own first");
+              "a product inside a reduction multiplies two tensor parameters of rank 2 or 3 (a batch first), each "
+              "as it is or transposed ('sum(X @ transpose(W), dim = 1)'); compute other operands into a tensor in a "
+              "kernel of its own first");
         return;
     }
-    const auto& ad = mmA_->type.dims;
-    const auto& bd = mmB_->type.dims;
-    if (text(*ad[mmTA_ ? 0 : 1]) != text(*bd[mmTB_ ? 1 : 0])) {
+    // NumPy's matmul: a batch dimension of 1, or none, broadcasts; two that are not 1 are equal.
+    for (const Param* p : {mmA_, mmB_}) {
+        if (p->type.dims.size() != 3 || isOne(*p->type.dims[0])) continue;
+        if (mmBatch_ && text(*mmBatch_) != text(*p->type.dims[0])) {
+            error(e.range, text(e),
+                  fmt::format("the batch dimensions differ ({} and {}); a batched GEMM is [B, M, K] @ [B, K, N], "
+                              "a batch of 1 or none broadcasting",
+                              text(*mmBatch_), text(*p->type.dims[0])));
+            return;
+        }
+        mmBatch_ = p->type.dims[0].get();
+    }
+    auto shape = [&](const Param& p, bool t) {
+        return fmt::format("{}{}, {}", p.type.dims.size() == 3 ? text(*p.type.dims[0]) + ", " : "",
+                           text(mmDim(p, t, 0)), text(mmDim(p, t, 1)));
+    };
+    if (text(mmDim(*mmA_, mmTA_, 1)) != text(mmDim(*mmB_, mmTB_, 0))) {
         error(e.range, text(e),
-              fmt::format("'{}' [{}, {}] @ '{}' [{}, {}]: the inner dimensions differ; a GEMM is [M, K] @ [K, N]",
-                          text(*b.lhs), text(*ad[mmTA_ ? 1 : 0]), text(*ad[mmTA_ ? 0 : 1]), text(*b.rhs),
-                          text(*bd[mmTB_ ? 1 : 0]), text(*bd[mmTB_ ? 0 : 1])));
+              fmt::format("'{}' [{}] @ '{}' [{}]: the inner dimensions differ; a GEMM is [M, K] @ [K, N]", text(*b.lhs),
+                          shape(*mmA_, mmTA_), text(*b.rhs), shape(*mmB_, mmTB_)));
         return;
     }
     mm_ = &e;
@@ -308,13 +241,14 @@ bool Lowerer::readsProduct(const Expr& e) const {
     }
 }
 
-// The shape a reduction runs over: the product's [M, N] where it reads it, else the widest
+// The shape a reduction runs over: the product's [M, N] ([B, M, N]) where it reads it, else the widest
 // tensor its operand reads.
 std::vector<const Expr*> Lowerer::shapeOf(const Expr& arg) const {
     std::vector<const Expr*> out;
     if (readsProduct(arg)) {
-        out.push_back(mmA_->type.dims[mmTA_ ? 1 : 0].get());
-        out.push_back(mmB_->type.dims[mmTB_ ? 0 : 1].get());
+        if (mmBatch_) out.push_back(mmBatch_);
+        out.push_back(&mmDim(*mmA_, mmTA_, 0));
+        out.push_back(&mmDim(*mmB_, mmTB_, 1));
         return out;
     }
     const Param* w = nullptr;
@@ -326,163 +260,14 @@ std::vector<const Expr*> Lowerer::shapeOf(const Expr& arg) const {
     return out;
 }
 
-// NumPy's broadcasting against the space (row = false) or against the reduced shape, where a
-// tensor of one dimension fewer is the reduced shape without its 1 (as `y: f32[M]`).
-std::optional<std::vector<Role>> Lowerer::align(const Param& p, bool row, SourceRange at) {
-    const auto& dims = p.type.dims;
-    std::vector<Role> roles;
-    const bool dropped = row && dims.size() + 1 == rank_;
-    if (dims.size() > rank_) {
-        diags_.report(DiagId::err_whole_tensor_broadcast, at, p.name, "count", dims.size(), rank_,
-                      "an operand has at most the dimensions of the reductions' operands");
-        ok_ = false;
-        return std::nullopt;
-    }
-    for (size_t d = 0; d < dims.size(); ++d) {
-        const size_t r = dropped ? (d < dim_ ? d : d + 1) : rank_ - dims.size() + d;
-        if (row && r == dim_) {
-            if (isOne(*dims[d])) {
-                roles.push_back(Role::One);
-                continue;
-            }
-            error(at, p.name,
-                  fmt::format("it is read whole (dimension {} is {}) where the result is reduced over that "
-                              "dimension; reduce it (sum(..., dim = {})) or assign a tensor of the whole shape",
-                              d, text(*dims[d]), dim_));
-            return std::nullopt;
-        }
-        if (text(*dims[d]) == text(*space_[r])) roles.push_back(roleOf(r));
-        else if (isOne(*dims[d])) roles.push_back(Role::One);
-        else {
-            diags_.report(DiagId::err_whole_tensor_broadcast, at, p.name, d, text(*dims[d]), text(*space_[r]),
-                          "broadcasting needs equal sizes or 1");
-            ok_ = false;
-            return std::nullopt;
-        }
-    }
-    return roles;
-}
-
-View& Lowerer::view(const std::string& name, bool row, SourceRange at) {
-    auto& views = row ? row_ : full_;
-    if (auto it = views.find(name); it != views.end()) return it->second;
-    const Param& p = *tensor(name);
-    auto roles = align(p, row, at);
-    return views[name] = View{&p, fresh(name + (row ? "_row" : "_tile")), roles.value_or(std::vector<Role>{})};
-}
-
-std::string Lowerer::region(const View& v) const {
-    std::string subs;
-    bool tiled = false;
-    for (Role r : v.roles) tiled = tiled || r != Role::Batch;
-    for (size_t d = 0; d < v.roles.size(); ++d) {
-        std::string s;
-        switch (v.roles[d]) {
-        case Role::Batch: s = !tiled && d + 1 == v.roles.size() ? bb_ + " : +1" : bb_; break;
-        case Role::One: s = "0 : +1"; break;
-        case Role::Kept: s = fmt::format("{} * {} : +{}", bk_, blocks_[kept_], blocks_[kept_]); break;
-        case Role::Red: s = fmt::format("{} * {} : +{}", c_, blocks_[red_], blocks_[red_]); break;
-        }
-        subs += (subs.empty() ? "" : ", ") + s;
-    }
-    return fmt::format("{}[{}]", v.param->name, subs);
-}
-
-// The tile's extents and the element at the loop variables; a tensor of batch dimensions only
-// takes a one-element tile.
-std::string Lowerer::extents(const View& v) const {
-    std::string out;
-    for (Role r : v.roles)
-        if (r != Role::Batch) out += (out.empty() ? "" : ", ") + (r == Role::One ? std::string("1") : blocks_[r == Role::Kept ? kept_ : red_]);
-    return out.empty() ? "1" : out;
-}
-
-std::string Lowerer::element(const View& v) const {
-    std::string out;
-    for (Role r : v.roles)
-        if (r != Role::Batch) out += (out.empty() ? "" : ", ") + (r == Role::One ? std::string("0") : vars_[r == Role::Kept ? kept_ : red_]);
-    return fmt::format("{}[{}]", v.tile, out.empty() ? "0" : out);
-}
-
-std::string Lowerer::rewrite(const Expr& e, bool row, std::vector<std::string>& reads, SourceRange at) {
-    ExprPtr out = cloneSyntax(e);
-    replaceIn(out, [&](ExprPtr& x) {
-        std::string with;
-        if (const auto* n = x->as<Name>(); n && tensor(n->name)) {
-            with = element(view(n->name, row, at));
-            if (std::find(reads.begin(), reads.end(), n->name) == reads.end()) reads.push_back(n->name);
-        } else if (const auto* c = x->as<Call>(); c && isReductionCall(*c)) {
-            const std::string key = text(*x);
-            for (const auto& r : reds_)
-                if (r.key == key) with = fmt::format("{}[{}]", r.frag, vars_[kept_]);
-        } else if (const auto* b = x->as<Binary>(); b && b->op == BinaryOp::MatMul) {
-            with = fmt::format("{}[{}, {}]", mmAcc_, vars_[0], vars_[1]);  // the chunk's GEMM
-        }
-        if (with.empty()) return false;
-        x = std::make_unique<Name>(x->range, with);  // printed as written: the text is parsed again
-        return true;
-    });
-    return text(*out);
-}
-
-std::string Lowerer::copiesIn(const std::vector<std::string>& names, bool row, const std::set<std::string>& skip) {
-    std::string out;
-    for (const auto& n : names)
-        if (!skip.count(n)) {
-            const View& v = (row ? row_ : full_).at(n);
-            out += fmt::format("copy({}, {});\n", region(v), v.tile);
-        }
-    return out;
-}
-
-// The GEMM of chunk c of the product's columns into the accumulator: A's row block and B's
-// column chunk through a pipelined loop over K (tiles in the tensors' layouts).
-std::string Lowerer::gemmPass() {
-    const std::string k = fresh("k");
-    auto corner = [](bool t, const std::string& r, const std::string& c) { return t ? c + ", " + r : r + ", " + c; };
-    const std::string K = text(*mmA_->type.dims[mmTA_ ? 0 : 1]);
-    return fmt::format("clear({acc});\n"
-                       "for {k} in pipelined(ceildiv({K}, {bk}), stages = {st}) {{\n"
-                       "copy({A}[{ac}], {As});\ncopy({B}[{bc}], {Bs});\ngemm({As}, {Bs}, {acc}{ta}{tb});\n}}\n",
-                       fmt::arg("acc", mmAcc_), fmt::arg("k", k), fmt::arg("K", K), fmt::arg("bk", mmBlockK_),
-                       fmt::arg("st", mmStages_), fmt::arg("A", mmA_->name), fmt::arg("B", mmB_->name),
-                       fmt::arg("As", mmAShared_), fmt::arg("Bs", mmBShared_),
-                       fmt::arg("ac", corner(mmTA_, bk_ + " * " + blocks_[0], k + " * " + mmBlockK_)),
-                       fmt::arg("bc", corner(mmTB_, k + " * " + mmBlockK_, c_ + " * " + blocks_[1])),
-                       fmt::arg("ta", mmTA_ ? ", transpose_A = true" : ""), fmt::arg("tb", mmTB_ ? ", transpose_B = true" : ""));
-}
-
 bool Lowerer::run() {
-    for (const auto& tp : k_.templateParams) used_.insert(tp.name);
-    for (const auto& p : k_.params) {
-        used_.insert(p.name);
-        for (const auto& d : p.type.dims) forEachName(d.get(), [&](const Name& n) { used_.insert(n.name); });
-        if (p.type.dtype == "f64") acc_ = "f64";
-    }
-    used_.insert({"block_M", "block_N"});
-    SourceRange at = k_.range;
-    bool first = true;
-    for (const auto& s : k_.body->stmts) {
-        if (s->kind == StmtKind::Require) continue;
-        if (first) at = s->range;
-        first = false;
-        if (const auto* l = s->as<LetStmt>()) {
-            used_.insert(l->name);
-            lets_[l->name] = inlineLets(*l->value);
-            continue;
-        }
-        const auto* a = s->as<AssignStmt>();
-        const auto* target = a ? a->target->as<Name>() : nullptr;
-        const Param* p = target ? tensor(target->name) : nullptr;
-        if (!p) {
-            diags_.report(DiagId::err_whole_tensor_stmt, s->range);
-            ok_ = false;
-            continue;
-        }
-        forEachName(a->value.get(), [&](const Name& n) { used_.insert(n.name); });
-        steps_.push_back(Step{p, a->op, inlineLets(*a->value)});
-    }
-    for (const auto& [n, v] : lets_) forEachName(v.get(), [&](const Name& x) { used_.insert(x.name); });
+    Statements scan = scanStatements(k_, {"block_M", "block_N"}, diags_);
+    used_ = std::move(scan.used);
+    steps_ = std::move(scan.steps);
+    acc_ = scan.acc;
+    ok_ = scan.ok;
+    const SourceRange at = scan.at;
+    for (auto& st : steps_) desugarLogSumExp(st.value);  // `let`s inlined: `m + log(sum(exp(X - m), ...))` seen as written
     std::set<std::string> assigned;
     for (const auto& st : steps_) {
         findReductions(*st.value, assigned);
@@ -585,35 +370,7 @@ bool Lowerer::run() {
     const std::string R = "(" + text(*space_[dim_]) + ")";
     const std::string chunks = fmt::format("ceildiv({}, {})", R, blocks_[red_]);
 
-    // A pass over the chunks per level of nesting: the reductions that read none of each other
-    // share one (`max(X, dim = 0)` and `mean(X, dim = 0)` read X once), inner levels first.
-    std::string passes;
-    int levels = 0;
-    for (const auto& r : reds_) levels = std::max(levels, r.level);
-    for (int level = 1; level <= levels; ++level) {
-        std::vector<std::string> reads;
-        std::string inits, sources, reduces, means;
-        bool gemm = false;
-        for (const auto& r : reds_) {
-            if (r.level != level) continue;
-            gemm = gemm || readsProduct(*r.arg);
-            const std::string value = rewrite(*r.arg, false, reads, r.range);
-            const auto* cast = r.arg->as<Call>();
-            const bool inAcc = cast && cast->callee == acc_;  // `sum(f32(X), ...)`: converted already
-            const char* identity = r.op == "max" ? "-inf" : r.op == "min" ? "inf" : "0.0";
-            inits += r.op == "max" || r.op == "min" ? fmt::format("fill({}, {});\n", r.frag, identity) : fmt::format("clear({});\n", r.frag);
-            sources += fmt::format("{}[{}, {}] = {} * {} + {} < {} ? {} : {};\n", r.src, vars_[0], vars_[1], c_, blocks_[red_],
-                                   vars_[red_], R, inAcc ? value : acc_ + "(" + value + ")", identity);
-            reduces += fmt::format("reduce_{}({}, {}, dim = {}, clear = false);\n", r.op == "mean" ? "sum" : r.op, r.src, r.frag, red_);
-            if (r.op == "mean")
-                means += fmt::format("{0}[{1}] = {0}[{1}] / {2}({3});\n", r.frag, vars_[kept_], acc_, R);
-        }
-        passes += inits + fmt::format("for {} in serial({}) {{\n{}{}", c_, chunks, gemm ? gemmPass() : "",
-                                      copiesIn(reads, false, {}));
-        passes += fmt::format("for ({}, {}) in parallel({}, {}) {{\n{}}}\n{}}}\n", vars_[0], vars_[1], blocks_[0], blocks_[1],
-                              sources, reduces);
-        if (!means.empty()) passes += fmt::format("for {} in parallel({}) {{\n{}}}\n", vars_[kept_], blocks_[kept_], means);
-    }
+    std::string passes = reductionPasses(R, chunks);
     // The pass that writes.
     std::vector<std::string> reads;
     std::set<std::string> assignedFirst, done;
@@ -654,6 +411,8 @@ bool Lowerer::run() {
     for (const auto& r : reds_) {
         allocs += fmt::format("let {} = alloc_fragment([{}, {}], {});\n", r.src, blocks_[0], blocks_[1], acc_);
         allocs += fmt::format("let {} = alloc_fragment([{}], {});\n", r.frag, blocks_[kept_], acc_);
+        for (const std::string* online : {&r.prev, &r.use})
+            if (!online->empty()) allocs += fmt::format("let {} = alloc_fragment([{}], {});\n", *online, blocks_[kept_], acc_);
     }
     std::string grid = fmt::format("ceildiv(({}), {})", text(*space_[rank_ - 2 + kept_]), blocks_[kept_]);
     std::string gvars = bk_;
@@ -684,7 +443,6 @@ bool Lowerer::run() {
 }
 
 } // namespace reduce_impl
-} // namespace
 
 bool isReductionCall(const Call& c) {
     if (c.callee == "sum" || c.callee == "mean") return true;

@@ -15,6 +15,10 @@ bool hasReduction(const ast::Kernel& k);
 // Replaces `k`'s body by a row kernel: a pass over chunks of the reduced dimension per
 // reduction, then a pass that writes. False when the kernel has no such form (reported).
 bool lowerReductions(ast::Kernel& k, DiagnosticEngine& diags);
+// `log(sum(exp(E), dim = d))` (or `mean`) as `max(E, dim = d) + log(sum(exp(E - max(E, dim = d)),
+// dim = d))`: no overflow, and one online pass (ReductionPasses.cpp). In place (lowerReductions'
+// statements, their `let`s inlined).
+void desugarLogSumExp(ast::ExprPtr& x);
 // A kernel with reductions that reads a product outside them (`Y = X @ W * rsqrt(mean(X * X,
 // dim = 1) + eps)`): the reductions are statistics of the product's rows or columns its epilogue
 // broadcasts, computed by each block before its K loop (GemmStatistics.cpp).

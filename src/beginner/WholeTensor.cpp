@@ -25,8 +25,8 @@
 // copied in X's layout, a shared tile when the tiled dimensions change places, and indexed
 // permuted) or a slice `X[a:b, :]` (its tile copied from the slice's start). `where(c, a, b)`
 // is `c ? a : b` (desugared before). One `A @ B` (either operand transposed; of rank 3, a batch
-// the grid's third dimension carries, NumPy's matmul rules) is a GEMM whose accumulator the
-// expression reads: the fused epilogue. Kernels with reductions go to Reductions.cpp (a product
+// the grid's third dimension carries, NumPy's matmul rules, or folded into A's rows where B has
+// none: foldRows) is a GEMM whose accumulator the expression reads: the fused epilogue. Kernels with reductions go to Reductions.cpp (a product
 // inside them too), or to GemmStatistics.cpp when they feed a product's epilogue; norms, softmax
 // and attention to KernelTemplates.cpp; anything else is an
 // error naming the sub-expression and what to write at the developer level: never a silently
@@ -245,6 +245,94 @@ ExprPtr Lowering::elementOf(const Expr& e, const std::vector<std::string>& vars)
     return out;
 }
 
+// `X [B, M, K] @ W [K, N]` into `[B, M, N]`: X's rows, contiguous, are one matrix of B * M rows,
+// and the product one GEMM over them (`view(X, [B * M, K])`), whose tiles run across batch
+// indices: a better tile where M is small, and no block of a partial row tile per batch index.
+// The epilogue's operands must read the same at a row of the view: those of the result's batch
+// and rows ([B, M, L]: viewed as [B * M, L]) and those the same for every row ([N], [1, N],
+// [1, 1, N]). One that varies with the row within a batch or with the batch only ([M, N] at row
+// % M, [B, 1, N] at row / M) keeps the batch in the grid's third dimension, as do a transposed X
+// and views (transposes, slices) among the operands; a note says which.
+bool Lowering::foldRows() {
+    const SourceRange kr = k_.range;
+    const Expr* B = resultDims_[0];
+    const Expr* M = resultDims_[1];
+    const bool aBatched = matA_->type.dims.size() == 3 && text(*matA_->type.dims[0]) == text(*B);
+    const bool bBatched = matB_->type.dims.size() == 3 && text(*matB_->type.dims[0]) == text(*B);
+    auto whole = [&](const Param* p, bool batched) {
+        return batched ? std::string()
+                       : fmt::format(" '{}' is not batched (its batch dimension 1 or missing): every batch index reads "
+                                     "all of it.",
+                                     p->name);
+    };
+    auto batchInGrid = [&](const std::string& why) {
+        k_.notes.push_back(fmt::format("tlc: '{}' is batched over {}: the grid's third dimension carries the batch (one "
+                                       "GEMM per index, its epilogue fused).{}{}",
+                                       text(*matmul_), text(*B), whole(matA_, aBatched), whole(matB_, bBatched)));
+        if (!why.empty())
+            k_.notes.push_back(fmt::format("tlc: the rows of {} are not folded into one GEMM of {} * {} rows: {}.",
+                                           matA_->name, text(*B), text(*M), why));
+        return false;
+    };
+    if (!aBatched || bBatched) return batchInGrid("");
+    if (transA_) return batchInGrid(fmt::format("'{}' is transposed, its rows not contiguous", matA_->name));
+    // A view needs a contiguous row-major tensor: X and every operand of rank 3.
+    if (!matA_->type.strides.empty())
+        return batchInGrid(fmt::format("'{}' has explicit strides, its rows not one matrix", matA_->name));
+    auto isOne = [](const Expr* e) {
+        const auto* lit = e ? e->as<IntLit>() : nullptr;
+        return !e || (lit && lit->value == 1);
+    };
+    for (const auto& [key, op] : operands_) {
+        const auto& d = op.param->type.dims;
+        const size_t n = d.size();
+        if (key != op.param->name)
+            return batchInGrid(fmt::format("the epilogue reads '{}', a view of a tensor", key));
+        if (n == 3 && !op.param->type.strides.empty())
+            return batchInGrid(fmt::format("'{}' has explicit strides, its rows not one matrix", key));
+        const bool full = n == 3 && text(*d[0]) == text(*B) && text(*d[1]) == text(*M);
+        if (!full && !(isOne(n == 3 ? d[0].get() : nullptr) && isOne(n >= 2 ? d[n - 2].get() : nullptr))) {
+            std::string shape;
+            for (const auto& x : d) shape += (shape.empty() ? "" : ", ") + text(*x);
+            return batchInGrid(fmt::format("'{}' [{}] would be indexed by {} in the folded rows; the epilogue's "
+                                           "operands index the batch as written",
+                                           key, shape, n == 3 && !isOne(d[0].get()) ? "row / " + text(*M) : "row % " + text(*M)));
+        }
+    }
+    foldedRows_ = std::make_unique<Binary>(kr, BinaryOp::Mul, kr, cloneSyntax(*B), cloneSyntax(*M));
+    std::string names;
+    auto viewOf = [&](const Param& p, const Expr& rows, const Expr& cols) {
+        const std::string v = fresh(p.name + "_rows");
+        rowsView_[p.name] = v;
+        names += (names.empty() ? "" : ", ") + v;
+        std::vector<ExprPtr> extents;
+        extents.push_back(cloneSyntax(rows));
+        extents.push_back(cloneSyntax(cols));
+        std::vector<Arg> args;
+        args.push_back(Arg{{}, {}, std::make_unique<Name>(kr, p.name)});
+        args.push_back(Arg{{}, {}, std::make_unique<List>(kr, std::move(extents))});
+        views_.push_back(std::make_unique<LetStmt>(kr, v, kr, std::make_unique<Call>(kr, "view", kr, std::move(args))));
+    };
+    viewOf(*matA_, *foldedRows_, *matA_->type.dims[2]);
+    for (auto& [key, op] : operands_) {
+        const auto& d = op.param->type.dims;
+        if (d.size() != 3) continue;
+        const bool full = text(*d[0]) == text(*B);
+        viewOf(*op.param, full ? *foldedRows_ : *d[1], *d[2]);
+        op.dims.clear();
+        op.dims.push_back(full ? cloneSyntax(*foldedRows_) : cloneSyntax(*d[1]));
+        op.dims.push_back(cloneSyntax(*d[2]));
+        op.perm = {0, 1};
+        op.lo.clear();
+        op.lo.resize(2);
+    }
+    resultDims_ = {foldedRows_.get(), resultDims_[2]};
+    k_.notes.push_back(fmt::format("tlc: '{}' is batched over {} and '{}' is not: the rows of {} are folded into one GEMM "
+                                   "of {} * {} rows (views of rank 2: {}), whose tiles run across batch indices.",
+                                   text(*matmul_), text(*B), matB_->name, matA_->name, text(*B), text(*M), names));
+    return true;
+}
+
 // NumPy's matmul: A [.., M, K] @ B [.., K, N] is [.., M, N], a transposed operand's last two
 // dimensions swapped; an operand's batch dimension is the result's or 1, or it has none.
 bool Lowering::checkMatmulShape() {
@@ -324,25 +412,9 @@ bool Lowering::run() {
                               "read another tensor",
                               op.param->name));
     if (!ok_) return false;
-    const size_t rank = resultDims_.size();
+    size_t rank = resultDims_.size();
     if (matmul_ && !checkMatmulShape()) return false;
-    if (matmul_ && rank == 3) {
-        const bool aBatched = matA_->type.dims.size() == 3 && text(*matA_->type.dims[0]) == text(*resultDims_[0]);
-        const bool bBatched = matB_->type.dims.size() == 3 && text(*matB_->type.dims[0]) == text(*resultDims_[0]);
-        auto whole = [&](const Param* p, bool batched) {
-            return batched ? std::string()
-                           : fmt::format(" '{}' is not batched (its batch dimension 1 or missing): every batch index reads "
-                                         "all of it.",
-                                         p->name);
-        };
-        k_.notes.push_back(fmt::format("tlc: '{}' is batched over {}: the grid's third dimension carries the batch (one "
-                                       "GEMM per index, its epilogue fused).{}{}",
-                                       text(*matmul_), text(*resultDims_[0]), whole(matA_, aBatched), whole(matB_, bBatched)));
-        if (aBatched && !bBatched)
-            k_.notes.push_back(fmt::format("tlc: the rows of {} are not folded into one GEMM of {} * {} rows, so that the "
-                                           "epilogue's operands index the batch as written.",
-                                           matA_->name, text(*resultDims_[0]), text(*resultDims_[1])));
-    }
+    if (matmul_ && rank == 3 && foldRows()) rank = 2;
     if (rank > 3) {
         error(k_.nameRange, DiagId::err_whole_tensor_rank, rank);
         return false;
@@ -417,7 +489,7 @@ bool Lowering::run() {
             }
             subs.push_back(std::move(sub));
         }
-        return std::make_unique<Index>(kr, name(op.param->name), std::move(subs));
+        return std::make_unique<Index>(kr, name(tensorOrView(op.param->name)), std::move(subs));
     };
     std::vector<StmtPtr> body;
     if (matmul_) {
@@ -453,7 +525,7 @@ bool Lowering::run() {
                 std::swap(rows, cols);
             }
             std::vector<Subscript> subs;
-            if (p.type.dims.size() == 3) {
+            if (p.type.dims.size() == 3 && !rowsView_.count(p.name)) {
                 const auto* one = p.type.dims[0]->as<IntLit>();
                 Subscript b;
                 b.point = one && one->value == 1 ? ExprPtr(intLit(0)) : ExprPtr(name(batchVar));
@@ -472,7 +544,7 @@ bool Lowering::run() {
                 subs.push_back(std::move(sub));
             }
             return std::make_unique<ExprStmt>(
-                kr, callOf("copy", pair(std::make_unique<Index>(kr, name(p.name), std::move(subs)), name(into))));
+                kr, callOf("copy", pair(std::make_unique<Index>(kr, name(tensorOrView(p.name)), std::move(subs)), name(into))));
         };
         std::vector<StmtPtr> loop;
         loop.push_back(tileOf(*matA_, transA_, binary(BinaryOp::Mul, name(gridVars[0]), name(blocks[0])),
@@ -563,6 +635,7 @@ bool Lowering::run() {
     std::set<std::string> required;
     for (auto& r : requires_)
         if (required.insert(text(*r->as<RequireStmt>()->cond)).second) top.push_back(std::move(r));
+    for (auto& v : views_) top.push_back(std::move(v));
     top.push_back(std::move(grid));
     k_.body = std::make_unique<Block>(k_.body->range, std::move(top));
     return true;

@@ -1015,6 +1015,34 @@ void wholeTensorRows(int M, int N) {
     check("whole tensors: Y = rmsnorm(X, g)" + at, Yh, wantRms, 4e-3, 4e-3);
     expectStatus("row_softmax status" + at, tl_kernels::row_softmax(X.data(), Ys.data(), M, N), 0);
     check("whole tensors: Y = softmax(X), columns past N masked" + at, Ys, wantSm, 1e-6, 1e-5);
+    {
+        // Row 0 -inf in its first half (whole chunks of it at N = 1000): the online maximum is -inf
+        // for a while, and exp(-inf - -inf) must not reach the sum.
+        std::vector<float> Xi(X);
+        std::vector<double> wantI(wantSm);
+        double mx = -INFINITY, den = 0;
+        for (int j = 0; j < N / 2; ++j) Xi[j] = -INFINITY;
+        for (int j = 0; j < N; ++j) mx = std::max(mx, double(Xi[j]));
+        for (int j = 0; j < N; ++j) den += std::exp(double(Xi[j]) - mx);
+        for (int j = 0; j < N; ++j) wantI[j] = std::exp(double(Xi[j]) - mx) / den;
+        expectStatus("row_softmax (-inf) status" + at, tl_kernels::row_softmax(Xi.data(), Ys.data(), M, N), 0);
+        check("whole tensors: Y = softmax(X), a row -inf in its first half" + at, Ys, wantI, 1e-6, 1e-5);
+    }
+    {
+        // Layernorm of f32 rows at 1000 +- 3 (double reference from the same f32 inputs).
+        std::vector<float> Xo(X.size()), Yo(X.size(), -7.0f);
+        std::vector<double> want(X.size());
+        for (size_t e = 0; e < X.size(); ++e) Xo[e] = 1000.0f + X[e];
+        for (int i = 0; i < M; ++i) {
+            double mean = 0, var = 0;
+            for (int j = 0; j < N; ++j) mean += double(Xo[size_t(i) * N + j]) / N;
+            for (int j = 0; j < N; ++j) var += (Xo[size_t(i) * N + j] - mean) * (Xo[size_t(i) * N + j] - mean) / N;
+            for (int j = 0; j < N; ++j)
+                want[size_t(i) * N + j] = (Xo[size_t(i) * N + j] - mean) / std::sqrt(var + 1e-5) * g[j] + b[j];
+        }
+        expectStatus("norm_f32 status" + at, tl_kernels::norm_f32(Xo.data(), g.data(), b.data(), Yo.data(), M, N), 0);
+        check("whole tensors: Y = layernorm(X, g, b), f32 rows at 1000 +- 3" + at, Yo, want, 2e-3, 2e-3);
+    }
     if (N != 1000) return;
     // The row length known when compiling: one read of each row, kept on chip.
     std::fill(Yb.begin(), Yb.end(), tl::bfloat16(-7.0f));
@@ -1174,6 +1202,7 @@ int main() {
     wholeTensorGemm(72, 70, 100);  // partial tiles in M and N, K no tile divides, rows off the 16-byte grid
     wholeTensorRows(64, 256);
     wholeTensorRows(45, 1000);  // rows longer than one chunk, a partial last chunk
+    wholeTensorRows(5, 1537);   // a partial row block, a last chunk of one column at 256- and 512-column chunks
     wholeTensorAttention(1, 64, 2);
     wholeTensorAttention(2, 100, 1);  // a partial last tile of queries and keys
     wholeTensorForms();

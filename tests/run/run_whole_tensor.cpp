@@ -61,6 +61,56 @@ void wtReductions(int M, int N) {
     }
 }
 
+// Logsumexp: rows at up to +-120 (exp overflows f32 past 88: a sum of exp(X) as written would be
+// inf), the max-subtracted spelling in f16, over the columns (a mean), and of a product.
+void wtLogSumExp(int M, int N, int K) {
+    const std::string at = wtAt({M, N});
+    auto X = random<float>(size_t(M) * N, 215, -120.0, 120.0);
+    for (int j = 0; j < N / 2; ++j) X[j] = -INFINITY;  // row 0: chunks of -inf first (a running maximum of -inf)
+    std::vector<tl::half> Xh(X.size());
+    for (size_t e = 0; e < X.size(); ++e) Xh[e] = tl::half(X[e] / 40.0f);
+    auto lseOf = [](const std::vector<double>& v) {
+        double mx = -INFINITY, s = 0;
+        for (double x : v) mx = std::max(mx, x);
+        for (double x : v) s += std::exp(x - mx);
+        return mx + std::log(s);
+    };
+    std::vector<double> want(M), wantH(M), wantCols(N);
+    for (int i = 0; i < M; ++i) {
+        std::vector<double> row(N), rowH(N);
+        for (int j = 0; j < N; ++j) {
+            row[j] = X[size_t(i) * N + j];
+            rowH[j] = toDouble(Xh[size_t(i) * N + j]);
+        }
+        want[i] = lseOf(row);
+        wantH[i] = lseOf(rowH);
+    }
+    for (int j = 0; j < N; ++j) {
+        std::vector<double> col(M);
+        for (int i = 0; i < M; ++i) col[i] = X[size_t(i) * N + j];
+        wantCols[j] = lseOf(col) - std::log(double(M));
+    }
+    std::vector<float> y(M, -7.0f), yh(M, -7.0f), yc(N, -7.0f);
+    expectStatus("lse status" + at, tl_kernels::lse(X.data(), y.data(), M, N), 0);
+    check("whole tensors: y = log(sum(exp(X), dim = 1)), |X| up to 120" + at, y, want, 1e-4, 1e-5);
+    expectStatus("lse_shift status" + at, tl_kernels::lse_shift(Xh.data(), yh.data(), M, N), 0);
+    check("whole tensors: m = max(X, dim = 1); y = m + log(sum(exp(X - m), dim = 1)), f16" + at, yh, wantH, 1e-4, 1e-5);
+    expectStatus("lse_cols status" + at, tl_kernels::lse_cols(X.data(), yc.data(), M, N), 0);
+    check("whole tensors: y = log(mean(exp(X), dim = 0)), y [1, N]" + at, yc, wantCols, 1e-4, 1e-5);
+    // Of a product: X @ W at up to ~+-100 (f16 operands, K terms).
+    auto A = random<tl::half>(size_t(M) * K, 216, -3.0, 3.0), W = random<tl::half>(size_t(K) * N, 217, -3.0, 3.0);
+    std::vector<double> wantP(M);
+    for (int i = 0; i < M; ++i) {
+        std::vector<double> row(N, 0.0);
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < N; ++j) row[j] += toDouble(A[size_t(i) * K + k]) * toDouble(W[size_t(k) * N + j]);
+        wantP[i] = lseOf(row);
+    }
+    std::vector<float> yp(M, -7.0f);
+    expectStatus("lse_product status" + at, tl_kernels::lse_product(A.data(), W.data(), yp.data(), M, K, N), 0);
+    check("whole tensors: y = log(sum(exp(f32(X @ W)), dim = 1))" + at + "x" + std::to_string(K), yp, wantP, 1e-3, 1e-5);
+}
+
 void wtReductions3(int B, int S, int N) {
     const std::string at = wtAt({B, S, N});
     auto X = random<tl::bfloat16>(size_t(B) * S * N, 202, -4.0, 4.0);
@@ -233,6 +283,8 @@ void wholeTensorForms() {
     wtReductions(64, 128);
     wtReductions(45, 1000);  // partial row and column blocks, rows of several chunks
     wtReductions3(2, 45, 70);
+    wtLogSumExp(45, 1000, 40);  // rows of several chunks, a partial last one; a partial row block
+    wtLogSumExp(7, 1537, 24);
     wtWhereAndViews(64, 128);
     wtWhereAndViews(45, 70);
     wtPermutes(3, 45, 70);

@@ -19,8 +19,11 @@ namespace {
 #define TLC_WT_LAUNCHERS(NS)                                                                                      \
     template <typename... A> static int bmm_bias(A... a) { return NS::bmm_bias(a...); }                         \
     template <typename... A> static int bmm_shared_w(A... a) { return NS::bmm_shared_w(a...); }                 \
+    template <typename... A> static int bmm_shared_w_bias(A... a) { return NS::bmm_shared_w_bias(a...); }       \
     template <typename... A> static int bmm_bcast_nt(A... a) { return NS::bmm_bcast_nt(a...); }                 \
     template <typename... A> static int gemm_row_sum(A... a) { return NS::gemm_row_sum(a...); }                 \
+    template <typename... A> static int bmm_row_max(A... a) { return NS::bmm_row_max(a...); }                   \
+    template <typename... A> static int bmm_lse(A... a) { return NS::bmm_lse(a...); }                           \
     template <typename... A> static int gemm_row_max(A... a) { return NS::gemm_row_max(a...); }                 \
     template <typename... A> static int gemm_row_range(A... a) { return NS::gemm_row_range(a...); }             \
     template <typename... A> static int gemm_center(A... a) { return NS::gemm_center(a...); }                   \
@@ -84,7 +87,17 @@ template <typename L> void batched(int B, int M, int N, int K) {
     for (size_t e = 0; e < wantR.size(); ++e) wantR[e] = std::max(wantR[e] * s[e / N], 0.0);
     std::vector<tl::bfloat16> Yb(wantR.size(), tl::bfloat16(-7.0f));
     expectStatus("bmm_shared_w status" + at, L::bmm_shared_w(X.data(), V.data(), s.data(), Yb.data(), B, M, K, N), 0);
-    check("whole tensors: Y = relu(X [B, M, K] @ W [K, N] * s [B, M, 1]), bf16" + at, Yb, wantR, 2e-2, 2e-2);
+    check("whole tensors: Y = relu(X [B, M, K] @ W [K, N] * s [B, M, 1]), bf16, rows folded" + at, Yb, wantR, 2e-2, 2e-2);
+    {
+        // Y = X @ W + p, p [B, 1, N] a bias per batch index: not folded.
+        auto p = random<float>(size_t(B) * N, 309);
+        auto wantP = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
+                                    [&](int, int k, int j) { return Vd[size_t(k) * N + j]; });
+        for (size_t e = 0; e < wantP.size(); ++e) wantP[e] += p[e / (size_t(M) * N) * N + e % N];
+        std::vector<float> Yp(wantP.size(), -7.0f);
+        expectStatus("bmm_shared_w_bias status" + at, L::bmm_shared_w_bias(X.data(), V.data(), p.data(), Yp.data(), B, M, K, N), 0);
+        check("whole tensors: Y = X [B, M, K] @ W [K, N] + p [B, 1, N]" + at, Yp, wantP, 1e-3, 1e-3);
+    }
 
     // Y = Q [1, M, K] @ transpose(Kt [B, N, K]) * 0.125: Q broadcast over the batch.
     auto Q = random<tl::half>(size_t(M) * K, 307), Kt = random<tl::half>(size_t(B) * N * K, 308);
@@ -148,6 +161,35 @@ template <typename L> void reducedProducts(int M, int N, int K) {
     check("whole tensors: Z = E - mean(X @ W, dim = 1)" + at, Z, wantZ, 1e-4, 1e-4);
 }
 
+// Batched products reduced over their last dimension: max(X [B, M, K] @ W [K, N], dim = 2) and
+// the logsumexp of Q [B, M, K] @ transpose(Kt [B, N, K]) per batch index and row.
+template <typename L> void batchedReductions(int B, int M, int N, int K) {
+    const std::string at = sizesText({B, M, N, K}) + L::how;
+    auto X = random<tl::half>(size_t(B) * M * K, 331), W = random<tl::half>(size_t(K) * N, 332);
+    auto Kt = random<tl::half>(size_t(B) * N * K, 333);
+    auto Xd = asDouble(X), Wd = asDouble(W), Ktd = asDouble(Kt);
+    auto P = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
+                            [&](int, int k, int j) { return Wd[size_t(k) * N + j]; });
+    auto S = batchedProduct(B, M, N, K, [&](int b, int i, int k) { return Xd[(size_t(b) * M + i) * K + k]; },
+                            [&](int b, int k, int j) { return Ktd[(size_t(b) * N + j) * K + k]; });
+    std::vector<double> wantMax(size_t(B) * M, -INFINITY), wantLse(size_t(B) * M);
+    for (size_t row = 0; row < wantMax.size(); ++row) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < N; ++j) {
+            wantMax[row] = std::max(wantMax[row], P[row * N + j]);
+            mx = std::max(mx, S[row * N + j]);
+        }
+        for (int j = 0; j < N; ++j) sum += std::exp(S[row * N + j] - mx);
+        wantLse[row] = mx + std::log(sum);
+    }
+    std::vector<float> y(wantMax.size(), -7.0f), l(wantLse.size(), -7.0f);
+    expectStatus("bmm_row_max status" + at, L::bmm_row_max(X.data(), W.data(), y.data(), B, M, K, N), 0);
+    check("whole tensors: y [B, M] = max(X [B, M, K] @ W [K, N], dim = 2)" + at, y, wantMax, 1e-3, 1e-4);
+    expectStatus("bmm_lse status" + at, L::bmm_lse(X.data(), Kt.data(), l.data(), B, M, K, N), 0);
+    check("whole tensors: y [B, M, 1] = log(sum(exp(Q [B, M, K] @ transpose(Kt [B, N, K])), dim = -1))" + at, l,
+          wantLse, 1e-3, 1e-4);
+}
+
 // Statistics of the product's rows or columns read by its epilogue.
 template <typename L> void statistics(int M, int N, int K) {
     const std::string at = sizesText({M, N, K}) + L::how;
@@ -180,8 +222,10 @@ template <typename L> void all() {
     statistics<L>(64, 128, 32);
     batched<L>(3, 45, 70, 100);  // partial tiles in M and N, K no block_K divides
     batched<L>(1, 64, 64, 32);
+    batched<L>(7, 5, 40, 24);  // small M: folded rows B * M = 35, a partial tile across batch indices
     reducedProducts<L>(45, 300, 70);  // rows of several column chunks, the last partial
     reducedProducts<L>(64, 64, 64);
+    batchedReductions<L>(2, 45, 300, 40);  // partial row blocks, rows of several column chunks
 }
 
 } // namespace
