@@ -2,6 +2,7 @@
 // the reductions' shape, each tensor's region of a chunk or row, its elements, and the rewrite
 // of the author's expressions onto them.
 #include "beginner/ReductionLowering.h"
+#include "beginner/Reductions.h"
 
 #include <fmt/format.h>
 
