@@ -124,11 +124,26 @@ def runnable(exe, arch):
     return None
 
 
-def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=False, experiments_only=False):
+def sampled_experiment_kernels(experiment):
+    """One kernel of each source (and kernel name) of an experiment, and the recommender's pick:
+    what CI's build checks of the experiments (the grids' other points are the same source with
+    other -D values; the GPU run builds them all)."""
+    seen, out = set(), []
+    for k in experiment["kernels"]:
+        key = (k["source"], k.get("kernel"))
+        if k.get("pick") or key not in seen:
+            out.append(k)
+        seen.add(key)
+    return out
+
+
+def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=False, experiments_only=False,
+          sample_experiments=False):
     """Builds every test executable and benchmark library for each arch (with own_flavour_only,
     only the executables of the flavour named for it: sm80 for sm_8x, sm90 for sm_90a; with
     werror, tlc's kernels with warnings as errors; with experiments_only, only the experiments'
-    libraries); returns {(arch, name): path or None} and the failures [(what, output)]."""
+    libraries; with sample_experiments, of each experiment only sampled_experiment_kernels);
+    returns {(arch, name): path or None} and the failures [(what, output)]."""
     cc = nvcc()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     failures, built = [], {}
@@ -185,7 +200,7 @@ def build(manifest, arches, jobs, log=print, own_flavour_only=False, werror=Fals
              for c in (manifest["recommend"] or {}).get("candidates", [])]
         # The experiments (experiments.py): Hopper kernels.
         libraries += [("experiment:", dict(k, flavour="sm90")) for e in manifest.get("experiments", [])
-                      for k in e["kernels"]]
+                      for k in (sampled_experiment_kernels(e) if sample_experiments else e["kernels"])]
         for prefix, bench in libraries:
             if (bench["flavour"] == "sm90") != (arch_number(arch) == 90):
                 continue
@@ -371,6 +386,9 @@ def main():
                         "ones for sm_90a), not the sm80 ones again for sm_90a as a Hopper run does")
     b.add_argument("--werror", action="store_true",
                    help="build tlc's kernels with all warnings as errors (CI: this build is their sm_90a compile check)")
+    b.add_argument("--sample-experiments", action="store_true",
+                   help="of each experiment build one kernel per source and the recommender's pick (CI: the grids' "
+                        "other points are the same code with other -D values)")
     r = sub.add_parser("run")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--jobs", type=int, default=os.cpu_count())
@@ -391,7 +409,8 @@ def main():
         return
     manifest = json.load(open(os.path.join(KIT, "kit.json")))
     if args.cmd == "build":
-        built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only, args.werror)
+        built, failures = build(manifest, args.arch.split(","), args.jobs, log, args.own_flavour_only, args.werror,
+                                sample_experiments=args.sample_experiments)
         for what, out in failures:
             print(f"kit: FAILED {what}\n{out[-3000:]}")
         print(f"kit: {len(failures)} build failures")

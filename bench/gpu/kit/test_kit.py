@@ -222,6 +222,14 @@ class Experiments(unittest.TestCase):
         fns, rows = experiments.bind([{"id": "a", "label": "a", "depth": "3"}], lambda k: None, [], 3)
         self.assertEqual((fns, rows), ({}, [["a", "3", "", "", "", "not built", "", "", "", ""]]))
 
+    def test_sampled_experiment_kernels(self):
+        """CI's build of the experiments: one kernel per source (and kernel name), and every pick."""
+        e = {"kernels": [{"source": "a.tl"}, {"source": "a.tl", "pick": True}, {"source": "a.tl"},
+                         {"source": "b.tl"}, {"source": "b.tl", "kernel": "k2"}, {"source": "b.tl"}]}
+        got = kit.sampled_experiment_kernels(e)
+        self.assertEqual([(k["source"], k.get("kernel"), bool(k.get("pick"))) for k in got],
+                         [("a.tl", None, False), ("a.tl", None, True), ("b.tl", None, False), ("b.tl", "k2", False)])
+
     def test_check(self):
         self.assertTrue(experiments.check(4e-4, "f16"))
         self.assertFalse(experiments.check(2e-2, "f16"))
