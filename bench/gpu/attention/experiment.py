@@ -152,6 +152,13 @@ def size_value(expr, sizes):
     return int(eval(expr.replace("/", "//"), {"__builtins__": {}}, names))
 
 
+def c_type_of(c_type):
+    """The ctypes type of a launcher's size or scalar parameter, from its C type."""
+    if c_type in ("float", "double"):
+        return ctypes.c_float if c_type == "float" else ctypes.c_double
+    return ctypes.c_longlong if "64" in c_type or "long" in c_type else ctypes.c_int
+
+
 class Launch:
     """One launcher of a kernel's manifest bound to tensors by parameter name: call() runs it."""
 
@@ -163,20 +170,16 @@ class Launch:
             if p["kind"] == "tensor":
                 args.append(tensors[p["name"]].data_ptr())
                 types.append(ctypes.c_void_p)
-            elif p["kind"] == "scalar":  # a kernel's scalar parameter (fp8 scales): the config's value
-                value = sizes[p["name"]]
-                float_type = p["c_type"] in ("float", "double")
-                args.append(float(value) if float_type else int(value))
-                types.append(ctypes.c_double if p["c_type"] == "double" else ctypes.c_float if float_type
-                             else ctypes.c_longlong if "64" in p["c_type"] or "long" in p["c_type"] else ctypes.c_int)
-            else:
-                args.append(sizes[p["name"]])
-                types.append(ctypes.c_longlong if "long" in p["c_type"] or "64" in p["c_type"] else ctypes.c_int)
+            else:  # a size, or a kernel's scalar parameter (fp8 scales): the config's value
+                t = c_type_of(p["c_type"])
+                args.append(float(sizes[p["name"]]) if t in (ctypes.c_float, ctypes.c_double) else int(sizes[p["name"]]))
+                types.append(t)
         ws = launcher.get("workspace")
         if ws:
             size_fn = getattr(ctypes.CDLL(lib), ws["c_size_function"])
             size_fn.restype = ctypes.c_size_t
-            nbytes = size_fn(*[sizes[p["name"]] for p in launcher["params"] if p["kind"] != "tensor"])
+            # The workspace's size function takes the sizes alone.
+            nbytes = size_fn(*[sizes[p["name"]] for p in launcher["params"] if p["kind"] == "size"])
             self.workspace = torch.empty(max(nbytes, 16), dtype=torch.uint8, device="cuda")
             args.append(self.workspace.data_ptr())
             types.append(ctypes.c_void_p)
