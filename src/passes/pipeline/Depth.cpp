@@ -155,6 +155,14 @@ int64_t fragmentBytes(const ir::Stmt& body) {
     return fragments.bytes;
 }
 
+// The versions of the shared tiles the loops pipelined before gave them.
+static std::map<const BufferNode*, int> versionsPipelined(const PipelinedKernel& kernel) {
+    std::map<const BufferNode*, int> versions;
+    for (const auto& [b, nb] : kernel.versioned)
+        if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
+    return versions;
+}
+
 std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel& kernel) {
     const PipelineInfo& info = plan.loop->pipeline;
     if (!info.order.empty() || !info.stage.empty()) return std::nullopt;
@@ -184,9 +192,7 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
     m.written = plan.last + 1;
     m.trips = mostTrips(plan.loop->extent);
     // The pool as plan-shared-memory would plan it, the loops pipelined before with theirs.
-    std::map<const BufferNode*, int> versions;
-    for (const auto& [b, nb] : kernel.versioned)
-        if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
+    std::map<const BufferNode*, int> versions = versionsPipelined(kernel);
     std::map<const BufferNode*, int> tiles;  // each with its versions beyond one per stage
     for (const auto& [b, v] : plan.versions) tiles[b] = v.extra;
     m.planned = [&body = kernel.body, versions, tiles](int s) mutable {
@@ -199,9 +205,7 @@ std::optional<DepthModel> depthModel(const LoopPlan& plan, const PipelinedKernel
 int64_t blocksPerSMAsPlanned(const LoopPlan& plan, const PipelinedKernel& kernel, const LowerContext& ctx) {
     DepthModel m;
     m.fragmentBytes = fragmentBytes(kernel.body);
-    std::map<const BufferNode*, int> versions;
-    for (const auto& [b, nb] : kernel.versioned)
-        if (const int64_t* v = asConstInt(nb->shape[0])) versions[b] = int(*v);
+    std::map<const BufferNode*, int> versions = versionsPipelined(kernel);
     for (const auto& [b, v] : plan.versions) versions[b] = int(v.count);
     m.planned = [&](int) { return plannedSharedBytes(kernel.body, versions, true); };
     return blocksPerSM(m, plan.last + 1, int(ctx.threads), ctx.target);
