@@ -16,15 +16,6 @@ using namespace ir;
 
 namespace {
 
-// The variables an expression reads.
-class VarsRead : public IRVisitor {
-public:
-    std::set<const Var*> vars;
-
-protected:
-    void visitVar(const Var* n) override { vars.insert(n); }
-};
-
 bool reads(const Expr& e, const std::set<const Var*>& vars) {
     VarsRead r;
     r.visit(e);

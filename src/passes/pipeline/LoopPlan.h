@@ -49,6 +49,15 @@ using AccessCounts = std::map<const ir::BufferNode*, int>;  // accesses of each 
 
 using ir::Footprint;  // what a statement touches (ir/Accesses.h)
 
+// The variables an expression or a statement reads (tile ops' positions included).
+class VarsRead : public ir::IRVisitor {
+public:
+    std::set<const ir::Var*> vars;
+
+protected:
+    void visitVar(const ir::Var* n) override { vars.insert(n); }
+};
+
 // The loop body as a list of top-level statements: sequences flattened, `let`s of pure values
 // substituted into what follows, allocations hoisted (a scalar's initial value becomes a store
 // where it was declared).
@@ -147,13 +156,11 @@ constexpr int64_t kConsumerBarrier = 8;
 
 // A `let` around a top-level pipelined loop (between the grid and the loop): a warp-specialised
 // producer that needs its value declares it again in its own branch, which it can only when the
-// value reads nothing the consumer threads alone hold or may still change; `issue` says why not
-// (empty: it can).
+// value reads nothing the consumer threads alone hold or may still change (producerPrelude).
 struct OuterLet {
     ir::VarPtr var;
     ir::Expr value;
     SourceLoc loc;
-    std::string issue;
     bool inTile = false;  // inside a persistent kernel's loop over tiles (declared per tile)
 };
 
@@ -167,7 +174,7 @@ struct PreludeItem {
     size_t let = 0;     // Let: its index in TopLevelLoop::lets
     ir::Stmt node;      // Alloc: the Allocate (replayed without its body); Stmt: the statement
     std::set<const ir::BufferNode*> writes;  // Stmt: the variables it assigns
-    std::string issue;  // Stmt: why the producer cannot run it again (empty: it can)
+    std::string issue;  // Stmt: why the producer cannot run it again, its reads aside (empty: it can)
 };
 
 // What a top-level pipelined loop needs to know about the code before it: whether that is free

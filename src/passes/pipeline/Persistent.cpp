@@ -15,18 +15,6 @@ namespace tlc::pipeline {
 
 using namespace ir;
 
-namespace {
-
-class VarsRead : public IRVisitor {
-public:
-    std::set<const Var*> vars;
-
-protected:
-    void visitVar(const Var* n) override { vars.insert(n); }
-};
-
-} // namespace
-
 Expr carried(const LoopPlan& plan, const Expr& iter) { return plan.carry ? simplify(plan.carry + iter) : iter; }
 
 std::string carryIssue(const LoopPlan& plan, const PipelinedKernel& kernel) {

@@ -54,15 +54,6 @@ protected:
     }
 };
 
-// The variables an expression or a statement reads (tile ops' positions included).
-class VarsUsed : public IRVisitor {
-public:
-    std::set<const Var*> vars;
-
-protected:
-    void visitVar(const Var* n) override { vars.insert(n); }
-};
-
 // Statement nodes a replayed statement may not hold: calls (side effects, or values only the
 // consumers' code computes) and barriers; and reads of the thread index.
 class ReplayHazards : public IRVisitor {
@@ -82,19 +73,16 @@ private:
     }
 };
 
-// Why the producer cannot run statement s before its loop again (empty: it can); `writes` the
-// variables it assigns. It may assign only `var`s and read only them, sizes, parameters and
-// global memory the kernel has not written before it.
-std::string replayIssue(const Stmt& s, const BufferSet& written, std::set<const BufferNode*>& writes) {
+// Why the producer cannot run statement s before its loop again, apart from what it reads
+// (producerPrelude examines that): empty when it can; `writes` the variables it assigns. It may
+// assign only `var`s.
+std::string replayIssue(const Stmt& s, std::set<const BufferNode*>& writes) {
     Footprint f = Footprint::of(s);
     if (!f.ops.empty()) return "runs '" + f.ops[0]->name() + "'";
     for (const BufferNode* b : f.writes) {
         if (!isVariable(b)) return "writes '" + b->name + "'";
         writes.insert(b);
     }
-    for (const BufferNode* b : f.reads)
-        if (!isVariable(b))
-            if (std::string why = rereadIssue(b, written); !why.empty()) return "reads " + why;
     ReplayHazards hazards;
     hazards.visit(s);
     return hazards.why;
@@ -107,7 +95,8 @@ std::string replayIssue(const Stmt& s, const BufferSet& written, std::set<const 
 // it declares them again. Pure values (block indices, sizes, parameters, arithmetic on them,
 // global memory the kernel does not write before the loop, `var`s computed from those) can be
 // computed twice; a value that reads what only the consumers hold (a fragment, shared memory) or
-// what may change cannot, and then `issue` says so. In a persistent kernel only lets are
+// what may change before the loop (global memory the code before it writes: the producer would
+// race with that code) cannot, and then `issue` says so. In a persistent kernel only lets are
 // replayed (per tile, Persistent.cpp).
 std::vector<PreludeItem> producerPrelude(const LoopPlan& plan, const PipelinedKernel& kernel, std::string* issue) {
     const For* n = plan.loop;
@@ -118,7 +107,7 @@ std::vector<PreludeItem> producerPrelude(const LoopPlan& plan, const PipelinedKe
     auto setIssue = [&](const std::string& why) {
         if (issue && issue->empty()) *issue = why;
     };
-    VarsUsed used;
+    VarsRead used;
     LoadedBuffers loads;
     std::set<const BufferNode*> variables;  // the vars the producer computes again
     size_t examined = 0;
@@ -147,8 +136,6 @@ std::vector<PreludeItem> producerPrelude(const LoopPlan& plan, const PipelinedKe
             const OuterLet& l = t.lets[p.let];
             if (!used.vars.count(l.var.get())) break;
             needed[i] = true;
-            if (!l.issue.empty())
-                setIssue(fmt::format("the producer needs '{}'{}, whose value reads {}", l.var->name, line(l.loc), l.issue));
             used.visit(l.value);
             loads.visit(l.value);
             examineLoads(fmt::format("the producer needs '{}'{}, whose value reads ", l.var->name, line(l.loc)));
@@ -290,15 +277,9 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
             const auto* l = s.as<LetStmt>();
             Footprint f = Footprint::of(l->value);
             for (const BufferNode* b : f.reads) clean &= b->scope != MemScope::Shared;
-            LoadedBuffers loads;
-            loads.visit(l->value);
-            // (A `var` it reads is computed again with it, or not: producerPrelude decides.)
-            std::string issue;
-            for (const BufferNode* b : loads.buffers)
-                if (issue.empty() && !isVariable(b)) issue = rereadIssue(b, written);
             const size_t scope = prelude.size();
             prelude.push_back({PreludeItem::Kind::Let, lets.size(), {}, {}, ""});
-            lets.push_back({l->var, l->value, l->loc, issue, tileLoop != nullptr});
+            lets.push_back({l->var, l->value, l->loc, tileLoop != nullptr});
             walk(l->body);
             lets.pop_back();
             prelude.resize(scope);
@@ -326,7 +307,7 @@ std::map<const For*, TopLevelLoop> topLevelLoops(const Stmt& body, const Var* ti
         for (const TileOp* op : f.ops) clean &= synchronisationFree(*op);
         clean &= s->kind != NodeKind::Barrier && !containsLoop(s, ForKind::Pipelined);
         PreludeItem item{PreludeItem::Kind::Stmt, 0, s, {}, ""};
-        item.issue = replayIssue(s, written, item.writes);
+        item.issue = replayIssue(s, item.writes);
         prelude.push_back(std::move(item));
         for (const BufferNode* b : f.writes)
             if (b->scope == MemScope::Global) written.insert(b);
