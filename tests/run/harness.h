@@ -2,6 +2,7 @@
 // dtype-appropriate tolerances, and a summary line CTest users recognise.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -123,6 +124,32 @@ template <typename FA, typename FB> std::vector<double> matmul(int M, int N, int
             for (int j = 0; j < N; ++j) c[size_t(i) * N + j] += av * b(k, j);
         }
     return c;
+}
+
+// Attention in double, laid out [B, S, H, D]: out(b, i, h) = sum_j softmax_j(q(b, i, h) . k(b, j, h)
+// / sqrt(D)) v(b, j, h), from logical accessors q(b, s, h, d), k(...), v(...).
+template <typename FQ, typename FK, typename FV>
+std::vector<double> attention(int B, int S, int H, int D, FQ q, FK k, FV v) {
+    std::vector<double> out(size_t(B) * S * H * D), score(S);
+    for (int b = 0; b < B; ++b)
+        for (int h = 0; h < H; ++h)
+            for (int i = 0; i < S; ++i) {
+                double mx = -INFINITY;
+                for (int j = 0; j < S; ++j) {
+                    double dot = 0;
+                    for (int d = 0; d < D; ++d) dot += q(b, i, h, d) * k(b, j, h, d);
+                    score[j] = dot / std::sqrt(double(D));
+                    mx = std::max(mx, score[j]);
+                }
+                double sum = 0;
+                for (int j = 0; j < S; ++j) sum += (score[j] = std::exp(score[j] - mx));
+                for (int d = 0; d < D; ++d) {
+                    double o = 0;
+                    for (int j = 0; j < S; ++j) o += score[j] * v(b, j, h, d);
+                    out[((size_t(b) * S + i) * H + h) * D + d] = o / sum;
+                }
+            }
+    return out;
 }
 
 inline int summary() {

@@ -19,27 +19,11 @@ void flashAttentionFp8(int Bn, int S, int H) {
     auto Q = random<tl::fp8_e4m3>(n, 71, -2.0, 2.0), K = random<tl::fp8_e4m3>(n, 72, -2.0, 2.0);
     auto Vt = random<tl::fp8_e4m3>(n, 73);  // [B, H, D, S]
     std::vector<tl::half> O(n, tl::half(-7.0f));
-    std::vector<double> want(n), score(S);
     auto at = [&](int b, int s, int h, int d) { return ((size_t(b) * S + s) * H + h) * D + d; };
-    for (int b = 0; b < Bn; ++b)
-        for (int h = 0; h < H; ++h)
-            for (int i = 0; i < S; ++i) {
-                double mx = -INFINITY;
-                for (int j = 0; j < S; ++j) {
-                    double dot = 0;
-                    for (int d = 0; d < D; ++d)
-                        dot += toDouble(Q[at(b, i, h, d)]) * qScale * toDouble(K[at(b, j, h, d)]) * kScale;
-                    score[j] = dot / std::sqrt(double(D));
-                    mx = std::max(mx, score[j]);
-                }
-                double sum = 0;
-                for (int j = 0; j < S; ++j) sum += (score[j] = std::exp(score[j] - mx));
-                for (int d = 0; d < D; ++d) {
-                    double o = 0;
-                    for (int j = 0; j < S; ++j) o += score[j] * toDouble(Vt[((size_t(b) * H + h) * D + d) * S + j]) * vScale;
-                    want[at(b, i, h, d)] = o / sum;
-                }
-            }
+    std::vector<double> want = attention(
+        Bn, S, H, D, [&](int b, int s, int h, int d) { return toDouble(Q[at(b, s, h, d)]) * qScale; },
+        [&](int b, int s, int h, int d) { return toDouble(K[at(b, s, h, d)]) * kScale; },
+        [&](int b, int s, int h, int d) { return toDouble(Vt[((size_t(b) * H + h) * D + d) * S + s]) * vScale; });
     const std::string name =
         "flash_attention_fp8 B=" + std::to_string(Bn) + " S=" + std::to_string(S) + " H=" + std::to_string(H);
     expectStatus(name + " status",

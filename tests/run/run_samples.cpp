@@ -228,27 +228,11 @@ void flashAttention(int Bn, int S, int H, bool pingPong = false, bool overlap = 
     size_t n = size_t(Bn) * S * H * D;
     auto Q = random<tl::half>(n, 9), K = random<tl::half>(n, 10), V = random<tl::half>(n, 11);
     std::vector<tl::half> O(n, tl::half(-7.0f));
-    std::vector<double> want(n);
     auto at = [&](int b, int s, int h, int d) { return ((size_t(b) * S + s) * H + h) * D + d; };
-    std::vector<double> score(S);
-    for (int b = 0; b < Bn; ++b)
-        for (int h = 0; h < H; ++h)
-            for (int i = 0; i < S; ++i) {
-                double mx = -INFINITY;
-                for (int j = 0; j < S; ++j) {
-                    double dot = 0;
-                    for (int d = 0; d < D; ++d) dot += toDouble(Q[at(b, i, h, d)]) * toDouble(K[at(b, j, h, d)]);
-                    score[j] = dot / std::sqrt(double(D));
-                    mx = std::max(mx, score[j]);
-                }
-                double sum = 0;
-                for (int j = 0; j < S; ++j) sum += (score[j] = std::exp(score[j] - mx));
-                for (int d = 0; d < D; ++d) {
-                    double o = 0;
-                    for (int j = 0; j < S; ++j) o += score[j] * toDouble(V[at(b, j, h, d)]);
-                    want[at(b, i, h, d)] = o / sum;
-                }
-            }
+    std::vector<double> want =
+        attention(Bn, S, H, D, [&](int b, int s, int h, int d) { return toDouble(Q[at(b, s, h, d)]); },
+                  [&](int b, int s, int h, int d) { return toDouble(K[at(b, s, h, d)]); },
+                  [&](int b, int s, int h, int d) { return toDouble(V[at(b, s, h, d)]); });
     const std::string name = std::string("flash_attention") + (pingPong ? " (2 warpgroups)" : "") +
                              (overlap ? " (overlap)" : "") + (persistent ? " (persistent)" : "");
     expectStatus(name + " status",
