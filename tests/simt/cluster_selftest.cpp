@@ -9,10 +9,8 @@
 
 #include "tl_cuda_tma_host.h"  // host code, against the simulator's stand-in driver
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "aborts.h"
 
-#include <csignal>
 #include <cstdio>
 #include <vector>
 
@@ -64,16 +62,10 @@ bool run(Protocol protocol, std::vector<float>& out, const std::vector<float>& i
 }
 
 bool aborts(Protocol protocol, const std::vector<float>& in) {
-    std::fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
+    return abortsInChild([&] {
         std::vector<float> out;
         run(protocol, out, in);
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    });
 }
 
 } // namespace

@@ -7,10 +7,8 @@
 // here, which must die of SIGABRT).
 #include <cuda_runtime.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "aborts.h"
 
-#include <csignal>
 #include <cstdio>
 #include <vector>
 
@@ -52,17 +50,7 @@ std::vector<int> run(int groups, Protocol protocol) {
 }
 
 // Runs the launch in a child process: whether it died of SIGABRT (the simulator's verdict).
-bool aborts(int groups, Protocol protocol) {
-    std::fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        run(groups, protocol);
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
+bool aborts(int groups, Protocol protocol) { return abortsInChild([&] { run(groups, protocol); }); }
 
 } // namespace
 
