@@ -22,11 +22,105 @@ std::optional<int64_t> constantOf(const ir::Expr& e) {
     return std::nullopt;
 }
 
+// The grid dimensions an expression depends on (bit d: dimension d's block index), through the
+// lets around it.
+struct GridDependence : ir::IRVisitor {
+    const std::map<const ir::Var*, unsigned>& dims;
+    unsigned mask = 0;
+    explicit GridDependence(const std::map<const ir::Var*, unsigned>& d) : dims(d) {}
+    void visitVar(const ir::Var* v) override {
+        if (auto it = dims.find(v); it != dims.end()) mask |= it->second;
+    }
+};
+
+// The element loops (`parallel`) around a statement: each loop variable's bit and trips.
+struct ElementLoops {
+    std::map<const ir::Var*, std::pair<unsigned, double>> vars;
+    double tripsOf(unsigned mask) const {
+        double n = 1;
+        for (const auto& [var, loop] : vars)
+            if (mask & loop.first) n *= loop.second;
+        return n;
+    }
+};
+
+// Element operations of an expression as the SMs' lanes run them, summed over the element loops
+// around it: an operation whose value varies only with some of their variables runs once per
+// value of those (the compilers hoist the rest and share the common subexpressions of unrolled
+// element loops: flash attention's rescale factor is one exp2 per row, not per element), and
+// one that varies with none counts nothing. One operation per arithmetic node, cast and select,
+// a special function `special` of them, a multiply feeding an add or subtract fused with it
+// (an FMA); loads none (their indices are addresses).
+struct ElementOps {
+    double ops = 0;
+    unsigned vars = 0;  // the element loops' variables the value depends on
+};
+ElementOps elementOpsOf(const ir::Expr& e, const ElementLoops& loops, double special) {
+    auto combine = [&](std::initializer_list<const ir::Expr*> parts, double cost) {
+        ElementOps r;
+        for (const ir::Expr* p : parts) {
+            ElementOps c = elementOpsOf(*p, loops, special);
+            r.ops += c.ops;
+            r.vars |= c.vars;
+        }
+        if (r.vars) r.ops += cost * loops.tripsOf(r.vars);
+        return r;
+    };
+    if (const auto* v = e.as<ir::Var>()) {
+        auto it = loops.vars.find(v);
+        return {0, it == loops.vars.end() ? 0u : it->second.first};
+    }
+    if (const auto* l = e.as<ir::Load>()) {
+        ElementOps r;
+        for (const ir::Expr& i : l->indices) r.vars |= elementOpsOf(i, loops, special).vars;
+        return r;
+    }
+    if (const auto* c = e.as<ir::Cast>()) return combine({&c->value}, 1);
+    if (const auto* u = e.as<ir::Unary>()) return combine({&u->operand}, 1);
+    if (const auto* s = e.as<ir::Select>()) return combine({&s->cond, &s->thenValue, &s->elseValue}, 1);
+    if (const auto* b = e.as<ir::Binary>()) {
+        auto product = [](const ir::Expr& x) {
+            const auto* m = x.as<ir::Binary>();
+            return m && m->op == ir::BinaryOp::Mul;
+        };
+        const bool fused = (b->op == ir::BinaryOp::Add || b->op == ir::BinaryOp::Sub) && (product(b->a) || product(b->b));
+        return combine({&b->a, &b->b}, fused ? 0 : 1);
+    }
+    if (const auto* c = e.as<ir::Call>()) {
+        static const std::set<std::string> one = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "erf",
+                                                  "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_tanh"};
+        static const std::set<std::string> two = {"sigmoid", "silu", "gelu", "pow"};  // an exp and a reciprocal, ...
+        ElementOps r;
+        for (const ir::Expr& a : c->args) {
+            ElementOps x = elementOpsOf(a, loops, special);
+            r.ops += x.ops;
+            r.vars |= x.vars;
+        }
+        const double cost = one.count(c->name) ? special : two.count(c->name) ? 2 * special + 1 : 1;
+        if (r.vars) r.ops += cost * loops.tripsOf(r.vars);
+        return r;
+    }
+    return {};
+}
+
 // Collects TileWork over a kernel's body, the loops' trip counts multiplying what is inside them.
 struct TileWorkVisitor : ir::IRVisitor {
     TileWork& w;
     int64_t sectorBytes;  // the target's memory_sector_bytes (0: unknown)
-    TileWorkVisitor(TileWork& work, int64_t sector) : w(work), sectorBytes(sector) {}
+    double specialCost;   // the target's special_function_cost
+    std::map<const ir::Var*, unsigned> gridDims;  // block indices and the lets over them
+    TileWorkVisitor(TileWork& work, const Target& t) : w(work), sectorBytes(t.memorySectorBytes), specialCost(t.specialFunctionCost) {}
+
+    unsigned gridDependence(const std::vector<ir::Expr>& exprs) const {
+        GridDependence d(gridDims);
+        for (const ir::Expr& e : exprs) d.visit(e);
+        return d.mask;
+    }
+    ElementLoops elementLoops;  // the enclosing parallel loops
+    // A statement's element operations, times the trips of the loops around the element loops.
+    double elementOps(const ir::Expr& e) const {
+        return elementOpsOf(e, elementLoops, specialCost).ops * multiplier / elementLoops.tripsOf(~0u);
+    }
 
     std::map<const ir::BufferNode*, int> sharedStages;     // buffers written in a pipelined loop
     std::map<const ir::BufferNode*, int64_t> fragmentElements;
@@ -52,13 +146,20 @@ struct TileWorkVisitor : ir::IRVisitor {
             trips = double(*ext) / double(std::max<int64_t>(step, 1));
         }
         multiplier *= std::max(trips, 1.0);
+        const bool elementLoop = f->forKind == ir::ForKind::Parallel;
+        if (elementLoop) elementLoops.vars[f->var.get()] = {1u << elementLoops.vars.size(), std::max(trips, 1.0)};
         if (f->forKind == ir::ForKind::Pipelined) {
             pipelineStages = std::max(f->pipeline.stages, 1);
             w.maxStages = std::max(w.maxStages, pipelineStages);
         }
         ir::IRVisitor::visitFor(f);
+        if (elementLoop) elementLoops.vars.erase(f->var.get());
         multiplier = saved;
         pipelineStages = savedStages;
+    }
+    void visitLetStmt(const ir::LetStmt* l) override {
+        if (unsigned mask = gridDependence({l->value})) gridDims[l->var.get()] = mask;
+        ir::IRVisitor::visitLetStmt(l);
     }
     void visitAllocate(const ir::Allocate* a) override {
         int64_t bytes = elementsOf(a->buffer) * dtypeBytes(a->buffer->dtype);
@@ -104,8 +205,12 @@ struct TileWorkVisitor : ir::IRVisitor {
                 if (r->buffer->scope == MemScope::Global) {
                     w.globalBytes += movedBytes(*r) * multiplier;
                     if (list == &reads && blockInvariant(*r)) w.invariantBytes += movedBytes(*r) * multiplier;
+                    if (list == &reads) w.readsByGridDims[gridDependence(r->starts)] += movedBytes(*r) * multiplier;
                     w.globalStreams += runsOf(*r);
                 }
+        // A reduction's (and a scan's) inputs each take an operation on the lanes.
+        if ((op.name().rfind("reduce_", 0) == 0 || op.name() == "cumsum") && !reads.empty())
+            w.elementOps += double(reads[0]->elements()) * multiplier;
         if (pipelineStages > 0)
             for (const ir::Region* r : writes)
                 if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
@@ -139,6 +244,7 @@ struct TileWorkVisitor : ir::IRVisitor {
     }
     void visitStore(const ir::Store* s) override {
         if (s->buffer->scope == MemScope::Global) w.globalBytes += double(dtypeBytes(s->buffer->dtype)) * multiplier;
+        w.elementOps += elementOps(s->value);
         ir::IRVisitor::visitStore(s);
     }
 };
@@ -226,13 +332,42 @@ void splitTileWork(TileWork& w, int64_t S) {
     w.epilogueBytes = w.epilogueBytes / double(S) + acc;
     w.tileLoopTrips = std::ceil(trips / double(S));
     w.blocks *= S;
+    // The S blocks of a tile read different k-tiles: a dimension every read depends on.
+    const unsigned split = 1u << w.gridDims.size();
+    std::map<unsigned, double> reads;
+    for (const auto& [dims, bytes] : w.readsByGridDims) reads[dims | split] += bytes * share;
+    w.readsByGridDims = std::move(reads);
+    w.gridDims.push_back(S);
+}
+
+// What DRAM serves of a grid's global traffic (docs/recommend.md, "Memory"): the blocks of a wave
+// (`window` of them, launched in order, x fastest) that read the same bytes, blocks that differ
+// only in grid dimensions a region's place does not depend on, fetch them once; the rest of the
+// wave's reads of them hit L2. A dimension spans min(its extent, the window over the extents
+// before it) blocks of a wave. Writes and element loads and stores count in full.
+double dramBytes(const TileWork& a, int64_t blocks, int64_t window) {
+    std::vector<double> span;
+    double before = 1;
+    for (int64_t extent : a.gridDims) {
+        span.push_back(std::min(double(extent), std::ceil(double(window) / before)));
+        before *= double(extent);
+    }
+    double perBlock = a.globalBytes;
+    for (const auto& [dims, bytes] : a.readsByGridDims) {
+        double sharers = 1;
+        for (size_t d = 0; d < span.size(); ++d)
+            if (!(dims & (1u << d))) sharers *= span[d];
+        perBlock -= bytes - bytes / std::max(sharers, 1.0);
+    }
+    return std::max(perBlock, 0.0) * double(blocks);
 }
 
 } // namespace
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     TileWork work;
-    TileWorkVisitor visitor(work, target.memorySectorBytes);
+    TileWorkVisitor visitor(work, target);
+    for (size_t d = 0; d < kernel.blockVars.size(); ++d) visitor.gridDims[kernel.blockVars[d].get()] = 1u << d;
     visitor.visit(kernel.body);
     for (const auto& [buffer, elements] : visitor.fragmentElements)
         work.fragmentRegisterBytes += elements * (visitor.gemmOperands.count(buffer) ? dtypeBytes(buffer->dtype)
@@ -242,7 +377,10 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     std::map<const ir::BufferNode*, int> versions;
     if (target.has(Feature::CpAsync)) versions.insert(visitor.sharedStages.begin(), visitor.sharedStages.end());
     work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
-    for (const auto& g : kernel.gridExtents) work.blocks *= std::max<int64_t>(constantOf(g).value_or(1), 1);
+    for (const auto& g : kernel.gridExtents) {
+        work.gridDims.push_back(std::max<int64_t>(constantOf(g).value_or(1), 1));
+        work.blocks *= work.gridDims.back();
+    }
     work.persistent = kernel.persistent && target.backend != Backend::Cpu;
     work.persistentOption = kernel.persistentWritten;
     work.splitOption = kernel.splitKWritten;
@@ -301,7 +439,24 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     const bool cpu = t.backend == Backend::Cpu;
     double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
     e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue) * 1e6;
-    e.memoryUs = e.globalBytes / (std::max(t.memoryBandwidthGBs, 1.0) * 1e9) * 1e6;
+    // The element work beside the tensor cores', on the lanes at the f32 peak's operation rate
+    // (an FMA is two of its flops). Counted in series with it: only a warp-specialised
+    // ping-pong overlaps one warpgroup's softmax with the other's gemm, and the model does not
+    // see that schedule. The cpu's terms are fitted to its sweeps without it.
+    if (!cpu && t.peak.f32 > 0) {
+        e.elementUs = a.elementOps * double(blocks) / (t.peak.f32 / 2 * 1e12 * issue) * 1e6;
+        e.computeUs += e.elementUs;
+    }
+    // Memory: every read from L2 at its bandwidth, and from DRAM what a wave's blocks do not
+    // share; without an L2 figure, every byte at DRAM's bandwidth.
+    const double dram = std::max(t.memoryBandwidthGBs, 1.0) * 1e9;
+    if (!cpu && t.l2BandwidthGBs > 0) {
+        e.dramBytes = std::min(dramBytes(a, blocks, std::min<int64_t>(blocks, slots)), e.globalBytes);
+        e.memoryUs = std::max(e.dramBytes / dram, e.globalBytes / (t.l2BandwidthGBs * 1e9)) * 1e6;
+    } else {
+        e.dramBytes = e.globalBytes;
+        e.memoryUs = e.globalBytes / dram * 1e6;
+    }
     if (cpu) e.memoryUs *= cpuMemoryFactor(a, shared, t);
     // The cpu runs a pipelined loop's iterations in order: stages hide nothing there (and ties
     // then go to the fewest); GPUs without cp.async prefetch one iteration ahead at most.

@@ -8,6 +8,7 @@
 #include "target/Target.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,6 +55,17 @@ struct TileWork {
     double accumulatorBytes = 0;
     double kTilesPerSplit = 0;
     int64_t cluster = 1;  // grid(..., cluster = c) on a target with clusters: the multicast term
+    // The two memory terms (targets whose profile gives l2_bandwidth_gbps): per block, the
+    // global bytes tile ops read, keyed by the grid dimensions the region's place depends on
+    // (bit d: the block index of dimension d, x first; split-K's blocks a dimension after the
+    // grid's). Blocks that differ only in the other dimensions read the same bytes, and the
+    // blocks of one wave fetch those from DRAM once (docs/recommend.md, "Memory").
+    std::map<unsigned, double> readsByGridDims;
+    std::vector<int64_t> gridDims;  // the grid's extents at the model's shape
+    // Per block: the element operations that run on the SMs' lanes rather than the tensor
+    // cores (the arithmetic of element loops, reductions' inputs), a special function (exp,
+    // rsqrt) counted as the profile's special_function_cost of them.
+    double elementOps = 0;
 };
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
@@ -62,6 +74,8 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
 struct CandidateEstimate {
     std::vector<std::pair<std::string, int64_t>> values;  // the auto parameters, in declaration order
     double timeUs = 0, computeUs = 0, memoryUs = 0, syncUs = 0;
+    double elementUs = 0;  // of computeUs: the element operations (GPUs)
+    double dramBytes = 0;  // of globalBytes, what DRAM serves (the rest hits L2; all without an L2 term)
     double flops = 0, globalBytes = 0, intensity = 0;     // whole grid; intensity in flop/byte
     int64_t blocks = 0;
     int blocksPerSM = 0;

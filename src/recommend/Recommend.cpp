@@ -59,7 +59,7 @@ struct Evaluated {
 // `lowered`: the parts are lowered, and their exact shared memory counts.
 std::string estimateLaunches(const std::vector<TileWork>& works, const std::vector<ir::Kernel>& parts, bool lowered,
                              const Target& target, CandidateEstimate& out) {
-    double time = 0, compute = 0, memory = 0, sync = 0, flops = 0, bytes = 0, worst = -1;
+    double time = 0, compute = 0, element = 0, memory = 0, sync = 0, flops = 0, bytes = 0, dram = 0, worst = -1;
     for (size_t i = 0; i < parts.size(); ++i) {
         const ir::Kernel& k = parts[i];
         // Lowered: the kernel's pool, or the plan of the Tile IR (a version of each tile per
@@ -71,10 +71,12 @@ std::string estimateLaunches(const std::vector<TileWork>& works, const std::vect
         e.loweredSharedBytes = lowered ? k.sharedBytes : 0;
         time += e.timeUs;
         compute += e.computeUs;
+        element += e.elementUs;
         memory += e.memoryUs;
         sync += e.syncUs;
         flops += e.flops;
         bytes += e.globalBytes;
+        dram += e.dramBytes;
         if (e.timeUs > worst) {
             worst = e.timeUs;
             out = e;
@@ -82,10 +84,12 @@ std::string estimateLaunches(const std::vector<TileWork>& works, const std::vect
     }
     out.timeUs = time;
     out.computeUs = compute;
+    out.elementUs = element;
     out.memoryUs = memory;
     out.syncUs = sync;
     out.flops = flops;
     out.globalBytes = bytes;
+    out.dramBytes = dram;
     out.intensity = bytes > 0 ? flops / bytes : 0;
     return "";
 }
@@ -326,11 +330,13 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
         cj["values"] = values;
         cj["estimate_us"] = round3(c.timeUs);
         cj["compute_us"] = round3(c.computeUs);
+        cj["element_us"] = round3(c.elementUs);
         cj["memory_us"] = round3(c.memoryUs);
         cj["tflops"] = round3(c.timeUs > 0 ? c.flops / (c.timeUs * 1e6) : 0);
         cj["arithmetic_intensity"] = round3(c.intensity);
         cj["sync_us"] = round3(c.syncUs);
         cj["global_bytes"] = int64_t(c.globalBytes);
+        cj["dram_bytes"] = int64_t(c.dramBytes);
         cj["flops"] = int64_t(c.flops);
         cj["blocks"] = c.blocks;
         cj["blocks_per_sm"] = c.blocksPerSM;

@@ -85,6 +85,13 @@ struct Target {
     // part of the family runs (CUDA's portable limit, 8 on sm_90); 1 without clusters.
     int maxClusterSize = 1;
     double memoryBandwidthGBs = 0; // GB/s
+    // The bandwidth from L2 to the SMs (GB/s), which every block's global reads pay, where the
+    // DRAM bandwidth above is paid only once by the blocks of a wave that read the same bytes
+    // (the recommender's two memory terms). 0 (left out): unknown, every read pays DRAM's.
+    double l2BandwidthGBs = 0;
+    // What one special-function result (exp, log, rsqrt, tanh: NVIDIA's MUFU, CDNA's
+    // transcendental unit) costs in plain lane operations, for the model's element work.
+    double specialFunctionCost = 1;
     PeakRates peak;
     // The latency of a tile load from global into shared memory on a busy device, ns (through
     // L2, misses to DRAM included): the pipeline keeps consumption rate x this many bytes in
