@@ -109,6 +109,8 @@ struct TileWorkVisitor : ir::IRVisitor {
     int64_t sectorBytes;  // the target's memory_sector_bytes (0: unknown)
     double specialCost;   // the target's special_function_cost
     std::map<const ir::Var*, unsigned> gridDims;  // block indices and the lets over them
+    // The block indices at the middle of the grid, and the lets as of them.
+    std::vector<std::pair<ir::VarPtr, ir::Expr>> averageBlock;
     TileWorkVisitor(TileWork& work, const Target& t) : w(work), sectorBytes(t.memorySectorBytes), specialCost(t.specialFunctionCost) {}
 
     unsigned gridDependence(const std::vector<ir::Expr>& exprs) const {
@@ -140,7 +142,11 @@ struct TileWorkVisitor : ir::IRVisitor {
         double saved = multiplier;
         int savedStages = pipelineStages;
         double trips = 1;
-        if (auto ext = constantOf(f->extent)) {
+        // A trip count that depends on the block (a causal loop over the keys up to the query
+        // block) counts at the grid's average block.
+        std::optional<int64_t> ext = constantOf(f->extent);
+        if (!ext) ext = constantOf(ir::substitute(f->extent, averageBlock));
+        if (ext) {
             int64_t step = 1;
             if (f->step) step = constantOf(f->step).value_or(1);
             trips = double(*ext) / double(std::max<int64_t>(step, 1));
@@ -159,6 +165,7 @@ struct TileWorkVisitor : ir::IRVisitor {
     }
     void visitLetStmt(const ir::LetStmt* l) override {
         if (unsigned mask = gridDependence({l->value})) gridDims[l->var.get()] = mask;
+        averageBlock.emplace_back(l->var, ir::substitute(l->value, averageBlock));
         ir::IRVisitor::visitLetStmt(l);
     }
     void visitAllocate(const ir::Allocate* a) override {
@@ -366,8 +373,16 @@ double dramBytes(const TileWork& a, int64_t blocks, int64_t window) {
 
 TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     TileWork work;
+    for (const auto& g : kernel.gridExtents) {
+        work.gridDims.push_back(std::max<int64_t>(constantOf(g).value_or(1), 1));
+        work.blocks *= work.gridDims.back();
+    }
     TileWorkVisitor visitor(work, target);
-    for (size_t d = 0; d < kernel.blockVars.size(); ++d) visitor.gridDims[kernel.blockVars[d].get()] = 1u << d;
+    for (size_t d = 0; d < kernel.blockVars.size(); ++d) {
+        visitor.gridDims[kernel.blockVars[d].get()] = 1u << d;
+        if (d < work.gridDims.size())
+            visitor.averageBlock.emplace_back(kernel.blockVars[d], ir::intImm((work.gridDims[d] - 1) / 2));
+    }
     visitor.visit(kernel.body);
     for (const auto& [buffer, elements] : visitor.fragmentElements)
         work.fragmentRegisterBytes += elements * (visitor.gemmOperands.count(buffer) ? dtypeBytes(buffer->dtype)
@@ -377,10 +392,6 @@ TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
     std::map<const ir::BufferNode*, int> versions;
     if (target.has(Feature::CpAsync)) versions.insert(visitor.sharedStages.begin(), visitor.sharedStages.end());
     work.plannedSharedBytes = plannedSharedBytes(kernel.body, versions, target.backend != Backend::Cpu);
-    for (const auto& g : kernel.gridExtents) {
-        work.gridDims.push_back(std::max<int64_t>(constantOf(g).value_or(1), 1));
-        work.blocks *= work.gridDims.back();
-    }
     work.persistent = kernel.persistent && target.backend != Backend::Cpu;
     work.persistentOption = kernel.persistentWritten;
     work.splitOption = kernel.splitKWritten;
@@ -438,7 +449,9 @@ std::string estimate(const TileWork& a, int64_t blocks, int threads, int64_t sha
     double warps = double(perSM) * double(threads) / double(std::max(t.warpSize, 1));
     const bool cpu = t.backend == Backend::Cpu;
     double issue = cpu ? cpuGemmEfficiency(a, shared, t) : std::min(1.0, warps / 4.0);
-    e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue) * 1e6;
+    // A block of fewer threads than a warpgroup cannot issue wgmma: its gemms take mma.sync.
+    const double tensorShare = t.has(Feature::Wgmma) && threads < 128 && a.gemmType ? t.warpMmaFraction : 1.0;
+    e.computeUs = e.flops / (t.peakFor(a.gemmType) * 1e12 * issue * tensorShare) * 1e6;
     // The element work beside the tensor cores', on the lanes at the f32 peak's operation rate
     // (an FMA is two of its flops). Counted in series with it: only a warp-specialised
     // ping-pong overlaps one warpgroup's softmax with the other's gemm, and the model does not

@@ -45,14 +45,14 @@ const std::set<std::string> kKnownFields = {
     "max_threads_per_sm", "max_blocks_per_sm", "max_cluster_size", "shared_mem_per_block", "shared_mem_per_sm",
     "shared_mem_banks", "shared_mem_bank_bytes", "memory_sector_bytes", "registers_per_sm",
     "max_registers_per_thread", "sm_count", "memory_bandwidth_gbps", "l2_bandwidth_gbps", "special_function_cost",
-    "load_latency_ns", "k_step_min_ns", "peak_tflops", "mma_shapes",
+    "warp_mma_fraction", "load_latency_ns", "k_step_min_ns", "peak_tflops", "mma_shapes",
     "features", "cpu_isa"};
 
 // Fields a complete profile may leave out.
 const std::set<std::string> kOptionalFields = {"thread_warp_size", "cpu_isa", "shared_mem_banks",
                                                 "shared_mem_bank_bytes", "memory_sector_bytes", "load_latency_ns",
                                                 "k_step_min_ns", "max_cluster_size", "l2_bandwidth_gbps",
-                                                "special_function_cost"};
+                                                "special_function_cost", "warp_mma_fraction"};
 
 struct SchemaError {
     std::string message;
@@ -138,6 +138,10 @@ void applyProfile(const Json& j, Target& t, std::set<std::string>& seen) {
         else if (key == "memory_bandwidth_gbps") t.memoryBandwidthGBs = requireNumber(value, key, true);
         else if (key == "l2_bandwidth_gbps") t.l2BandwidthGBs = requireNumber(value, key, false);
         else if (key == "special_function_cost") t.specialFunctionCost = requireNumber(value, key, true);
+        else if (key == "warp_mma_fraction") {
+            t.warpMmaFraction = requireNumber(value, key, true);
+            if (t.warpMmaFraction > 1) throw SchemaError{fmt::format("field 'warp_mma_fraction' is {}; it must be at most 1", t.warpMmaFraction)};
+        }
         else if (key == "load_latency_ns") t.loadLatencyNs = requireNumber(value, key, false);
         else if (key == "k_step_min_ns") t.kStepMinNs = requireNumber(value, key, false);
         else if (key == "peak_tflops") {

@@ -92,6 +92,10 @@ struct Target {
     // What one special-function result (exp, log, rsqrt, tanh: NVIDIA's MUFU, CDNA's
     // transcendental unit) costs in plain lane operations, for the model's element work.
     double specialFunctionCost = 1;
+    // The share of the tensor peak the warp-level matrix instructions (mma.sync) reach on a target
+    // whose peak needs warpgroup-wide ones (wgmma): what a block of fewer than a warpgroup's
+    // threads gets. 1 (left out): the same rate.
+    double warpMmaFraction = 1;
     PeakRates peak;
     // The latency of a tile load from global into shared memory on a busy device, ns (through
     // L2, misses to DRAM included): the pipeline keeps consumption rate x this many bytes in
