@@ -106,12 +106,19 @@ def prepare(args):
                     continue
                 cu = os.path.join("gen", label, c["id"] + ".cu")
                 flags = [x for d in c["defines"] for x in ("-D", d)]
+                auto = any(d.endswith("=auto") for d in c["defines"])
+                if auto:  # the recommender models the launch's own sizes
+                    flags += ["--shape", ",".join(f"{n}={v}" for n, v in c["sizes"].items() if isinstance(v, int))]
                 os.makedirs(os.path.dirname(os.path.join(out, cu)), exist_ok=True)
                 try:
                     run_checked([tlc, os.path.join(root, c["source"]), "--target=sm90", "--emit-manifest",
                                  "-o", os.path.join(out, cu), *flags])
                     entry["builds"][label] = {"cu": cu, "manifest": cu[:-len(".cu")] + ".json"}
                 except RuntimeError as e:
+                    if label == "before" and auto:  # a baseline older than `-D NAME=auto`
+                        entry["after_only"] = True
+                        print(f"prepare: {c['id']}: the baseline takes no -D NAME=auto; run after-only", file=sys.stderr)
+                        continue
                     print(f"prepare: {c['id']} ({label}): tlc refused it, left out:\n{e}", file=sys.stderr)
             manifest["kernels"].append(entry)
     for f in ("experiment.py", "configs.py"):
