@@ -79,4 +79,12 @@ std::set<std::string> symbolicSizeNames(const ast::Kernel& k) {
     return out;
 }
 
+std::set<std::string> integerScalarNames(const ast::Kernel& k) {
+    std::set<std::string> out;
+    for (const auto& p : k.params)
+        if (!p.type.isTensor())
+            if (auto t = parseDType(p.type.dtype); t && isInteger(*t)) out.insert(p.name);
+    return out;
+}
+
 } // namespace tlc

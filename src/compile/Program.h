@@ -48,5 +48,8 @@ std::string severalGridsOrScratch(const ast::Kernel& kernel);
 // The names of the kernel's symbolic sizes: the names in its tensor parameters' dimensions
 // that are not compile-time parameters (read from the syntax, as severalGridsOrScratch).
 std::set<std::string> symbolicSizeNames(const ast::Kernel& kernel);
+// The names of a kernel's integer scalar parameters (`total_m_blocks: i32`), which --shape may
+// give the recommender's model a value for (a grid over them is otherwise one block).
+std::set<std::string> integerScalarNames(const ast::Kernel& kernel);
 
 } // namespace tlc

@@ -39,6 +39,7 @@ std::optional<Recommendation> recommendFor(const Program& program, const ast::Ke
     ro.kernel = kernel.name;
     ro.measured = search.measured;
     std::set<std::string> sizes = symbolicSizeNames(kernel);
+    sizes.merge(integerScalarNames(kernel));
     for (const auto& [name, value] : search.given)
         if (sizes.count(name)) search.used.insert(name);
     return recommend(program, ro, error, &inputErrors);

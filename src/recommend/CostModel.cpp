@@ -371,13 +371,17 @@ double dramBytes(const TileWork& a, int64_t blocks, int64_t window) {
 
 } // namespace
 
-TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target) {
+TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target, const std::map<std::string, int64_t>& scalars) {
     TileWork work;
+    TileWorkVisitor visitor(work, target);
+    for (const ir::KernelParam& p : kernel.params)
+        if (p.kind == ir::KernelParam::Kind::Scalar && p.var)
+            if (auto it = scalars.find(p.name); it != scalars.end())
+                visitor.averageBlock.emplace_back(p.var, ir::intImm(it->second, p.var->dtype));
     for (const auto& g : kernel.gridExtents) {
-        work.gridDims.push_back(std::max<int64_t>(constantOf(g).value_or(1), 1));
+        work.gridDims.push_back(std::max<int64_t>(constantOf(ir::substitute(g, visitor.averageBlock)).value_or(1), 1));
         work.blocks *= work.gridDims.back();
     }
-    TileWorkVisitor visitor(work, target);
     for (size_t d = 0; d < kernel.blockVars.size(); ++d) {
         visitor.gridDims[kernel.blockVars[d].get()] = 1u << d;
         if (d < work.gridDims.size())

@@ -68,7 +68,8 @@ struct TileWork {
     double elementOps = 0;
 };
 
-TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target);
+// `scalars`: values for integer scalar parameters (--shape), where a grid or loop extent names them.
+TileWork analyzeTileWork(const ir::Kernel& kernel, const Target& target, const std::map<std::string, int64_t>& scalars = {});
 
 // The model's view of one configuration. Times in microseconds.
 struct CandidateEstimate {

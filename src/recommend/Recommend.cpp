@@ -2,6 +2,7 @@
 
 #include "ast/AST.h"
 #include "compile/Compile.h"
+#include "compile/Program.h"
 #include "recommend/ModelShape.h"
 #include "support/Diagnostics.h"
 
@@ -144,11 +145,17 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
             return std::nullopt;
         }
         r.shape = modelShape(*plain.file->kernels.front(), options.shape);
-        for (const auto& [name, value] : options.shape)
-            if (!r.shape.count(name) && !options.shapeMayNameOtherKernels) {
-                error = fmt::format("--shape names '{}', which is not a symbolic size of kernel '{}'", name, r.kernel);
+        const std::set<std::string> scalars = integerScalarNames(*plain.file->kernels.front());
+        for (const auto& [name, value] : options.shape) {
+            if (r.shape.count(name)) continue;
+            if (scalars.count(name)) {
+                r.scalars[name] = value;
+            } else if (!options.shapeMayNameOtherKernels) {
+                error = fmt::format("--shape names '{}', which is neither a symbolic size nor an integer scalar of "
+                                    "kernel '{}'", name, r.kernel);
                 return std::nullopt;
             }
+        }
     }
     // The candidates are compiled at the model's shape.
     for (const auto& [name, value] : r.shape) compileOptions.defines[name] = std::to_string(value);
@@ -201,7 +208,7 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
         Evaluated ev;
         std::string why = c.kernels.empty() ? firstError(diags) : "";
         if (why.empty()) {
-            for (const ir::Kernel& k : c.kernels) ev.works.push_back(analyzeTileWork(k, target));
+            for (const ir::Kernel& k : c.kernels) ev.works.push_back(analyzeTileWork(k, target, r.scalars));
             why = estimateLaunches(ev.works, c.kernels, false, target, ev.estimate);
         }
         if (!why.empty()) {
@@ -300,6 +307,11 @@ std::string recommendationJson(const Recommendation& r, const Target& target) {
     Json shape = Json::object();
     for (const auto& [n, v] : r.shape) shape[n] = v;
     j["shape"] = shape;
+    if (!r.scalars.empty()) {
+        Json scalars = Json::object();
+        for (const auto& [n, v] : r.scalars) scalars[n] = v;
+        j["scalars"] = scalars;
+    }
     Json params = Json::array();
     for (const auto& p : r.params) params.push_back({{"name", p.name}, {"role", autoRoleName(p.role)}, {"values", p.values}});
     j["parameters"] = params;

@@ -32,7 +32,7 @@ struct AutoParam {
 struct RecommendOptions {
     const Target* target = nullptr;
     Defines defines;                       // -D: fixed values (an auto parameter given here is not searched)
-    std::map<std::string, int64_t> shape;  // --shape: values of the symbolic sizes for the model (ModelShape.h)
+    std::map<std::string, int64_t> shape;  // --shape: values of the symbolic sizes and integer scalars for the model (ModelShape.h)
     bool shapeMayNameOtherKernels = false;  // a name that is no size of this kernel is left out, not an error
     int top = 5;
     std::string kernel;                    // empty: the first kernel with auto parameters
@@ -43,6 +43,9 @@ struct Recommendation {
     std::string kernel;
     std::vector<AutoParam> params;
     std::map<std::string, int64_t> shape;  // every symbolic size, with the value the model used
+    // Integer scalar parameters --shape gives: the model's grid and loop extents take these
+    // values (the candidates compile for any value; ModelShape.h).
+    std::map<std::string, int64_t> scalars;
     int64_t enumerated = 0;                // candidate configurations: every combination of the values
     int64_t tried = 0;                     // of those, compiled and estimated (all, unless the search was staged)
     bool staged = false;                   // tile values first, then stages and threads for the best of them
