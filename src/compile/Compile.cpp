@@ -19,10 +19,13 @@ std::unique_ptr<ast::Kernel> configure(const ast::Kernel& kernel, const KernelCo
     std::unique_ptr<ast::Kernel> k = ast::cloneSyntax(kernel);
     for (auto& tp : k->templateParams) {
         for (const auto& [name, value] : config.autoValues) {
-            if (tp.name != name || !tp.isAuto) continue;
+            // A parameter written with a value is bound too where the recommender compares the
+            // author's values with others (RecommendOptions::searchWritten).
+            if (tp.name != name) continue;
+            const bool wasAuto = tp.isAuto;
             tp.isAuto = false;
             tp.defaultValue = std::make_unique<ast::IntLit>(tp.range, value);
-            if (!config.reason.empty()) log.add({name, std::to_string(value), "auto", config.reason, tp.range.begin});
+            if (wasAuto && !config.reason.empty()) log.add({name, std::to_string(value), "auto", config.reason, tp.range.begin});
         }
     }
     if (!config.rename.empty()) k->name = config.rename;

@@ -26,8 +26,8 @@ struct KernelConfig {
         : kernel(k), autoValues(std::move(values)) {}
 
     const ast::Kernel* kernel;  // in the program's syntax (names may repeat in bad input)
-    // Values for its `auto` parameters, bound as if the author had written them; each is
-    // logged with `reason` (--explain) unless the reason is empty.
+    // Values for its `auto` parameters (or others, for the recommender), bound as if the author
+    // had written them; each `auto` one is logged with `reason` (--explain) unless it is empty.
     std::vector<std::pair<std::string, int64_t>> autoValues;
     std::string reason;
     std::string rename;  // the compiled kernel's name, when not its own (a variant's)

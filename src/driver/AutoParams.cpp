@@ -1,6 +1,7 @@
 #include "driver/AutoParams.h"
 
 #include "ast/AST.h"
+#include "recommend/AutoRoles.h"
 #include "recommend/Recommend.h"
 
 #include <fmt/format.h>
@@ -29,7 +30,8 @@ std::string abbreviation(const std::string& name) {
 
 std::optional<Recommendation> recommendFor(const Program& program, const ast::Kernel& kernel, int top,
                                            const Target& target, const Defines& defines, AutoSearch& search,
-                                           std::string& error, bool& inputErrors) {
+                                           std::string& error, bool& inputErrors,
+                                           std::vector<std::string> searchWritten = {}) {
     RecommendOptions ro;
     ro.target = &target;
     ro.defines = defines;
@@ -38,6 +40,7 @@ std::optional<Recommendation> recommendFor(const Program& program, const ast::Ke
     ro.top = top;
     ro.kernel = kernel.name;
     ro.measured = search.measured;
+    ro.searchWritten = std::move(searchWritten);
     std::set<std::string> sizes = symbolicSizeNames(kernel);
     sizes.merge(integerScalarNames(kernel));
     for (const auto& [name, value] : search.given)
@@ -81,6 +84,25 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
         if (std::string measured = measuredText(*r->measured, best.values); !measured.empty())
             config.reason += "; " + measured;
     return config;
+}
+
+void noteWrittenSlower(const Program& program, const ast::Kernel& kernel, const Target& target, const Defines& defines,
+                       AutoSearch& search, DiagnosticEngine& diags) {
+    std::vector<std::string> tunable = tunableParams(kernel);
+    std::erase_if(tunable, [&](const std::string& name) { return defines.count(name) > 0; });
+    if (tunable.empty() || hasOpenAutoParams(kernel, defines)) return;
+    std::string error;
+    bool inputErrors = false;
+    std::optional<Recommendation> r = recommendFor(program, kernel, 1, target, defines, search, error, inputErrors, tunable);
+    if (!r || r->ranked.empty() || !r->written) return;
+    const CandidateEstimate& best = r->ranked.front();
+    const double ratio = r->written->timeUs / std::max(best.timeUs, 1e-9);
+    if (ratio < kWrittenSlowerRatio) return;
+    std::string names;
+    for (const auto& [name, value] : r->written->values) names += (names.empty() ? "" : ", ") + name;
+    diags.report(DiagId::note_written_slower, kernel.nameRange, kernel.name, names, fmt::format("{:.1f}", ratio),
+                 configurationText(best.values), sizesText(r->shape), target.name,
+                 fmt::format("{:.0f}", r->written->timeUs), fmt::format("{:.0f}", best.timeUs));
 }
 
 std::string variantName(const std::string& kernel, const std::vector<std::pair<std::string, int64_t>>& values) {

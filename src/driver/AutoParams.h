@@ -36,6 +36,14 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
                         const Defines& defines, AutoSearch& shape, DiagnosticEngine& diags,
                         std::optional<Recommendation>* ranking = nullptr, int top = 1);
 
+// --explain on a kernel whose tile, block and pipeline parameters are all written
+// (recommend/AutoRoles.h, tunableParams): the recommender ranks their values as if they were
+// `auto` at the run's shape and compares the written ones; a note names its pick where the
+// written ones are estimated kWrittenSlowerRatio times its time or more (issue 46).
+constexpr double kWrittenSlowerRatio = 1.5;
+void noteWrittenSlower(const Program& program, const ast::Kernel& kernel, const Target& target, const Defines& defines,
+                       AutoSearch& shape, DiagnosticEngine& diags);
+
 // "gemm" and {block_M: 128, block_N: 64, stages: 3} -> "gemm__bm128_bn64_s3": each parameter
 // by the first letters of its words (all of its name where two would read the same).
 std::string variantName(const std::string& kernel, const std::vector<std::pair<std::string, int64_t>>& values);

@@ -302,6 +302,8 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
                 configs.push_back(KernelConfig{k});
                 continue;
             }
+            // --explain: written tiles the model finds far slower than its pick get a note.
+            if (options.explain) noteWrittenSlower(*program, *k, *target, options.defines, autoSearch, diags);
             // The report shows the recommender's top four: the search lowers max(4 x top, 16) of
             // its candidates, so up to four it is the search a plain compile makes, and the kernel
             // gets the same values with and without --report.

@@ -103,6 +103,20 @@ AutoRole autoRoleOf(const ast::Kernel& kernel, const std::string& name) {
     return AutoRole::TileExtent;
 }
 
+std::vector<std::string> tunableParams(const ast::Kernel& kernel) {
+    Uses uses;
+    uses.stmt(kernel.body.get());
+    std::set<std::string> inShapes, inTensors;
+    for (const auto& [buffer, names] : uses.shapes) inShapes.insert(names.begin(), names.end());
+    for (const auto& p : kernel.params)
+        for (const auto& d : p.type.dims) ast::forEachName(d.get(), [&](const ast::Name& n) { inTensors.insert(n.name); });
+    std::vector<std::string> out;
+    for (const auto& tp : kernel.templateParams)
+        if (!tp.isAuto && (uses.keyword.count(tp.name) || inShapes.count(tp.name)) && !inTensors.count(tp.name))
+            out.push_back(tp.name);
+    return out;
+}
+
 std::vector<int64_t> autoCandidates(AutoRole role, const Target& target) {
     switch (role) {
     // The matrix instructions' tiles are 16 x 8 (mma.sync) or 16 x 16 (MFMA) and up.

@@ -29,6 +29,12 @@ const char* autoRoleName(AutoRole r);
 // The role of the `auto` parameter `name` of `kernel` (as parsed).
 AutoRole autoRoleOf(const ast::Kernel& kernel, const std::string& name);
 
+// The compile-time parameters of `kernel` written with a value that the recommender could
+// choose instead: named alone in a `stages =`, `threads =`, `split_k =`, `persistent =` or
+// `cluster =` argument, or in an allocation's shape, and in no tensor parameter's dimensions
+// (a head dim or a group count is the problem's, not a tile's). In declaration order.
+std::vector<std::string> tunableParams(const ast::Kernel& kernel);
+
 // The values tried for a parameter of that role on `target`, ascending.
 std::vector<int64_t> autoCandidates(AutoRole role, const Target& target);
 

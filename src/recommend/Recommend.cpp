@@ -124,10 +124,15 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     CompileOptions compileOptions;
     compileOptions.target = &target;
     compileOptions.defines = definesFor(*kernel, options.defines);
+    std::vector<std::pair<std::string, int64_t>> writtenValues;  // of the parameters searchWritten names
     for (const auto& tp : kernel->templateParams) {
-        if (!tp.isAuto || compileOptions.defines.count(tp.name)) continue;
+        const bool written = !tp.isAuto && std::find(options.searchWritten.begin(), options.searchWritten.end(),
+                                                     tp.name) != options.searchWritten.end();
+        if (!(tp.isAuto || written) || compileOptions.defines.count(tp.name)) continue;
         AutoRole role = autoRoleOf(*kernel, tp.name);
         r.params.push_back({tp.name, role, autoCandidates(role, target)});
+        if (const auto* v = written && tp.defaultValue ? tp.defaultValue->as<ast::IntLit>() : nullptr)
+            writtenValues.push_back({tp.name, v->value});
     }
     if (r.params.empty()) {
         error = fmt::format("kernel '{}' has no 'auto' parameter left to choose", kernel->name);
@@ -288,6 +293,24 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     std::stable_sort(lowered.begin(), lowered.end(), better);
     if (lowered.size() > wanted) lowered.resize(wanted);
     r.ranked = std::move(lowered);
+    // The values as written, estimated as the candidates are (lowered: exact shared memory).
+    if (!writtenValues.empty() && writtenValues.size() == r.params.size()) {
+        CompileOptions tileOptions = compileOptions;
+        tileOptions.stop = CompileStage::TileIR;
+        DiagnosticEngine tileDiags(program.source()), lowDiags(program.source());
+        Compiled tile = compile(program, {KernelConfig(kernel, writtenValues)}, tileOptions, tileDiags);
+        Compiled low = compile(program, {KernelConfig(kernel, writtenValues)}, compileOptions, lowDiags);
+        if (!tile.kernels.empty() && low.kernels.size() == tile.kernels.size() && !tileDiags.hasErrors() &&
+            !lowDiags.hasErrors()) {
+            std::vector<TileWork> works;
+            for (const ir::Kernel& k : tile.kernels) works.push_back(analyzeTileWork(k, target, r.scalars));
+            CandidateEstimate e;
+            if (estimateLaunches(works, low.kernels, true, target, e).empty()) {
+                e.values = writtenValues;
+                r.written = e;
+            }
+        }
+    }
     return r;
 }
 

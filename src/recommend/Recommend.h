@@ -34,6 +34,10 @@ struct RecommendOptions {
     Defines defines;                       // -D: fixed values (an auto parameter given here is not searched)
     std::map<std::string, int64_t> shape;  // --shape: values of the symbolic sizes and integer scalars for the model (ModelShape.h)
     bool shapeMayNameOtherKernels = false;  // a name that is no size of this kernel is left out, not an error
+    // Parameters written with a value to search as if `auto` (AutoRoles.h, tunableParams), and
+    // estimate the values as written too (Recommendation::written): is the author's choice far
+    // from the model's?
+    std::vector<std::string> searchWritten;
     int top = 5;
     std::string kernel;                    // empty: the first kernel with auto parameters
     const MeasuredSet* measured = nullptr; // sweeps to show beside the estimates (not used to rank)
@@ -53,6 +57,7 @@ struct Recommendation {
     int64_t rejected = 0;                  // rejected (by the checker, lowering or the model's limits)
     std::string firstRejection;            // why the first rejected candidate was rejected
     std::vector<CandidateEstimate> ranked; // best first, at most `top`
+    std::optional<CandidateEstimate> written;  // RecommendOptions::searchWritten: the values as written, lowered
     std::string fingerprint;               // of the kernel's source (Measured.h): what a sweep is filed under
     std::optional<MeasuredSweep> measured; // a sweep of this kernel on this target, if one is known
 };
