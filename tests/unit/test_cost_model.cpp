@@ -51,33 +51,26 @@ TEST_CASE("cost model: the blocks of a wave that read the same region fetch it f
     CHECK(e.dramBytes == doctest::Approx(32 * row + 8 * row));        // its writes; each X row once
 }
 
+// A kernel whose element loop stores `value` into x[i, j] (r: a value per row).
+std::string elementLoop(const std::string& value) {
+    return R"(kernel k<threads = auto>(X: f32[M, 256], Rv: f32[M], Y: f32[M, 256]) {
+    grid(ceildiv(M, 64), threads = threads) as (bx) {
+        let x = alloc_fragment([64, 256], f32);
+        let r = alloc_fragment([64], f32);
+        copy(X[bx * 64, 0], x);
+        copy(Rv[bx * 64], r);
+        for (i, j) in parallel(64, 256) { x[i, j] = )" + value + R"(; }
+        copy(x, Y[bx * 64, 0]);
+    }
+}
+)";
+}
+
 TEST_CASE("cost model: element work counts where it varies, multiply-adds fused") {
-    // x * exp2(r[i]) + 1: one fused multiply-add an element, one exp2 a row.
-    const char* perRow = R"(kernel k<threads = auto>(X: f32[M, 256], Rv: f32[M], Y: f32[M, 256]) {
-    grid(ceildiv(M, 64), threads = threads) as (bx) {
-        let x = alloc_fragment([64, 256], f32);
-        let r = alloc_fragment([64], f32);
-        copy(X[bx * 64, 0], x);
-        copy(Rv[bx * 64], r);
-        for (i, j) in parallel(64, 256) { x[i, j] = x[i, j] * exp2(r[i]) + 1.0; }
-        copy(x, Y[bx * 64, 0]);
-    }
-}
-)";
-    // exp2 of every element: nine operations an element.
-    const char* perElement = R"(kernel k<threads = auto>(X: f32[M, 256], Rv: f32[M], Y: f32[M, 256]) {
-    grid(ceildiv(M, 64), threads = threads) as (bx) {
-        let x = alloc_fragment([64, 256], f32);
-        let r = alloc_fragment([64], f32);
-        copy(X[bx * 64, 0], x);
-        copy(Rv[bx * 64], r);
-        for (i, j) in parallel(64, 256) { x[i, j] = x[i, j] * exp2(x[i, j]) + 1.0; }
-        copy(x, Y[bx * 64, 0]);
-    }
-}
-)";
-    CandidateEstimate a = rankOne(perRow, {{"M", 64 * 1024}});
-    CandidateEstimate b = rankOne(perElement, {{"M", 64 * 1024}});
+    // x * exp2(r[i]) + 1: one fused multiply-add an element, one exp2 a row; exp2 of every
+    // element: nine operations an element.
+    CandidateEstimate a = rankOne(elementLoop("x[i, j] * exp2(r[i]) + 1.0").c_str(), {{"M", 64 * 1024}});
+    CandidateEstimate b = rankOne(elementLoop("x[i, j] * exp2(x[i, j]) + 1.0").c_str(), {{"M", 64 * 1024}});
     REQUIRE(a.threads == b.threads);
     REQUIRE(a.blocksPerSM == b.blocksPerSM);
     REQUIRE(b.elementUs > 0);

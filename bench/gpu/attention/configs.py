@@ -15,6 +15,9 @@ Kinds:
 prepared and run with this build only.
 """
 
+# The forward kernels' tile, block and pipeline parameters, left to the recommender.
+TILES_AUTO = ["block_M=auto", "block_N=auto", "stages=auto", "threads=auto"]
+
 # Forward shapes: 16k tokens as 4 sequences of 4096 (the issue's GQA row: 32 query heads on 4 KV
 # heads), model dim 2048 for MHA.
 CONFIGS = [
@@ -90,16 +93,16 @@ CONFIGS = [
     # rows of the same shape (the "auto" set). A baseline compiler without `-D NAME=auto` runs
     # them after-only.
     {"id": "fa_d128_auto", "source": "samples/flash_attention.tl",
-     "defines": ["D=128", "causal=false", "block_M=auto", "block_N=auto", "stages=auto", "threads=auto"],
+     "defines": ["D=128", "causal=false", *TILES_AUTO],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     {"id": "fa_d128_causal_auto", "source": "samples/flash_attention.tl",
-     "defines": ["D=128", "causal=true", "block_M=auto", "block_N=auto", "stages=auto", "threads=auto"],
+     "defines": ["D=128", "causal=true", *TILES_AUTO],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 16}},
     {"id": "fa_d64_auto", "source": "samples/flash_attention.tl",
-     "defines": ["D=64", "causal=false", "block_M=auto", "block_N=auto", "stages=auto", "threads=auto"],
+     "defines": ["D=64", "causal=false", *TILES_AUTO],
      "kind": "fwd_bshd", "sizes": {"B": 4, "S": 4096, "H": 32}},
     {"id": "gqa_d128_auto", "source": "tests/corpus/gqa_fwd_bshd.tl",
-     "defines": ["dim=128", "groups=8", "block_M=auto", "block_N=auto", "stages=auto", "threads=auto"],
+     "defines": ["dim=128", "groups=8", *TILES_AUTO],
      "kind": "fwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 32}},
     {"id": "mla_auto", "source": "tests/run/kernels/mla_decode.tl",
      "defines": ["block_H=auto", "block_N=auto", "stages=auto", "threads=auto"],
