@@ -218,7 +218,11 @@ struct TileWorkVisitor : ir::IRVisitor {
         // A reduction's (and a scan's) inputs each take an operation on the lanes.
         if ((op.name().rfind("reduce_", 0) == 0 || op.name() == "cumsum") && !reads.empty())
             w.elementOps += double(reads[0]->elements()) * multiplier;
-        if (pipelineStages > 0)
+        // The pipeline versions what its loads fill (a copy from global memory, an im2col), not
+        // a tile the threads write (MLA's scores staged for the second gemm).
+        const bool fromGlobal = std::any_of(reads.begin(), reads.end(),
+                                            [](const ir::Region* r) { return r->buffer->scope == MemScope::Global; });
+        if (pipelineStages > 0 && fromGlobal)
             for (const ir::Region* r : writes)
                 if (r->buffer->scope == MemScope::Shared) sharedStages[r->buffer.get()] = pipelineStages;
         if (multiplier == 1)
