@@ -32,8 +32,8 @@ struct TileWork {
     double tileLoopTrips = 1;  // per block: most trips around a tile op (a barrier round each)
     // The shared-memory pool as plan-shared-memory would plan it before lowering
     // (passes/SharedLiveness.h): buffers never live at once share bytes (not on the cpu), each
-    // buffer a pipelined loop writes counted once per stage. The lowered kernel's exact pool
-    // adds the compiler's scratch buffers.
+    // buffer a pipelined loop loads into (from global memory) counted once per stage. The
+    // lowered kernel's exact pool adds the compiler's scratch buffers.
     int64_t plannedSharedBytes = 0;
     int64_t blocks = 1;        // the grid, its symbolic sizes at the model's shape
     // The contiguous runs of global memory a block's tile ops move at once (a tile of 64 rows
