@@ -180,7 +180,9 @@ int main(int argc, char** argv) {
     app.add_option("--diagnostics-format", diagFormat, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    app.add_flag("--Werror", options.warningsAsErrors, "Treat warnings as errors");
+    app.add_flag("--Werror", options.warningsAsErrors,
+                 "Treat warnings as errors (also, as in clang: -w, -W<name>, -Wno-<name>, -Werror=<name>, "
+                 "-Wno-error=<name>; each warning prints its name, as [-Wtile-covers-part])");
     app.add_flag("--verify", options.verify,
                  "Check diagnostics against // expected-error {{...}} comments in the input");
     app.add_option("--error-limit,--ferror-limit", options.errorLimit, "Stop after this many errors (0: no limit)")
@@ -210,6 +212,12 @@ int main(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = argc - 1; i >= 1; --i) {
         std::string a = argv[i];
+        // clang's warning flags (-w, -Wno-<name>, -Werror=<name>, ...) go to the diagnostics
+        // engine in the order given; CLI11 never sees them.
+        if (a == "-w" || (a.size() > 2 && a.rfind("-W", 0) == 0 && a != "-Werror")) {
+            options.warningFlags.insert(options.warningFlags.begin(), a);
+            continue;
+        }
         if (a == "-Werror" || a == "-verify" || a == "-fsyntax-only" || a.rfind("-ferror-limit", 0) == 0 ||
             a == "-MD" || a == "-MP" || a == "-MF" || a == "-MT")
             a = "-" + a;

@@ -15,6 +15,7 @@
 #include "support/Diagnostics.h"
 #include "support/LargeStack.h"
 #include "support/Verify.h"
+#include "sema/Scope.h"
 #include "target/Target.h"
 
 #include <fmt/format.h>
@@ -232,6 +233,19 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     SourceFile sourceFile(options.input == "-" ? "<stdin>" : options.input, std::move(text));
     DiagnosticEngine diags(sourceFile);
     diags.setWarningsAsErrors(options.warningsAsErrors);
+    for (const std::string& flag : options.warningFlags) {
+        if (diags.applyWarningFlag(flag)) continue;
+        // As clang: a warning, naming the nearest warning's flag.
+        std::vector<std::string> known;
+        for (int i = 0; i < int(DiagId::Count); ++i)
+            if (std::string w = warningName(DiagId(i)); !w.empty()) known.push_back(w);
+        std::string_view name = flag.substr(std::min<size_t>(flag.size(), 2));
+        for (std::string_view prefix : {"no-", "error="})
+            if (name.rfind(prefix, 0) == 0) name.remove_prefix(prefix.size());
+        std::string best = sema::closestMatch(name, known);
+        diags.reportCommandLine(DiagId::warn_unknown_warning_option, flag,
+                                best.empty() ? std::string() : fmt::format("; did you mean '-W{}'?", best));
+    }
     diags.setErrorLimit(options.errorLimit);
 
     std::string result;

@@ -35,6 +35,7 @@ struct DriverOptions {
     bool syntaxOnly = false;
     bool jsonDiagnostics = false;
     bool warningsAsErrors = false;
+    std::vector<std::string> warningFlags;  // -w, -W<name>, -Wno-<name>, -Werror=<name>, ... in order
     bool verify = false;
     bool color = false;
     unsigned errorLimit = 50;

@@ -46,8 +46,11 @@ void printOne(std::ostream& os, const SourceFile& file, const Diagnostic& d, boo
                                                      : "\033[1;36m";
     os << bold << (d.commandLine ? std::string("tlc") : file.name());
     if (d.range.valid()) os << ':' << d.range.begin.line << ':' << d.range.begin.col;
-    os << ": " << reset << sevColor << severityName(d.severity) << ": " << reset << bold
-       << d.message << reset << '\n';
+    os << ": " << reset << sevColor << severityName(d.severity) << ": " << reset << bold << d.message;
+    // The flag that controls it, as clang prints it (notes of a warning have none).
+    if (std::string w = warningName(d.id); !w.empty() && d.severity != Severity::Note)
+        os << (d.severity == Severity::Error ? " [-Werror,-W" : " [-W") << w << ']';
+    os << reset << '\n';
     if (!d.range.valid()) return;
     std::string_view line = file.line(d.range.begin.line);
     bool validUtf8 = firstInvalidUtf8(line) == std::string_view::npos;
@@ -88,6 +91,7 @@ nlohmann::json toJsonValue(const SourceFile& file, const Diagnostic& d) {
     j["id"] = diagInfo(d.id).name;
     j["severity"] = severityName(d.severity);
     j["message"] = d.message;
+    if (std::string w = warningName(d.id); !w.empty() && d.severity != Severity::Note) j["option"] = "-W" + w;
     j["file"] = file.name();
     if (d.range.valid()) {
         j["line"] = d.range.begin.line;
@@ -114,9 +118,57 @@ const char* severityName(Severity s) {
     return "error";
 }
 
+std::string warningName(DiagId id) {
+    const DiagInfo& info = diagInfo(id);
+    if (info.severity != Severity::Warning) return "";
+    std::string name = info.name;
+    if (name.rfind("warn_", 0) == 0) name = name.substr(5);
+    std::replace(name.begin(), name.end(), '_', '-');
+    return name;
+}
+
+bool DiagnosticEngine::applyWarningFlag(std::string_view flag) {
+    if (flag == "-w" || flag == "-Werror") {
+        (flag == "-w" ? noWarnings_ : werror_) = true;
+        return true;
+    }
+    if (flag.rfind("-W", 0) != 0) return false;
+    std::string_view rest = flag.substr(2);
+    bool on = true, error = false;
+    if (rest.rfind("no-", 0) == 0) {
+        on = false;
+        rest.remove_prefix(3);
+    }
+    if (rest.rfind("error=", 0) == 0) {
+        error = true;
+        rest.remove_prefix(6);
+    }
+    for (int i = 0; i < int(DiagId::Count); ++i) {
+        if (warningName(DiagId(i)) != rest) continue;
+        if (error) {
+            asError_[i] = on;
+            if (on) disabled_.erase(i);  // clang: -Werror=x also turns x on
+        } else if (on) {
+            disabled_.erase(i);
+        } else {
+            disabled_.insert(i);
+        }
+        return true;
+    }
+    return false;
+}
+
 Diagnostic& DiagnosticEngine::add(DiagId id, SourceRange range, std::string message) {
     Severity severity = diagInfo(id).severity;
-    if (severity == Severity::Warning && werror_) severity = Severity::Error;
+    if (severity == Severity::Warning && (noWarnings_ || disabled_.count(int(id)))) {
+        lastDropped_ = true;  // its notes go with it
+        discarded_ = {};
+        return discarded_;
+    }
+    if (severity == Severity::Warning) {
+        auto it = asError_.find(int(id));
+        if (it != asError_.end() ? it->second : werror_) severity = Severity::Error;
+    }
     if (severity == Severity::Error && errorLimitReached()) {
         if (!limitReported_) {
             limitReported_ = true;

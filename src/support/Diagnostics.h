@@ -9,6 +9,8 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -30,6 +32,9 @@ struct DiagInfo {
 };
 const DiagInfo& diagInfo(DiagId id);
 const char* severityName(Severity s);
+// A warning's command-line name, as clang spells them: warn_tile_covers_part is
+// "tile-covers-part" (-Wno-tile-covers-part silences it); "" for notes and errors.
+std::string warningName(DiagId id);
 
 struct Diagnostic {
     DiagId id;
@@ -67,6 +72,10 @@ public:
     void setErrorLimit(unsigned limit) { errorLimit_ = limit; }
     bool errorLimitReached() const { return errorLimit_ != 0 && errorCount_ >= errorLimit_; }
     void setWarningsAsErrors(bool on) { werror_ = on; }
+    // clang's warning flags, applied in order: -w (no warnings), -W<name> / -Wno-<name> (one on
+    // or off), -Werror=<name> / -Wno-error=<name> (one an error, or a warning under -Werror),
+    // -Werror (as setWarningsAsErrors). False for a flag of another form or an unknown name.
+    bool applyWarningFlag(std::string_view flag);
     // While on, a diagnostic that repeats one reported while on (same id, range and message)
     // is dropped with its notes. Lowering turns it on: it may see one statement several times
     // (the software pipeline's prologue, steady state and epilogue are copies of the body).
@@ -92,6 +101,9 @@ private:
     unsigned warningCount_ = 0;
     unsigned errorLimit_ = 0;
     bool werror_ = false;
+    bool noWarnings_ = false;                      // -w
+    std::unordered_set<int> disabled_;             // -Wno-<name>
+    std::unordered_map<int, bool> asError_;        // -Werror=<name> (true), -Wno-error=<name> (false)
     bool limitReported_ = false;
     bool lastDropped_ = false;  // the last report repeated an earlier one: its notes go too
     bool mergeRepeats_ = false;
