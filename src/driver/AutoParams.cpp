@@ -75,10 +75,11 @@ KernelConfig autoConfig(const Program& program, const ast::Kernel& kernel, const
     config.autoValues = best.values;
     config.reason = fmt::format(
         "the recommender's best of {} configurations ({} lowered) for target '{}'{}: estimate {:.1f} us "
-        "(compute {:.1f} us, memory {:.1f} us), {} bytes of shared memory, {} thread{}, {} block{} per SM, "
+        "(compute {:.1f} us{}, memory {:.1f} us), {} bytes of shared memory, {} thread{}, {} block{} per SM, "
         "{} wave{} (see 'tlc recommend')",
         r->tried, r->compiled, target.name, shape.empty() ? std::string() : " at " + shape, best.timeUs,
-        best.computeUs, best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
+        best.computeUs, best.elementUs > 0 ? fmt::format(" of which {:.1f} us element work", best.elementUs) : "",
+        best.memoryUs, best.loweredSharedBytes, best.threads, best.threads == 1 ? "" : "s",
         best.blocksPerSM, best.blocksPerSM == 1 ? "" : "s", best.waves, best.waves == 1 ? "" : "s");
     if (r->measured)
         if (std::string measured = measuredText(*r->measured, best.values); !measured.empty())

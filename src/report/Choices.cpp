@@ -27,7 +27,8 @@ std::string candidates(const Recommendation& r) {
     }
     html += "<table class=\"candidates\">\n<tr><th>rank</th>";
     for (const auto& p : r.params) html += "<th><code>" + esc(p.name) + "</code></th>";
-    html += "<th>estimate (us)</th><th>compute (us)</th><th>memory (us)</th><th>TFLOP/s</th><th>shared</th><th>threads</th>"
+    html += "<th>estimate (us)</th><th>compute (us)</th><th>of it element work (us)</th><th>memory (us)</th><th>TFLOP/s</th>"
+            "<th>shared</th><th>threads</th>"
             "<th>blocks/SM</th><th>waves</th><th>registers (est.)</th>";
     if (r.measured) html += "<th>measured (us)</th><th>measured rank</th>";
     html += "</tr>\n";
@@ -42,9 +43,9 @@ std::string candidates(const Recommendation& r) {
             html += "<td class=\"num\">" + v + "</td>";
         }
         html += fmt::format("<td class=\"num\">{:.1f}</td><td class=\"num\">{:.1f}</td><td class=\"num\">{:.1f}</td><td "
-                            "class=\"num\">{:.1f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}"
-                            "</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                            c.timeUs, c.computeUs, c.memoryUs, c.timeUs > 0 ? c.flops / (c.timeUs * 1e6) : 0.0,
+                            "class=\"num\">{:.1f}</td><td class=\"num\">{:.1f}</td><td class=\"num\">{}</td><td "
+                            "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                            c.timeUs, c.computeUs, c.elementUs, c.memoryUs, c.timeUs > 0 ? c.flops / (c.timeUs * 1e6) : 0.0,
                             c.loweredSharedBytes, c.threads, c.blocksPerSM, c.waves, c.registersPerThread);
         if (r.measured) {
             const MeasuredConfig* m = measuredConfig(*r.measured, c.values);
