@@ -21,7 +21,7 @@ const GpuToolkit kCuda = {
      {DType::F8E5M2, "__nv_fp8_e5m2", "<cuda_fp8.h>", nullptr}},
     {DType::F32, DType::F64, DType::I32, DType::U32, DType::U64, DType::F16, DType::BF16},
     "tl::fast_tanh",  // tanh.approx.f32
-    "math",
+    "fast_tanh",
 };
 
 // HIP (ROCm): __half and hip_bfloat16 from the toolkit, tl::fp8_* from tl_types.h (ROCm 5 has
