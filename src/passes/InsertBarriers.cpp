@@ -403,18 +403,9 @@ public:
         case NodeKind::For: {
             const auto* f = s.as<For>();
             if (f->forKind == ForKind::Parallel) return seq({leaf(accessesOf(s), st, f->loc), s});
-            std::set<const Var*> vars = boundIn(f);
-            auto walkLoop = [&](State in) {
-                Stmt body;
-                for (int round = 0; round < 8; ++round) {
-                    State end = in;
-                    body = process(f->body, end);
-                    State merged = in;
-                    merged.merge(acrossBackEdge(end, vars, f->var.get()));
-                    if (merged == in) break;
-                    in = merged;
-                }
-                return std::make_pair(body, in);
+            const std::set<const Var*> vars = boundIn(f);
+            auto walkLoop = [&](const State& in) {
+                return iterate(in, vars, f->var.get(), [&](State& end) { return process(f->body, end); });
             };
             auto [body, out] = walkLoop(st);
             // What the code before the loop left pending may put a barrier inside the loop that
@@ -438,20 +429,10 @@ public:
             Stmt pre = leaf(accessesOf(w->cond), st, w->loc);
             BoundVars c;
             c.visit(w->body);
-            State in = st;
-            Stmt body;
-            for (int round = 0; round < 8; ++round) {
-                State end = in;
-                body = seq({process(w->body, end), leaf(accessesOf(w->cond), end, w->loc)}, w->body->loc);
-                State merged = in;
-                merged.merge(acrossBackEdge(end, c.bound, nullptr));
-                if (merged == in) {
-                    st = merged;
-                    break;
-                }
-                in = merged;
-                st = merged;
-            }
+            auto [body, out] = iterate(st, c.bound, nullptr, [&](State& end) {
+                return seq({process(w->body, end), leaf(accessesOf(w->cond), end, w->loc)}, w->body->loc);
+            });
+            st = out;
             return seq({pre, whileLoop(w->cond, body, w->loc)});
         }
         case NodeKind::Barrier: st.clear(); return s;
@@ -462,6 +443,24 @@ public:
 private:
     const ThreadDependence& threads_;
     bool globals_;
+
+    // A loop's body walked from the state `in` at its entry until the state at its head stops
+    // changing (what the end of an iteration leaves pending, across the back edge, merged into
+    // `in`; at most 8 rounds): the last walk's body and the state at the head, which is also
+    // the state after the loop. `walkBody` walks one iteration from the state it is given.
+    template <typename WalkBody>
+    std::pair<Stmt, State> iterate(State in, const std::set<const Var*>& bound, const Var* own, WalkBody walkBody) {
+        Stmt body;
+        for (int round = 0; round < 8; ++round) {
+            State end = in;
+            body = walkBody(end);
+            State merged = in;
+            merged.merge(acrossBackEdge(end, bound, own));
+            if (merged == in) break;
+            in = merged;
+        }
+        return {body, in};
+    }
 
     bool onlySomeThreads(const Stmt& s) const {
         bool varies = false;
