@@ -13,7 +13,8 @@ nothing here is a measurement until a GPU has run it (bench/RESULTS.md records t
 An experiment: name, title, what it asks, kind (the runner), shapes, and its kernels, each
 (label, source, -D values). Add one by appending to QUEUE (a new kind needs a runner below).
 Optional: `kernel`, the kernel of a source of several; `recommend`, the parameters to leave to
-the recommender and the shape it models: prepare.py then adds the recommender's rank 1 (the
+the recommender and the shape it models (sizes, and integer scalars that size the grid; `extra`:
+what the runner needs of the pick, as a kernel's fourth element): prepare.py then adds the recommender's rank 1 (the
 source with those parameters `auto`, `tlc recommend`) as a kernel of its own, and the runner
 reports its time over the fastest kernel's (issue 46's goal: within 1.10). With `sizes` there
 (the size symbol of each position of a shape, None for a compile-time one) and a runner that
@@ -326,6 +327,12 @@ QUEUE = [
         "dtype": "f16",
         # (group sizes, K, N)
         "shapes": [((1000, 3000, 2000, 1500), 4096, 4096), (tuple([512, 1024, 768, 256] * 4), 4096, 4096)],
+        # The recommender at the first shape: its grid is the scalar total_m_blocks (the groups' rows
+        # in blocks of 64: 16 + 47 + 32 + 24), which --shape gives the model (issue 46); block_M stays
+        # 64, the host's padding (`extra`: what the runner needs of the pick).
+        "recommend": {"params": ["block_N", "block_K", "num_stages", "threads"],
+                      "shape": {"batch_sum": 7500, "batch_count": 4, "K": 4096, "N": 4096, "total_m_blocks": 119},
+                      "extra": {"block_M": 64}},
         "kernels": [
             ("64x64x32 (TileLang's), deepened", GROUPED_SOURCE, (), {"block_M": 64}),
             ("128x128x64, 256 threads, 4 stages", GROUPED_SOURCE,

@@ -172,7 +172,7 @@ def prepare_experiments(args, out):
             values, sweep = recommended_values(args, out, exp)
             text = ", ".join(f"{k}={v}" for k, v in values.items())
             entries.insert(0, ("rank1", f"recommender's rank 1: {text}", exp["kernels"][0][1],
-                               tuple(f"{k}={v}" for k, v in values.items()), True, {}))
+                               tuple(f"{k}={v}" for k, v in values.items()), True, exp["recommend"].get("extra", {})))
         kernels = []
         for i, label, source, defines, pick, extra in entries:
             kernel = extra.get("kernel") or exp.get("kernel")  # which of the source's kernels

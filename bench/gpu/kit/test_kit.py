@@ -158,21 +158,23 @@ class Experiments(unittest.TestCase):
         self.assertEqual(wrong, 1)
 
     def test_recommend(self):
-        """An experiment that asks for the recommender's pick names parameters of its kernel, all
-        of which its grid varies, and a size of it for the shape."""
+        """An experiment that asks for the recommender's pick names parameters of its kernel (all
+        of which its grid varies, where it files a measured sweep), and sizes or integer scalars
+        of it for the shape."""
         asked = [e for e in experiments.QUEUE if e.get("recommend")]
         self.assertTrue(asked)
         for exp in asked:
             source = os.path.join(prepare.ROOT, exp["kernels"][0][1])
             with open(source) as f:
                 text = f.read()
-            header = text[text.index("kernel " + exp["kernel"]):]
+            header = text[text.index("kernel " + exp.get("kernel", "")):]
             header = header[:header.index(">")]
             for p in exp["recommend"]["params"]:
                 self.assertIn(p + " = ", header)
-                self.assertTrue(all(any(d.startswith(p + "=") for d in defines) for _, _, defines in exp["kernels"]))
-            for size in exp["recommend"]["shape"]:  # a dimension of a tensor parameter
-                self.assertRegex(text, r"\w+\[(\w+, )*" + size + r"[,\]]")
+                if exp["recommend"].get("sizes"):
+                    self.assertTrue(all(any(d.startswith(p + "=") for d in kernel[2]) for kernel in exp["kernels"]))
+            for size in exp["recommend"]["shape"]:  # a dimension of a tensor parameter, or an integer scalar
+                self.assertRegex(text, r"(\w+\[(\w+, )*" + size + r"[,\]])|(\b" + size + r": i32\b)")
 
     def test_measured_sweeps(self):
         """An experiment's times become one measured sweep per shape, in tlc's format: the
