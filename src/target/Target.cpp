@@ -28,6 +28,7 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::Mbarrier, "mbarrier"}, {Feature::Clusters, "clusters"}, {Feature::Mfma, "mfma"},
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
     {Feature::Amx, "amx"},          {Feature::Avx2, "avx2"},         {Feature::Setmaxnreg, "setmaxnreg"},
+    {Feature::VectorAtomicAdd, "vector_atomic_add"},
 };
 
 // The embedded profiles: {file name, JSON text}.

@@ -354,6 +354,25 @@ inline void cp_async_wait_all() {
 }
 } // namespace tl
 
+// The runtime's vector_atomic_add section (tl_cuda.h; red.global.add.v2/.v4.f32), emulated:
+// each element added on its own, as on the GPU, after the alignment check the instruction
+// makes (a misaligned vector faults there, so a fast path taken for a view off the grid shows).
+#define TLC_RUNTIME_TL_CUDA_H_VECTOR_ATOMIC_ADD
+namespace tl {
+inline void atomic_add_v2(float* p, float a, float b) {
+    simt_warp::requireAligned(p, 8, "red.global.add.v2.f32", int(threadIdx.x % 32));
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+}
+inline void atomic_add_v4(float* p, float a, float b, float c, float d) {
+    simt_warp::requireAligned(p, 16, "red.global.add.v4.f32", int(threadIdx.x % 32));
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+    atomicAdd(p + 2, c);
+    atomicAdd(p + 3, d);
+}
+} // namespace tl
+
 // ---- The runtime's Hopper sections, emulated (tl_cuda.h: smem_u32; tl_cuda_mbarrier.h,
 // tl_cuda_tma.h, tl_cuda_wgmma.h: mbarrier, tma, wgmma, setmaxnreg; tma_host, tl_cuda_tma_host.h, is
 // not replaced: it runs against the cuda.h stand-in) ----

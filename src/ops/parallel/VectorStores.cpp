@@ -1,0 +1,144 @@
+// A parallel loop whose body is one store into a global tensor, `C[.., c + j] = value` or
+// `atomic_add(C[.., c + j], value)`, where the loop's domain holds neighbouring columns j in
+// neighbouring slots (an mma accumulator's pairs, the plain layout's vectors): each thread stores
+// a group of those slots as one vector (2 to 16 bytes) instead of element by element. Plain
+// stores go through the vector moves every copy uses (`tl::copy_vec`); atomic adds become one
+// vector reduction (`tl::atomic_add_v2`/`_v4`) on targets with `vector_atomic_add`. The tensor's
+// side is what vectorWidthFor allows, with its launch checks; the general variant, which
+// vectorises no global access, keeps element stores.
+#include "ops/parallel/Parallel.h"
+
+#include "ir/Simplify.h"
+#include "ir/Visitor.h"
+#include "ops/OpUtil.h"
+
+#include <fmt/format.h>
+
+namespace tlc::ops {
+
+using namespace ir;
+
+namespace {
+
+// The lone statement of a body (a sequence of one unwrapped), or an empty statement.
+Stmt only(Stmt at) {
+    while (const auto* q = at.as<Seq>()) {
+        if (q->stmts.size() != 1) return {};
+        at = q->stmts[0];
+    }
+    return at;
+}
+
+// The most consecutive slots the domain's iterations can take as one group of columns: a
+// power of two dividing the local digit the last dimension starts with (slot l % w is column
+// j % w), that every other local digit steps over whole (so the slots of a group differ in
+// that digit alone) and that divides the slots. 1 when the layout has none.
+int64_t slotGroup(const layout::Fragment& D) {
+    const auto& dims = D.dims();
+    if (dims.empty() || dims.back().empty()) return 1;
+    const layout::Term& inner = dims.back().front();  // scale 1: the dimension's lowest digit
+    if (inner.onThread || inner.stride != 1) return 1;
+    int64_t w = 1;
+    while (inner.extent % (w * 2) == 0) w *= 2;
+    for (const auto& terms : dims)
+        for (const auto& t : terms)
+            while (w > 1 && !t.onThread && &t != &inner && t.stride % w != 0) w /= 2;
+    while (w > 1 && D.locals() % w != 0) w /= 2;
+    return w;
+}
+
+} // namespace
+
+std::optional<Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nest, const VectorStoreLoop& loop) {
+    const layout::Fragment& D = loop.domain;
+    // The author's body: one global store, plain or an f32 atomic add the target has vectors of.
+    const auto* source = only(nest.body).as<Store>();
+    if (!source || source->buffer->scope != MemScope::Global || nest.vars.empty()) return std::nullopt;
+    const Buffer& dst = source->buffer;
+    const bool atomic = source->storeKind == StoreKind::AtomicAdd;
+    if (source->storeKind != StoreKind::Plain &&
+        !(atomic && dst->dtype == DType::F32 && ctx.target.has(Feature::VectorAtomicAdd)))
+        return std::nullopt;
+    // The same store after the loop's rewriting (slots, bounds checks), under its check or not.
+    Stmt lowered = only(loop.body);
+    if (const auto* guard = lowered.as<IfThenElse>(); guard && !guard->elseCase) lowered = only(guard->thenCase);
+    const auto* st = lowered.as<Store>();
+    if (!st || st->buffer != dst || st->value->lanes != 1) return std::nullopt;
+
+    // Columns: the loop's last variable, the domain's last dimension; the store's last index
+    // must step with it, every other index stay.
+    const VarPtr& column = nest.vars.back();
+    int64_t group = slotGroup(D);
+    // A loop over part of its domain: a group inside the loop's columns stays inside.
+    while (group > 1 && nest.extents.back() % group != 0) group /= 2;
+    Expr start = startAlong(st->indices.back(), column.get());
+    if (group < 2 || !start) return std::nullopt;
+    for (size_t d = 0; d + 1 < st->indices.size(); ++d)
+        if (uses(st->indices[d], column.get())) return std::nullopt;
+    // The tensor's side: contiguous rows, a start on the vector grid, the launch checks.
+    Region row{dst, st->indices, std::vector<int64_t>(st->indices.size(), 1)};
+    row.starts.back() = start;
+    row.extents.back() = group;
+    const int64_t vec = vectorWidthFor(ctx, row, group, dst->dtype);
+    if (vec < 2) return std::nullopt;
+
+    // Group g runs slots g * vec + k, k < vec: column j + k of the row slot g * vec holds (the
+    // layout says so: slotGroup). Its lets are slot g * vec's; lane k's value is the body's
+    // with that slot and column.
+    VarPtr g = ctx.freshVar("v");
+    VarBounds bounds = loop.bounds;
+    bounds.push_back({g.get(), Interval{0, D.locals() / vec - 1}});
+    const Expr first = Expr(g) * vec;
+    std::vector<Expr> lanes;
+    for (int64_t k = 0; k < vec; ++k)
+        lanes.push_back(simplify(substitute(st->value, {{loop.slot, first + k}, {column, Expr(column) + k}}), bounds));
+    std::vector<Expr> at = st->indices;
+    // One register array read at consecutive slots in the tensor's type moves as it is; any
+    // other values are gathered into a small array first (`C_v`), which moves the same way.
+    Expr value;
+    std::vector<Stmt> gather;
+    Buffer staging;
+    const auto* l0 = lanes[0].as<Load>();
+    bool direct = l0 && l0->buffer->scope == MemScope::Local && l0->dtype == dst->dtype && l0->indices.size() == 1;
+    for (int64_t k = 1; direct && k < vec; ++k) {
+        const auto* lk = lanes[k].as<Load>();
+        const int64_t* step = lk && lk->buffer == l0->buffer ? asConstInt(simplify(lk->indices[0] - l0->indices[0], bounds))
+                                                            : nullptr;
+        direct = step && *step == k;
+    }
+    if (direct) {
+        value = load(l0->buffer, l0->indices, int(vec));
+    } else {
+        staging = makeBuffer(ctx.freshName(dst->name + "_v"), dst->dtype, MemScope::Local, {intImm(vec)});
+        for (int64_t k = 0; k < vec; ++k) gather.push_back(store(staging, {intImm(k)}, cast(dst->dtype, lanes[k]), st->loc));
+        value = load(staging, {intImm(0)}, int(vec));
+    }
+    gather.push_back(store(dst, at, value, st->loc, st->storeKind));
+    Stmt body = seq(gather, st->loc);
+    if (staging) body = allocate(staging, body, st->loc);
+    // The group's check: the writing replica, the whole vector inside the tensor (the launch
+    // check on the last dimension makes vectors end where rows do), the loop's range.
+    Expr ok = simplify(logicalAnd(loop.writer, inBounds(dst, at, vec)), bounds);
+    if (!(asConstInt(ok) && *asConstInt(ok))) body = ifThenElse(ok, body, {}, st->loc);
+    if (!(asConstInt(loop.inRange) && *asConstInt(loop.inRange))) body = ifThenElse(loop.inRange, body, {}, nest.loc);
+    for (size_t d = nest.vars.size(); d-- > 0;)
+        body = letStmt(nest.vars[d], simplify(substitute(loop.binding[d].second, {{loop.slot, first}}), bounds), body,
+                       nest.loc);
+    Stmt result = forLoop(g, intImm(0), intImm(D.locals() / vec), ctx.slotLoopKind(), body, nest.loc);
+
+    std::string over;
+    for (size_t d = 0; d < nest.vars.size(); ++d) over += (d ? ", " : "") + nest.vars[d]->name;
+    const int64_t bytes = vec * dtypeBytes(dst->dtype);
+    ctx.decide(fmt::format("{} of {} in the parallel loop over {}", atomic ? "atomic adds" : "stores", dst->name, over),
+               fmt::format("{} x {} ({} bytes){}", vec, dtypeName(dst->dtype), bytes,
+                           atomic ? ", one vector reduction (red.global.add.v" + std::to_string(vec) + ".f32)"
+                                  : ", one vector store"),
+               "lowering",
+               fmt::format("each thread holds columns {} .. {} + {} of a row in consecutive slots ({}), and {}'s rows "
+                           "take {}-byte vectors (checked at launch; the general variant stores elements)",
+                           column->name, column->name, vec - 1, D.str(), dst->name, bytes),
+               nest.loc);
+    return simplify(result, ctx.bounds());
+}
+
+} // namespace tlc::ops
