@@ -134,8 +134,8 @@ std::optional<Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nes
                            atomic ? ", one vector reduction (red.global.add.v" + std::to_string(vec) + ".f32)"
                                   : ", one vector store"),
                "lowering",
-               fmt::format("each thread holds columns {} .. {} + {} of a row in consecutive slots ({}), and {}'s rows "
-                           "take {}-byte vectors (checked at launch; the general variant stores elements)",
+               fmt::format("each thread holds columns {} .. {} + {} of a row in consecutive slots (the loop runs as {}), "
+                           "and {}'s rows take {}-byte vectors (what the shapes do not show is checked at launch)",
                            column->name, column->name, vec - 1, D.str(), dst->name, bytes),
                nest.loc);
     return simplify(result, ctx.bounds());
