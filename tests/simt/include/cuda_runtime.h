@@ -152,6 +152,40 @@ inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsig
     return old;
 }
 
+// The runtime's vector_moves section (tl_gpu.h), for CUDA and HIP alike: the same moves after the
+// alignment check the GPU's vector accesses make (a misaligned one faults there, where x86 would
+// carry on), so a vector move the fast path takes for a tensor off the vector grid shows.
+#define TLC_RUNTIME_TL_GPU_H_VECTOR_MOVES
+namespace tl {
+template <int Bytes> struct vector_word;
+template <> struct vector_word<1> { using type = unsigned char; };
+template <> struct vector_word<2> { using type = unsigned short; };
+template <> struct vector_word<4> { using type = unsigned int; };
+template <> struct vector_word<8> { using type = uint2; };
+template <> struct vector_word<16> { using type = uint4; };
+namespace simt_vector {
+inline void requireAligned(const void* p, int bytes, const char* what) {
+    const int need = bytes < 16 ? bytes : 16;
+    if (reinterpret_cast<std::uintptr_t>(p) % unsigned(need) != 0) {
+        std::fprintf(stderr, "simt: %s of %d bytes: thread %u passes %p, not %d-byte aligned\n", what, bytes,
+                     threadIdx.x, p, need);
+        std::abort();
+    }
+}
+} // namespace simt_vector
+template <int Bytes> void copy_vec(void* dst, const void* src) {
+    static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+    simt_vector::requireAligned(dst, Bytes, "tl::copy_vec destination");
+    simt_vector::requireAligned(src, Bytes, "tl::copy_vec source");
+    std::memcpy(dst, src, Bytes);
+}
+template <int Bytes> void fill_zero(void* dst) {
+    static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+    simt_vector::requireAligned(dst, Bytes, "tl::fill_zero destination");
+    std::memset(dst, 0, Bytes);
+}
+} // namespace tl
+
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float __log2f(float x) { return std::log2(x); }
