@@ -1,5 +1,5 @@
 // A parallel loop whose body is one store into a global tensor, `C[.., c + j] = value` or
-// `atomic_add(C[.., c + j], value)`, where the loop's domain holds neighbouring columns j in
+// `atomic_add(C[.., c + j], value)` (under conditions that do not read j, or none), where the loop's domain holds neighbouring columns j in
 // neighbouring slots (an mma accumulator's pairs, the plain layout's vectors): each thread stores
 // a group of those slots as one vector (2 to 16 bytes) instead of element by element. Plain
 // stores go through the vector moves every copy uses (`tl::copy_vec`); atomic adds become one
@@ -51,23 +51,40 @@ int64_t slotGroup(const layout::Fragment& D) {
 
 std::optional<Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nest, const VectorStoreLoop& loop) {
     const layout::Fragment& D = loop.domain;
-    // The author's body: one global store, plain or an f32 atomic add the target has vectors of.
-    const auto* source = only(nest.body).as<Store>();
-    if (!source || source->buffer->scope != MemScope::Global || nest.vars.empty()) return std::nullopt;
+    if (nest.vars.empty()) return std::nullopt;
+    const VarPtr& column = nest.vars.back();
+    // The author's body: one global store, plain or an f32 atomic add the target has vectors of,
+    // under conditions that do not read the column (grouped GEMM's `if (i < actual_rows)`), which
+    // every lane of a group meets alike.
+    Stmt authored = only(nest.body);
+    size_t guards = 0;
+    for (; const auto* guard = authored.as<IfThenElse>(); ++guards) {
+        if (guard->elseCase || uses(guard->cond, column.get())) return std::nullopt;
+        authored = only(guard->thenCase);
+    }
+    const auto* source = authored.as<Store>();
+    if (!source || source->buffer->scope != MemScope::Global) return std::nullopt;
     const Buffer& dst = source->buffer;
     const bool atomic = source->storeKind == StoreKind::AtomicAdd;
     if (source->storeKind != StoreKind::Plain &&
         !(atomic && dst->dtype == DType::F32 && ctx.target.has(Feature::VectorAtomicAdd)))
         return std::nullopt;
-    // The same store after the loop's rewriting (slots, bounds checks), under its check or not.
+    // The same after the loop's rewriting (slots, bounds checks): the author's conditions, then
+    // the store under its check or not.
     Stmt lowered = only(loop.body);
+    std::vector<const IfThenElse*> conditions;
+    for (size_t k = 0; k < guards; ++k) {
+        const auto* guard = lowered.as<IfThenElse>();
+        if (!guard || guard->elseCase) return std::nullopt;
+        conditions.push_back(guard);
+        lowered = only(guard->thenCase);
+    }
     if (const auto* guard = lowered.as<IfThenElse>(); guard && !guard->elseCase) lowered = only(guard->thenCase);
     const auto* st = lowered.as<Store>();
     if (!st || st->buffer != dst || st->value->lanes != 1) return std::nullopt;
 
     // Columns: the loop's last variable, the domain's last dimension; the store's last index
     // must step with it, every other index stay.
-    const VarPtr& column = nest.vars.back();
     int64_t group = slotGroup(D);
     // A loop over part of its domain: a group inside the loop's columns stays inside.
     while (group > 1 && nest.extents.back() % group != 0) group /= 2;
@@ -120,6 +137,9 @@ std::optional<Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nes
     // check on the last dimension makes vectors end where rows do), the loop's range.
     Expr ok = simplify(logicalAnd(loop.writer, inBounds(dst, at, vec)), bounds);
     if (!(asConstInt(ok) && *asConstInt(ok))) body = ifThenElse(ok, body, {}, st->loc);
+    for (size_t k = conditions.size(); k-- > 0;)
+        body = ifThenElse(simplify(substitute(conditions[k]->cond, {{loop.slot, first}}), bounds), body, {},
+                          conditions[k]->loc);
     if (!(asConstInt(loop.inRange) && *asConstInt(loop.inRange))) body = ifThenElse(loop.inRange, body, {}, nest.loc);
     for (size_t d = nest.vars.size(); d-- > 0;)
         body = letStmt(nest.vars[d], simplify(substitute(loop.binding[d].second, {{loop.slot, first}}), bounds), body,
