@@ -587,11 +587,7 @@ void CEmitter::emitStore(const Store* s) {
     std::string target = elementText(b, s->indices);
     int lanes = s->value->lanes;
     if (lanes > 1) {
-        if (s->storeKind == StoreKind::AtomicAdd) {
-            emitVectorAtomicAdd(s, target);
-            return;
-        }
-        if (s->storeKind != StoreKind::Plain) throw EmitError("emit: a vector atomic min or max");
+        if (s->storeKind != StoreKind::Plain) throw EmitError("emit: a vector atomic add");
         int bytes = lanes * dtypeBits(b->dtype) / 8;
         bool supported = bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || (bytes % 16 == 0 && bytes > 0);
         if (!supported) throw EmitError(fmt::format("emit: a vector move of {} bytes into '{}'", bytes, b->name));
@@ -623,24 +619,6 @@ void CEmitter::emitStore(const Store* s) {
     if (s->storeKind == StoreKind::AtomicAdd) emitAtomicAdd(s, target, value);
     else if (s->storeKind != StoreKind::Plain) emitAtomicMinMax(s, target, value, s->storeKind == StoreKind::AtomicMax);
     else line(target + " = " + value + ";");
-}
-
-// A parallel loop's atomic adds of neighbouring f32 elements as one vector reduction
-// (ops/parallel/VectorStores.cpp, targets with vector_atomic_add): tl::atomic_add_v2(&C[..], a, b).
-void CEmitter::emitVectorAtomicAdd(const Store* s, const std::string& target) {
-    const int lanes = s->value->lanes;
-    const Load* src = s->value.as<Load>();
-    if (!src || s->buffer->dtype != DType::F32 || src->dtype != DType::F32 || (lanes != 2 && lanes != 4))
-        throw EmitError("emit: a vector atomic add other than 2 or 4 f32 elements of a register array: " +
-                        printExpr(s->value));
-    needSection("vector_atomic_add");
-    std::string values;
-    for (int k = 0; k < lanes; ++k) {
-        std::vector<Expr> at = src->indices;
-        at.back() = simplify(at.back() + k);
-        values += ", " + elementText(src->buffer, at);
-    }
-    line(fmt::format("tl::atomic_add_v{}(&{}{});", lanes, target, values));
 }
 
 void CEmitter::emitFor(const For* f) {

@@ -126,7 +126,6 @@ protected:
     virtual void emitSharedOrLocal(const ir::Allocate* a) = 0;  // declares the buffer
     virtual void emitBarrier() = 0;
     virtual void emitAtomicAdd(const ir::Store* s, const std::string& target, const std::string& value) = 0;
-    void emitVectorAtomicAdd(const ir::Store* s, const std::string& target);
     virtual void emitAtomicMinMax(const ir::Store* s, const std::string& target, const std::string& value,
                                   bool max) = 0;
     virtual std::string loopPragma(const ir::For* f) const = 0;  // "" for none

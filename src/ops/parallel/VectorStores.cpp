@@ -1,11 +1,10 @@
 // A parallel loop whose body is one store into a global tensor, `C[.., c + j] = value` or
 // `atomic_add(C[.., c + j], value)` (under conditions that do not read j, or none), where the loop's domain holds neighbouring columns j in
 // neighbouring slots (an mma accumulator's pairs, the plain layout's vectors): each thread stores
-// a group of those slots as one vector (2 to 16 bytes) instead of element by element. Plain
-// stores go through the vector moves every copy uses (`tl::copy_vec`); atomic adds become one
-// vector reduction (`tl::atomic_add_v2`/`_v4`) on targets with `vector_atomic_add`. The tensor's
-// side is what vectorWidthFor allows, with its launch checks; the general variant, which
-// vectorises no global access, keeps element stores.
+// a group of those slots as one vector (2 to 16 bytes) instead of element by element: one
+// `tl::store_vec`, or for atomic adds one vector reduction (`tl::atomic_add_v2`/`_v4`) on targets
+// with `vector_atomic_add`. The tensor's side is what vectorWidthFor allows, as for copies, with
+// its launch checks; the general variant, which vectorises no global access, keeps element stores.
 #include "ops/parallel/Parallel.h"
 
 #include "ir/Simplify.h"
@@ -109,30 +108,13 @@ std::optional<Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nes
     std::vector<Expr> lanes;
     for (int64_t k = 0; k < vec; ++k)
         lanes.push_back(simplify(substitute(st->value, {{loop.slot, first + k}, {column, Expr(column) + k}}), bounds));
+    // One call stores the lanes: tl::store_vec(&C[..], a, b, ..) (the values packed into one
+    // vector in registers: an array written by elements and read as a vector, hipcc kept in
+    // scratch), or tl::atomic_add_v2/_v4(&C[..], a, b, ..).
     std::vector<Expr> at = st->indices;
-    // One register array read at consecutive slots in the tensor's type moves as it is; any
-    // other values are gathered into a small array first (`C_v`), which moves the same way.
-    Expr value;
-    std::vector<Stmt> gather;
-    Buffer staging;
-    const auto* l0 = lanes[0].as<Load>();
-    bool direct = l0 && l0->buffer->scope == MemScope::Local && l0->dtype == dst->dtype && l0->indices.size() == 1;
-    for (int64_t k = 1; direct && k < vec; ++k) {
-        const auto* lk = lanes[k].as<Load>();
-        const int64_t* step = lk && lk->buffer == l0->buffer ? asConstInt(simplify(lk->indices[0] - l0->indices[0], bounds))
-                                                            : nullptr;
-        direct = step && *step == k;
-    }
-    if (direct) {
-        value = load(l0->buffer, l0->indices, int(vec));
-    } else {
-        staging = makeBuffer(ctx.freshName(dst->name + "_v"), dst->dtype, MemScope::Local, {intImm(vec)});
-        for (int64_t k = 0; k < vec; ++k) gather.push_back(store(staging, {intImm(k)}, cast(dst->dtype, lanes[k]), st->loc));
-        value = load(staging, {intImm(0)}, int(vec));
-    }
-    gather.push_back(store(dst, at, value, st->loc, st->storeKind));
-    Stmt body = seq(gather, st->loc);
-    if (staging) body = allocate(staging, body, st->loc);
+    std::vector<Expr> args{call("address_of", DType::I64, {load(dst, at)})};
+    for (const Expr& lane : lanes) args.push_back(cast(dst->dtype, lane));
+    Stmt body = evaluate(call(atomic ? "atomic_add_vec" : "store_vec", DType::I32, args), st->loc);
     // The group's check: the writing replica, the whole vector inside the tensor (the launch
     // check on the last dimension makes vectors end where rows do), the loop's range.
     Expr ok = simplify(logicalAnd(loop.writer, inBounds(dst, at, vec)), bounds);

@@ -152,9 +152,10 @@ inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsig
     return old;
 }
 
-// The runtime's vector_moves section (tl_gpu.h), for CUDA and HIP alike: the same moves after the
-// alignment check the GPU's vector accesses make (a misaligned one faults there, where x86 would
-// carry on), so a vector move the fast path takes for a tensor off the vector grid shows.
+// The runtime's vector_moves section (tl_gpu.h), for CUDA and HIP alike: the same moves and
+// stores after the alignment check the GPU's vector accesses make (a misaligned one faults there,
+// where x86 would carry on), so a vector access the fast path takes for a tensor off the vector
+// grid shows.
 #define TLC_RUNTIME_TL_GPU_H_VECTOR_MOVES
 namespace tl {
 template <int Bytes> struct vector_word;
@@ -178,6 +179,13 @@ template <int Bytes> void copy_vec(void* dst, const void* src) {
     simt_vector::requireAligned(dst, Bytes, "tl::copy_vec destination");
     simt_vector::requireAligned(src, Bytes, "tl::copy_vec source");
     std::memcpy(dst, src, Bytes);
+}
+template <typename T, typename... V> void store_vec(T* dst, V... values) {
+    constexpr int Bytes = int(sizeof(T) * sizeof...(V));
+    static_assert(Bytes <= 16, "one vector of at most 16 bytes");
+    simt_vector::requireAligned(dst, Bytes, "tl::store_vec destination");
+    const T lanes[] = {T(values)...};
+    std::memcpy(static_cast<void*>(dst), static_cast<const void*>(lanes), Bytes);
 }
 template <int Bytes> void fill_zero(void* dst) {
     static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
