@@ -158,38 +158,35 @@ inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsig
 // grid shows.
 #define TLC_RUNTIME_TL_GPU_H_VECTOR_MOVES
 namespace tl {
-template <int Bytes> struct vector_word;
-template <> struct vector_word<1> { using type = unsigned char; };
-template <> struct vector_word<2> { using type = unsigned short; };
-template <> struct vector_word<4> { using type = unsigned int; };
-template <> struct vector_word<8> { using type = uint2; };
-template <> struct vector_word<16> { using type = uint4; };
-namespace simt_vector {
-inline void requireAligned(const void* p, int bytes, const char* what) {
-    const int need = bytes < 16 ? bytes : 16;
-    if (reinterpret_cast<std::uintptr_t>(p) % unsigned(need) != 0) {
-        std::fprintf(stderr, "simt: %s of %d bytes: thread %u passes %p, not %d-byte aligned\n", what, bytes,
-                     threadIdx.x, p, need);
+namespace simt_warp {
+// The alignment an instruction needs of an address (ldmatrix's rows, vector accesses).
+inline void requireAligned(const void* p, unsigned bytes, const char* what, int lane) {
+    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) {
+        std::fprintf(stderr, "simt: %s: lane %d passes %p, not %u-byte aligned\n", what, lane, p, bytes);
         std::abort();
     }
 }
-} // namespace simt_vector
+// A vector access of `bytes` (16-byte pieces past 16).
+inline void requireVectorAligned(const void* p, int bytes, const char* what) {
+    requireAligned(p, unsigned(bytes < 16 ? bytes : 16), what, int(threadIdx.x % 32));
+}
+} // namespace simt_warp
 template <int Bytes> void copy_vec(void* dst, const void* src) {
     static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
-    simt_vector::requireAligned(dst, Bytes, "tl::copy_vec destination");
-    simt_vector::requireAligned(src, Bytes, "tl::copy_vec source");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::copy_vec destination");
+    simt_warp::requireVectorAligned(src, Bytes, "tl::copy_vec source");
     std::memcpy(dst, src, Bytes);
 }
 template <typename T, typename... V> void store_vec(T* dst, V... values) {
     constexpr int Bytes = int(sizeof(T) * sizeof...(V));
     static_assert(Bytes <= 16, "one vector of at most 16 bytes");
-    simt_vector::requireAligned(dst, Bytes, "tl::store_vec destination");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::store_vec destination");
     const T lanes[] = {T(values)...};
     std::memcpy(static_cast<void*>(dst), static_cast<const void*>(lanes), Bytes);
 }
 template <int Bytes> void fill_zero(void* dst) {
     static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
-    simt_vector::requireAligned(dst, Bytes, "tl::fill_zero destination");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::fill_zero destination");
     std::memset(dst, 0, Bytes);
 }
 } // namespace tl
@@ -226,12 +223,6 @@ namespace simt_warp {
 inline void requireFullWarp(int count, const char* what) {
     if (count != 32) {
         std::fprintf(stderr, "simt: %s with %d of 32 lanes\n", what, count);
-        std::abort();
-    }
-}
-inline void requireAligned(const void* p, unsigned bytes, const char* what, int lane) {
-    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) {
-        std::fprintf(stderr, "simt: %s: lane %d passes %p, not %u-byte aligned\n", what, lane, p, bytes);
         std::abort();
     }
 }
@@ -402,12 +393,12 @@ inline void cp_async_wait_all() {
 #define TLC_RUNTIME_TL_CUDA_H_VECTOR_ATOMIC_ADD
 namespace tl {
 inline void atomic_add_v2(float* p, float a, float b) {
-    simt_warp::requireAligned(p, 8, "red.global.add.v2.f32", int(threadIdx.x % 32));
+    simt_warp::requireVectorAligned(p, 8, "red.global.add.v2.f32");
     atomicAdd(p, a);
     atomicAdd(p + 1, b);
 }
 inline void atomic_add_v4(float* p, float a, float b, float c, float d) {
-    simt_warp::requireAligned(p, 16, "red.global.add.v4.f32", int(threadIdx.x % 32));
+    simt_warp::requireVectorAligned(p, 16, "red.global.add.v4.f32");
     atomicAdd(p, a);
     atomicAdd(p + 1, b);
     atomicAdd(p + 2, c);
