@@ -73,8 +73,11 @@ protected:
         }
         // The cpu's row stores (tl_cpu.h, streaming_stores) write the tensor their first argument
         // addresses; a copy whose tile always fits has no element store beside them.
-        // Split-K's arrival (tl::split_k_arrive) adds to the counter it addresses.
-        if ((c->name == "store_row" || c->name == "store_line" || c->name == "split_k_arrive") && !c->args.empty())
+        // Split-K's arrival (tl::split_k_arrive) adds to the counter it addresses; a parallel
+        // loop's vector stores (tl::store_vec, tl::atomic_add_v2/_v4) write where theirs points.
+        if ((c->name == "store_row" || c->name == "store_line" || c->name == "split_k_arrive" ||
+             c->name == "store_vec" || c->name == "atomic_add_vec") &&
+            !c->args.empty())
             if (const Call* addr = c->args[0].as<Call>(); addr && addr->name == "address_of")
                 if (const Load* l = addr->args[0].as<Load>()) touch(l->buffer).stored = true;
         // A TMA store writes the tensor its map describes (marked by analyzeKernel).

@@ -293,6 +293,23 @@ std::string GpuEmitter::callText(const Call* c, const std::vector<std::string>& 
         arity(0);
         return "__threadfence()";
     }
+    // A parallel loop's stores of neighbouring columns (ops/parallel/VectorStores.cpp): the
+    // element's address and the lanes' values.
+    if (n == "store_vec" || n == "atomic_add_vec") {
+        const size_t lanes = args.size() - 1;
+        if (args.empty() || (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16))
+            throw EmitError(fmt::format("emit: {} of {} values", n, args.size() - 1));
+        std::string list;
+        for (const auto& a : args) list += (list.empty() ? "" : ", ") + a;
+        if (n == "store_vec") {
+            needSection("vector_moves");
+            return "tl::store_vec(" + list + ")";
+        }
+        if (lanes > 4 || c->args[1].dtype() != DType::F32)
+            throw EmitError(fmt::format("emit: a vector atomic add of {} x {}", lanes, dtypeName(c->args[1].dtype())));
+        needSection("vector_atomic_add");
+        return fmt::format("tl::atomic_add_v{}({})", lanes, list);
+    }
     if (n == "split_k_arrive") {
         arity(1);
         needSection("split_k");

@@ -144,6 +144,15 @@ int64_t vectorWidthFor(LowerContext& ctx, const Region& r, int64_t inner, DType 
     return vec;
 }
 
+Expr startAlong(const Expr& index, const Var* v) {
+    if (index.as<Var>() == v) return intImm(0);
+    if (const auto* add = index.as<Binary>(); add && add->op == BinaryOp::Add) {
+        if (add->b.as<Var>() == v && !uses(add->a, v)) return add->a;
+        if (add->a.as<Var>() == v && !uses(add->b, v)) return add->b;
+    }
+    return {};
+}
+
 std::vector<std::string> indexNames(size_t rank) {
     static const char* kNames[] = {"i", "j", "k"};
     std::vector<std::string> out;

@@ -58,6 +58,10 @@ int64_t widestVector(int64_t inner, int64_t elemBytes);
 // strides become launch checks (recorded in ctx).
 int64_t vectorWidthFor(LowerContext& ctx, const ir::Region& r, int64_t inner, DType moveType);
 
+// Where a run of consecutive `v` starts in an index of the form `v`, `s + v` or `v + s` (s free
+// of v): s, or 0 for `v` alone. Null for any other form (a vector move along v needs one).
+ir::Expr startAlong(const ir::Expr& index, const ir::Var* v);
+
 using OffsetsBody = std::function<ir::Stmt(const std::vector<ir::Expr>& offsets)>;
 // Spreads the elements of a tile of `extents` over the block's threads, `vec` consecutive
 // elements of the last dimension at a time: body gets the tile offsets of a vector's first

@@ -166,13 +166,7 @@ private:
         auto startOf = [&](const std::vector<Expr>& idx) -> Expr {
             for (size_t d = 0; d + 1 < idx.size(); ++d)
                 if (uses(idx[d], v)) return {};
-            // `v`, `start + v` or `v + start`.
-            Expr start;
-            if (const auto* var = idx.back().as<Var>(); var == v) start = intImm(0);
-            if (const auto* add = idx.back().as<Binary>(); add && add->op == BinaryOp::Add) {
-                if (add->b.as<Var>() == v && !uses(add->a, v)) start = add->a;
-                if (add->a.as<Var>() == v && !uses(add->b, v)) start = add->b;
-            }
+            Expr start = ops::startAlong(idx.back(), v);
             if (!start || knownMultiple(withLets(start)) % *lanes != 0) return {};
             return start;
         };

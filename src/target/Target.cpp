@@ -28,6 +28,7 @@ constexpr std::pair<Feature, std::string_view> kFeatureNames[] = {
     {Feature::Mbarrier, "mbarrier"}, {Feature::Clusters, "clusters"}, {Feature::Mfma, "mfma"},
     {Feature::MfmaFp8, "mfma_fp8"}, {Feature::Avx512, "avx512"},     {Feature::Avx512Bf16, "avx512_bf16"},
     {Feature::Amx, "amx"},          {Feature::Avx2, "avx2"},         {Feature::Setmaxnreg, "setmaxnreg"},
+    {Feature::VectorAtomicAdd, "vector_atomic_add"},
 };
 
 // The embedded profiles: {file name, JSON text}.
@@ -225,6 +226,9 @@ void checkConsistent(Target& t) {
     if (t.maxThreadsPerBlock % t.warpSize != 0)
         throw SchemaError{fmt::format("field 'max_threads_per_block' ({}) is not a multiple of 'warp_size' ({})",
                                       t.maxThreadsPerBlock, t.warpSize)};
+    // The vector reduction is PTX (red.global.add.v2/.v4.f32): the CUDA runtime has the helper.
+    if (t.has(Feature::VectorAtomicAdd) && t.backend != Backend::Cuda)
+        throw SchemaError{"feature 'vector_atomic_add' is for cuda targets (PTX red.global.add.v2/.v4.f32)"};
     if (t.maxClusterSize > 1 && !t.has(Feature::Clusters))
         throw SchemaError{"field 'max_cluster_size' needs the feature 'clusters'"};
     // Left out beside the feature: CUDA's portable limit.

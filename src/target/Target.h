@@ -32,6 +32,9 @@ enum class Feature : unsigned {
     Amx = 1u << 12,
     Setmaxnreg = 1u << 13,  // sm90a: setmaxnreg (warp specialisation moves registers)
     Avx2 = 1u << 14,        // with FMA (x86-64-v3)
+    // sm90: f32 vector reductions into global memory, red.global.add.v2.f32 / .v4.f32 (8 and
+    // 16 bytes; PTX 8.1): a parallel loop's atomic_add of neighbouring elements as one
+    VectorAtomicAdd = 1u << 15,
 };
 constexpr unsigned operator|(Feature a, Feature b) { return unsigned(a) | unsigned(b); }
 constexpr unsigned operator|(unsigned a, Feature b) { return a | unsigned(b); }

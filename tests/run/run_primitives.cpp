@@ -740,9 +740,13 @@ void overlapCopies(int M, int N) {
 // Split-K (tests/run/kernels/split_k.tl): `let`s between the grid and the pipelined loop give
 // each z-block its run of k-tiles (on sm90 the warp-specialised producer needs them too, and
 // some runs are empty); the partial products go to slices of C, or are added into C element
-// by element with atomic_add. Each slice against its own double reference.
-void splitKGemms(int M, int N, int K) {
-    std::string at = " " + dims({M, N, K});
+// by element with atomic_add. Each slice against its own double reference. Both stores take
+// the accumulator's neighbouring columns as one vector (sm90: one vector reduction); `shift`
+// places the outputs that many elements into their buffers, where the fast path's vectors
+// cannot go: the launchers run the general variants (element stores), and nothing around the
+// outputs is written.
+void splitKGemms(int M, int N, int K, int shift = 0) {
+    std::string at = " " + dims({M, N, K}) + (shift ? " output shifted by " + std::to_string(shift) : "");
     const int splits = 3, bk = 16;
     auto A = random<tl::half>(size_t(M) * K, 51), B = random<tl::half>(size_t(K) * N, 52);
     auto range = [&](int lo, int hi) {
@@ -755,14 +759,28 @@ void splitKGemms(int M, int N, int K) {
         auto p = range(std::min(K, z * perSplit * bk), std::min(K, (z + 1) * perSplit * bk));
         parts.insert(parts.end(), p.begin(), p.end());
     }
-    std::vector<float> C(splits * size_t(M) * N, -7.0f);
+    // Each output with `shift` sentinels before it and after it.
+    auto inside = [&](const std::vector<float>& buffer, size_t n) {
+        return std::vector<float>(buffer.begin() + shift, buffer.begin() + shift + std::ptrdiff_t(n));
+    };
+    auto untouched = [&](const std::string& what, const std::vector<float>& buffer, size_t n, float sentinel) {
+        if (!shift) return;
+        std::vector<float> around(buffer.begin(), buffer.begin() + shift);
+        around.insert(around.end(), buffer.begin() + shift + std::ptrdiff_t(n), buffer.end());
+        check(what + " elements around the output untouched" + at, around, std::vector<double>(around.size(), sentinel),
+              0, 0);
+    };
+    const size_t partsSize = splits * size_t(M) * N, sumSize = size_t(M) * N;
+    std::vector<float> C(partsSize + 2 * shift, -7.0f);
     expectStatus("gemm_split_parts status" + at,
-                 tl_kernels::gemm_split_parts(A.data(), B.data(), C.data(), M, K, N), 0);
-    check("split-K partial products, lets before the pipelined loop" + at, C, parts, 1e-4, 1e-4);
-    std::vector<float> sum(size_t(M) * N, 0.0f);
+                 tl_kernels::gemm_split_parts(A.data(), B.data(), C.data() + shift, M, K, N), 0);
+    check("split-K partial products, lets before the pipelined loop" + at, inside(C, partsSize), parts, 1e-4, 1e-4);
+    untouched("gemm_split_parts", C, partsSize, -7.0f);
+    std::vector<float> sum(sumSize + 2 * shift, 0.0f);
     expectStatus("gemm_split_atomic status" + at,
-                 tl_kernels::gemm_split_atomic(A.data(), B.data(), sum.data(), M, K, N), 0);
-    check("split-K, partials added by element atomic_add" + at, sum, range(0, K), 1e-4, 1e-4);
+                 tl_kernels::gemm_split_atomic(A.data(), B.data(), sum.data() + shift, M, K, N), 0);
+    check("split-K, partials added by element atomic_add" + at, inside(sum, sumSize), range(0, K), 1e-4, 1e-4);
+    untouched("gemm_split_atomic", sum, sumSize, 0.0f);
 }
 
 // Element atomic_add of i32 and f16 under contention: a histogram and per-bin sums of weights
@@ -1190,6 +1208,7 @@ int main() {
     // Split-K: runs of 1 (K = 40: 3 tiles), empty runs (K = 8, 16), partial runs and tiles (200).
     for (int K : {8, 16, 40, 200}) splitKGemms(72, 88, K);
     splitKGemms(128, 64, 520);
+    splitKGemms(72, 88, 40, 1);
     histogram(1000);
     histogram(1003);
     wholeTiles(64, 128);

@@ -103,6 +103,8 @@ TEST_CASE("profiles: errors name the problem") {
     CHECK(parseError(R"({"name": "x", "base": "sm81"})").find("field 'base': unknown target 'sm81'") == 0);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "features": ["tma", "warp_drive"]})")
               .find("unknown feature 'warp_drive'") != std::string::npos);
+    CHECK(parseError(R"({"name": "x", "base": "gfx90a", "features": ["mfma", "vector_atomic_add"]})")
+              .find("'vector_atomic_add' is for cuda targets") != std::string::npos);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "shared_mem_per_block": 300000})")
               .find("larger than 'shared_mem_per_sm'") != std::string::npos);
     CHECK(parseError(R"({"name": "x", "base": "sm80", "sm_count": 0})").find("field 'sm_count' is 0") == 0);

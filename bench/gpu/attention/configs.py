@@ -110,6 +110,10 @@ CONFIGS = [
     # The backward of TileLang's example (d64, 16 heads, 4 x 4096 tokens).
     {"id": "bwd_d64", "source": "tests/corpus/mha_bwd_bshd.tl", "defines": [],
      "kind": "bwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
+    {"id": "bwd_d64_causal", "source": "tests/corpus/mha_bwd_bshd.tl", "defines": ["is_causal=true"],
+     "kind": "bwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
+    {"id": "bwd_d128", "source": "tests/corpus/mha_bwd_bshd.tl", "defines": ["dim=128"],
+     "kind": "bwd_bshd", "sizes": {"batch": 4, "seq_len": 4096, "heads": 16}},
 ]
 
 # --quick: the rows of the issue's table that this experiment was made for.
@@ -129,4 +133,8 @@ SETS = {
     "schedule": ["fa_d128", "fa_d128_causal", "fa_d128_128x128", "fa_d128_128x128_causal", "fa_d64",
                  "fa_d64_128x128", "gqa_d128", "gqa_d128_causal", "gqa_d128_128x128", "gqa_d128_128x128_causal",
                  "mla_tilelang", "fa_fp8_d128", "fa_fp8_d128_128x128", "fa_d128_overlap", "fa_d128_128x128_overlap", "fa_d128_128x128_causal_overlap"],
+    # A parallel loop's atomic_add of dQ as 2 x f32 vector reductions (docs/lowering.md, "Vector
+    # stores from parallel loops") against element atomics: run with --baseline-rev at the commit
+    # before the change. decode_d128's combine stores its rows as vectors too.
+    "vector_stores": ["bwd_d64", "bwd_d64_causal", "bwd_d128", "decode_d128"],
 }

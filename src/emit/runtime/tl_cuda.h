@@ -25,6 +25,21 @@ __device__ __forceinline__ float fast_tanh(float x) {
 } // namespace tl
 // tlc:end
 
+// tlc:section vector_atomic_add
+namespace tl {
+// atomic_add of 2 or 4 neighbouring f32 elements in one reduction (sm_90, PTX 8.1:
+// red.global.add.v2/.v4.f32; p 8- or 16-byte aligned, in global memory). Each element is added
+// atomically on its own, as element atomicAdds would; nothing is returned. A parallel loop's
+// atomic_add over an accumulator's neighbouring columns (docs/lowering.md).
+__device__ __forceinline__ void atomic_add_v2(float* p, float a, float b) {
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ void atomic_add_v4(float* p, float a, float b, float c, float d) {
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+} // namespace tl
+// tlc:end
+
 // tlc:section smem_u32
 #include <cstdint>
 namespace tl {

@@ -117,6 +117,36 @@ __device__ __forceinline__ void copy_vec(void* dst, const void* src) {
         for (int i = 0; i < Bytes / 16; ++i) static_cast<uint4*>(dst)[i] = static_cast<const uint4*>(src)[i];
     }
 }
+// The bits of one element, its low bytes first.
+template <typename T> __device__ __forceinline__ unsigned long long lane_bits(T v) {
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long b;
+        __builtin_memcpy(static_cast<void*>(&b), static_cast<const void*>(&v), 8);
+        return b;
+    } else {
+        typename vector_word<int(sizeof(T))>::type b;
+        __builtin_memcpy(static_cast<void*>(&b), static_cast<const void*>(&v), sizeof(T));
+        return b;
+    }
+}
+// Stores the values, converted to T, as one vector of sizeof(T) x their count bytes (2 to 16, a
+// power of two; dst aligned to it): a parallel loop's neighbouring columns. The lanes are packed
+// by shifts into 64-bit halves (an array of them read as one word, hipcc kept in scratch).
+template <typename T, typename... V>
+__device__ __forceinline__ void store_vec(T* dst, V... values) {
+    constexpr int Bytes = int(sizeof(T) * sizeof...(V));
+    static_assert(Bytes >= 2 && Bytes <= 16 && (Bytes & (Bytes - 1)) == 0, "one vector of 2 to 16 bytes");
+    unsigned long long half[2] = {0ull, 0ull};  // the vector's bits, low bytes first
+    int at = 0;                                 // the next lane's byte
+    ((half[at / 8] |= lane_bits(T(values)) << (8 * (at % 8)), at += int(sizeof(T))), ...);
+    if constexpr (Bytes == 16)
+        *reinterpret_cast<uint4*>(dst) = make_uint4(unsigned(half[0]), unsigned(half[0] >> 32), unsigned(half[1]),
+                                                    unsigned(half[1] >> 32));
+    else if constexpr (Bytes == 8)
+        *reinterpret_cast<uint2*>(dst) = make_uint2(unsigned(half[0]), unsigned(half[0] >> 32));
+    else
+        *reinterpret_cast<typename vector_word<Bytes>::type*>(dst) = typename vector_word<Bytes>::type(half[0]);
+}
 // Sets Bytes bytes to zero the same way; dst must be aligned to min(Bytes, 16).
 template <int Bytes>
 __device__ __forceinline__ void fill_zero(void* dst) {

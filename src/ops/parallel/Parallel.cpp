@@ -425,13 +425,19 @@ Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest) {
             rewriter.spilled.insert(a.buffer.get());
         }
     Stmt body = rewriter.mutate(nest.body);
-    if (!(asConstInt(inRange) && *asConstInt(inRange))) body = ifThenElse(inRange, body, {}, nest.loc);
-    Stmt loop = body;
-    for (size_t d = nest.vars.size(); d-- > 0;)
-        loop = nested ? forLoop(nest.vars[d], intImm(0), intImm(nest.extents[d]), ctx.slotLoopKind(), loop, nest.loc)
-                      : letStmt(nest.vars[d], binding[d].second, loop, nest.loc);
-    if (!nested) loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), loop, nest.loc);
-    loop = simplify(loop, ctx.bounds());
+    // A store of neighbouring columns into a tensor: a vector a group of slots (VectorStores.cpp).
+    std::optional<Stmt> grouped;
+    if (!nested && spilled.empty() && !rewriter.failed)
+        grouped = lowerVectorStores(ctx, nest, {D, slotVar, binding, bounds, writer, inRange, body});
+    Stmt loop = grouped ? *grouped : body;
+    if (!grouped) {
+        if (!(asConstInt(inRange) && *asConstInt(inRange))) loop = ifThenElse(inRange, loop, {}, nest.loc);
+        for (size_t d = nest.vars.size(); d-- > 0;)
+            loop = nested ? forLoop(nest.vars[d], intImm(0), intImm(nest.extents[d]), ctx.slotLoopKind(), loop, nest.loc)
+                          : letStmt(nest.vars[d], binding[d].second, loop, nest.loc);
+        if (!nested) loop = forLoop(slotVar, intImm(0), intImm(D.locals()), ctx.slotLoopKind(), loop, nest.loc);
+        loop = simplify(loop, ctx.bounds());
+    }
     if (spilled.empty() && rewriter.staged.empty()) return loop;
     // Fragments the loop writes at other threads' elements (spilled) or reads there (staged) go
     // through shared memory first. A staged one the loop does not write

@@ -62,6 +62,22 @@ std::optional<layout::Fragment> domainOf(const ParallelNest& nest,
 
 ir::Stmt lowerParallel(LowerContext& ctx, const ParallelNest& nest);
 
+// What lowerParallel made of a loop over its domain's slots, for the vector form below: the
+// slot variable, the loop variables' values at a slot, the simplifier's bounds there, the
+// writing replica, the loop's range over its domain, and the rewritten body of one iteration.
+struct VectorStoreLoop {
+    const layout::Fragment& domain;
+    ir::VarPtr slot;
+    std::vector<std::pair<ir::VarPtr, ir::Expr>> binding;
+    ir::VarBounds bounds;
+    ir::Expr writer, inRange;
+    ir::Stmt body;
+};
+// The loop as groups of consecutive slots, each one vector store or vector atomic add into the
+// global tensor its body stores to (VectorStores.cpp); nothing when the loop is not one such
+// store, the layout gives no group or the tensor takes no vector (vectorWidthFor).
+std::optional<ir::Stmt> lowerVectorStores(LowerContext& ctx, const ParallelNest& nest, const VectorStoreLoop& loop);
+
 // Row-major offset of `idx` in a buffer of constant shape.
 ir::Expr flatIndex(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
 // Every element of `fragment` into `shared` (its elements row-major) by the threads that hold

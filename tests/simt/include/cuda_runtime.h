@@ -152,6 +152,45 @@ inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsig
     return old;
 }
 
+// The runtime's vector_moves section (tl_gpu.h), for CUDA and HIP alike: the same moves and
+// stores after the alignment check the GPU's vector accesses make (a misaligned one faults there,
+// where x86 would carry on), so a vector access the fast path takes for a tensor off the vector
+// grid shows.
+#define TLC_RUNTIME_TL_GPU_H_VECTOR_MOVES
+namespace tl {
+namespace simt_warp {
+// The alignment an instruction needs of an address (ldmatrix's rows, vector accesses).
+inline void requireAligned(const void* p, unsigned bytes, const char* what, int lane) {
+    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) {
+        std::fprintf(stderr, "simt: %s: lane %d passes %p, not %u-byte aligned\n", what, lane, p, bytes);
+        std::abort();
+    }
+}
+// A vector access of `bytes` (16-byte pieces past 16).
+inline void requireVectorAligned(const void* p, int bytes, const char* what) {
+    requireAligned(p, unsigned(bytes < 16 ? bytes : 16), what, int(threadIdx.x % 32));
+}
+} // namespace simt_warp
+template <int Bytes> void copy_vec(void* dst, const void* src) {
+    static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::copy_vec destination");
+    simt_warp::requireVectorAligned(src, Bytes, "tl::copy_vec source");
+    std::memcpy(dst, src, Bytes);
+}
+template <typename T, typename... V> void store_vec(T* dst, V... values) {
+    constexpr int Bytes = int(sizeof(T) * sizeof...(V));
+    static_assert(Bytes <= 16, "one vector of at most 16 bytes");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::store_vec destination");
+    const T lanes[] = {T(values)...};
+    std::memcpy(static_cast<void*>(dst), static_cast<const void*>(lanes), Bytes);
+}
+template <int Bytes> void fill_zero(void* dst) {
+    static_assert(Bytes <= 16 || Bytes % 16 == 0, "vector moves past 16 bytes come in 16-byte pieces");
+    simt_warp::requireVectorAligned(dst, Bytes, "tl::fill_zero destination");
+    std::memset(dst, 0, Bytes);
+}
+} // namespace tl
+
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float __log2f(float x) { return std::log2(x); }
@@ -184,12 +223,6 @@ namespace simt_warp {
 inline void requireFullWarp(int count, const char* what) {
     if (count != 32) {
         std::fprintf(stderr, "simt: %s with %d of 32 lanes\n", what, count);
-        std::abort();
-    }
-}
-inline void requireAligned(const void* p, unsigned bytes, const char* what, int lane) {
-    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) {
-        std::fprintf(stderr, "simt: %s: lane %d passes %p, not %u-byte aligned\n", what, lane, p, bytes);
         std::abort();
     }
 }
@@ -351,6 +384,25 @@ template <int N> inline void cp_async_wait_group() { ::simt::asyncWait(size_t(N)
 inline void cp_async_wait_all() {
     ::simt::asyncCommit();
     ::simt::asyncWait(0);
+}
+} // namespace tl
+
+// The runtime's vector_atomic_add section (tl_cuda.h; red.global.add.v2/.v4.f32), emulated:
+// each element added on its own, as on the GPU, after the alignment check the instruction
+// makes (a misaligned vector faults there, so a fast path taken for a view off the grid shows).
+#define TLC_RUNTIME_TL_CUDA_H_VECTOR_ATOMIC_ADD
+namespace tl {
+inline void atomic_add_v2(float* p, float a, float b) {
+    simt_warp::requireVectorAligned(p, 8, "red.global.add.v2.f32");
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+}
+inline void atomic_add_v4(float* p, float a, float b, float c, float d) {
+    simt_warp::requireVectorAligned(p, 16, "red.global.add.v4.f32");
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+    atomicAdd(p + 2, c);
+    atomicAdd(p + 3, d);
 }
 } // namespace tl
 
