@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 namespace tlc::pipeline {
 
@@ -210,10 +211,15 @@ std::string warpSpecializeIssue(const LoopPlan& plan, const PipelinedKernel& ker
                            ctx.target.maxThreadsPerBlock);
     // The producer warpgroup issues TMA loads only: a cp.async fill would need the consumers to
     // wait for another warpgroup's cp.async groups, which wait_group cannot.
+    // The first such fill in the body's order (versions are keyed by buffer address, which
+    // varies from run to run).
+    std::optional<size_t> cpAsync;
     for (const auto& [b, v] : plan.versions)
         if (plan.items[v.writer].async && !plan.items[v.writer].tma)
-            return fmt::format("'{}' of the loop stays cp.async (a producer warpgroup issues TMA loads only)",
-                               fillOf(plan.items[v.writer])->str());
+            cpAsync = std::min<size_t>(cpAsync.value_or(v.writer), v.writer);
+    if (cpAsync)
+        return fmt::format("'{}' of the loop stays cp.async (a producer warpgroup issues TMA loads only)",
+                           fillOf(plan.items[*cpAsync])->str());
     std::string issue;
     producerPrelude(plan, kernel, &issue);
     if (issue.empty() && top->second.tileLoop) issue = carryIssue(plan, kernel);
