@@ -239,10 +239,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
         std::vector<std::string> known;
         for (int i = 0; i < int(DiagId::Count); ++i)
             if (std::string w = warningName(DiagId(i)); !w.empty()) known.push_back(w);
-        std::string_view name = flag.substr(std::min<size_t>(flag.size(), 2));
-        for (std::string_view prefix : {"no-", "error="})
-            if (name.rfind(prefix, 0) == 0) name.remove_prefix(prefix.size());
-        std::string best = sema::closestMatch(name, known);
+        std::string best = sema::closestMatch(warningFlagName(flag), known);
         diags.reportCommandLine(DiagId::warn_unknown_warning_option, flag,
                                 best.empty() ? std::string() : fmt::format("; did you mean '-W{}'?", best));
     }

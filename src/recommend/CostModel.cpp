@@ -56,7 +56,7 @@ struct ElementOps {
     unsigned vars = 0;  // the element loops' variables the value depends on
 };
 ElementOps elementOpsOf(const ir::Expr& e, const ElementLoops& loops, double special) {
-    auto combine = [&](std::initializer_list<const ir::Expr*> parts, double cost) {
+    auto combine = [&](const std::vector<const ir::Expr*>& parts, double cost) {
         ElementOps r;
         for (const ir::Expr* p : parts) {
             ElementOps c = elementOpsOf(*p, loops, special);
@@ -90,15 +90,9 @@ ElementOps elementOpsOf(const ir::Expr& e, const ElementLoops& loops, double spe
         static const std::set<std::string> one = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "erf",
                                                   "fast_exp", "fast_exp2", "fast_log", "fast_log2", "fast_tanh"};
         static const std::set<std::string> two = {"sigmoid", "silu", "gelu", "pow"};  // an exp and a reciprocal, ...
-        ElementOps r;
-        for (const ir::Expr& a : c->args) {
-            ElementOps x = elementOpsOf(a, loops, special);
-            r.ops += x.ops;
-            r.vars |= x.vars;
-        }
-        const double cost = one.count(c->name) ? special : two.count(c->name) ? 2 * special + 1 : 1;
-        if (r.vars) r.ops += cost * loops.tripsOf(r.vars);
-        return r;
+        std::vector<const ir::Expr*> args;
+        for (const ir::Expr& a : c->args) args.push_back(&a);
+        return combine(args, one.count(c->name) ? special : two.count(c->name) ? 2 * special + 1 : 1);
     }
     return {};
 }

@@ -197,7 +197,34 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     const bool cpuThreads = target.backend == Backend::Cpu &&
                             std::any_of(r.params.begin(), r.params.end(),
                                         [](const AutoParam& p) { return p.role == AutoRole::Threads; });
-    compileOptions.stop = CompileStage::TileIR;
+    // A configuration through the model: its Tile IR analysed and estimated (the shared memory
+    // as planned); "" or why it does not compile or fit.
+    CompileOptions tileOptions = compileOptions;
+    tileOptions.stop = CompileStage::TileIR;
+    using Values = std::vector<std::pair<std::string, int64_t>>;
+    auto evaluate = [&](const Values& values, Evaluated& ev) -> std::string {
+        DiagnosticEngine diags(program.source());
+        Compiled c = compile(program, {KernelConfig(kernel, values)}, tileOptions, diags);
+        if (c.kernels.empty()) return firstError(diags);
+        for (const ir::Kernel& k : c.kernels) ev.works.push_back(analyzeTileWork(k, target, r.scalars));
+        std::string why = estimateLaunches(ev.works, c.kernels, false, target, ev.estimate);
+        ev.estimate.values = values;
+        return why;
+    };
+    // The same lowered, with the kernel's exact shared memory.
+    CompileOptions lowerOptions = compileOptions;
+    lowerOptions.stop = CompileStage::Lowered;
+    auto estimateLowered = [&](const Evaluated& ev, CandidateEstimate& e) -> std::string {
+        DiagnosticEngine diags(program.source());
+        Compiled c = compile(program, {KernelConfig(kernel, ev.estimate.values)}, lowerOptions, diags);
+        if (c.kernels.size() != ev.works.size() || diags.hasErrors()) {
+            std::string why = firstError(diags);
+            return why.empty() ? "lowering failed" : why;
+        }
+        std::string why = estimateLaunches(ev.works, c.kernels, true, target, e);
+        e.values = ev.estimate.values;
+        return why;
+    };
     auto tryValues = [&](const std::vector<int64_t>& values) {
         if (!tried.insert(values).second) return;
         KernelConfig config{kernel};
@@ -208,19 +235,11 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
         }
         if (cpuThreads && threadsSettled.count(others)) return;
         ++r.tried;
-        DiagnosticEngine diags(program.source());
-        Compiled c = compile(program, {config}, compileOptions, diags);
         Evaluated ev;
-        std::string why = c.kernels.empty() ? firstError(diags) : "";
-        if (why.empty()) {
-            for (const ir::Kernel& k : c.kernels) ev.works.push_back(analyzeTileWork(k, target, r.scalars));
-            why = estimateLaunches(ev.works, c.kernels, false, target, ev.estimate);
-        }
-        if (!why.empty()) {
+        if (std::string why = evaluate(config.autoValues, ev); !why.empty()) {
             reject(config.autoValues, why);
             return;
         }
-        ev.estimate.values = config.autoValues;
         if (cpuThreads) threadsSettled.insert(others);
         early.push_back(std::move(ev));
     };
@@ -272,22 +291,13 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     size_t wanted = size_t(std::max(options.top, 1));
     size_t lowerLimit = std::max<size_t>(wanted * 4, 16);
     std::vector<CandidateEstimate> lowered;
-    compileOptions.stop = CompileStage::Lowered;
-    for (auto& ev : early) {
+    for (const auto& ev : early) {
         if (lowered.size() >= lowerLimit) break;
-        DiagnosticEngine diags(program.source());
-        Compiled c = compile(program, {KernelConfig(kernel, ev.estimate.values)}, compileOptions, diags);
-        std::string why;
-        if (c.kernels.size() != ev.works.size() || diags.hasErrors()) {
-            why = firstError(diags);
-            if (why.empty()) why = "lowering failed";
-        } else {
-            CandidateEstimate e;
-            why = estimateLaunches(ev.works, c.kernels, true, target, e);
-            e.values = ev.estimate.values;
-            if (why.empty()) lowered.push_back(e);
-        }
-        if (!why.empty()) reject(ev.estimate.values, why);
+        CandidateEstimate e;
+        if (std::string why = estimateLowered(ev, e); !why.empty())
+            reject(ev.estimate.values, why);
+        else
+            lowered.push_back(e);
     }
     r.compiled = int64_t(lowered.size());
     std::stable_sort(lowered.begin(), lowered.end(), better);
@@ -295,21 +305,9 @@ std::optional<Recommendation> recommend(const Program& program, const RecommendO
     r.ranked = std::move(lowered);
     // The values as written, estimated as the candidates are (lowered: exact shared memory).
     if (!writtenValues.empty() && writtenValues.size() == r.params.size()) {
-        CompileOptions tileOptions = compileOptions;
-        tileOptions.stop = CompileStage::TileIR;
-        DiagnosticEngine tileDiags(program.source()), lowDiags(program.source());
-        Compiled tile = compile(program, {KernelConfig(kernel, writtenValues)}, tileOptions, tileDiags);
-        Compiled low = compile(program, {KernelConfig(kernel, writtenValues)}, compileOptions, lowDiags);
-        if (!tile.kernels.empty() && low.kernels.size() == tile.kernels.size() && !tileDiags.hasErrors() &&
-            !lowDiags.hasErrors()) {
-            std::vector<TileWork> works;
-            for (const ir::Kernel& k : tile.kernels) works.push_back(analyzeTileWork(k, target, r.scalars));
-            CandidateEstimate e;
-            if (estimateLaunches(works, low.kernels, true, target, e).empty()) {
-                e.values = writtenValues;
-                r.written = e;
-            }
-        }
+        Evaluated ev;
+        CandidateEstimate e;
+        if (evaluate(writtenValues, ev).empty() && estimateLowered(ev, e).empty()) r.written = e;
     }
     return r;
 }

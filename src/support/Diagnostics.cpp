@@ -127,24 +127,24 @@ std::string warningName(DiagId id) {
     return name;
 }
 
+std::string_view warningFlagName(std::string_view flag) {
+    std::string_view name = flag.rfind("-W", 0) == 0 ? flag.substr(2) : std::string_view();
+    for (std::string_view prefix : {"no-", "error="})
+        if (name.rfind(prefix, 0) == 0) name.remove_prefix(prefix.size());
+    return name;
+}
+
 bool DiagnosticEngine::applyWarningFlag(std::string_view flag) {
-    if (flag == "-w" || flag == "-Werror") {
-        (flag == "-w" ? noWarnings_ : werror_) = true;
+    if (flag == "-w") {
+        noWarnings_ = true;
         return true;
     }
     if (flag.rfind("-W", 0) != 0) return false;
-    std::string_view rest = flag.substr(2);
-    bool on = true, error = false;
-    if (rest.rfind("no-", 0) == 0) {
-        on = false;
-        rest.remove_prefix(3);
-    }
-    if (rest.rfind("error=", 0) == 0) {
-        error = true;
-        rest.remove_prefix(6);
-    }
+    const bool on = flag.rfind("-Wno-", 0) != 0;                     // -Wno-x, -Wno-error=x: off
+    const bool error = flag.substr(on ? 2 : 5).rfind("error=", 0) == 0;  // -Werror=x, -Wno-error=x
+    const std::string_view name = warningFlagName(flag);
     for (int i = 0; i < int(DiagId::Count); ++i) {
-        if (warningName(DiagId(i)) != rest) continue;
+        if (warningName(DiagId(i)) != name) continue;
         if (error) {
             asError_[i] = on;
             if (on) disabled_.erase(i);  // clang: -Werror=x also turns x on

@@ -35,6 +35,9 @@ const char* severityName(Severity s);
 // A warning's command-line name, as clang spells them: warn_tile_covers_part is
 // "tile-covers-part" (-Wno-tile-covers-part silences it); "" for notes and errors.
 std::string warningName(DiagId id);
+// The warning a flag names: "-Wno-error=tile-covers-part" -> "tile-covers-part" (the flag
+// without -W, no- and error=).
+std::string_view warningFlagName(std::string_view flag);
 
 struct Diagnostic {
     DiagId id;
@@ -73,8 +76,8 @@ public:
     bool errorLimitReached() const { return errorLimit_ != 0 && errorCount_ >= errorLimit_; }
     void setWarningsAsErrors(bool on) { werror_ = on; }
     // clang's warning flags, applied in order: -w (no warnings), -W<name> / -Wno-<name> (one on
-    // or off), -Werror=<name> / -Wno-error=<name> (one an error, or a warning under -Werror),
-    // -Werror (as setWarningsAsErrors). False for a flag of another form or an unknown name.
+    // or off), -Werror=<name> / -Wno-error=<name> (one an error, or a warning under -Werror;
+    // -Werror itself is setWarningsAsErrors). False for a flag of another form or an unknown name.
     bool applyWarningFlag(std::string_view flag);
     // While on, a diagnostic that repeats one reported while on (same id, range and message)
     // is dropped with its notes. Lowering turns it on: it may see one statement several times

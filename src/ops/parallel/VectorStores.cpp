@@ -1,10 +1,9 @@
 // A parallel loop whose body is one store into a global tensor, `C[.., c + j] = value` or
 // `atomic_add(C[.., c + j], value)` (under conditions that do not read j, or none), where the
 // loop's domain holds neighbouring columns j in neighbouring slots (an mma accumulator's pairs,
-// the plain layout's vectors): each thread stores
-// a group of those slots as one vector (2 to 16 bytes) instead of element by element: one
-// `tl::store_vec`, or for atomic adds one vector reduction (`tl::atomic_add_v2`/`_v4`) on targets
-// with `vector_atomic_add`. The tensor's side is what vectorWidthFor allows, as for copies, with
+// the plain layout's vectors): each thread stores a group of those slots as one vector (2 to 16
+// bytes) instead of element by element: one `tl::store_vec`, or for atomic adds one vector
+// reduction (`tl::atomic_add_v2`/`_v4`) on targets with `vector_atomic_add`. The tensor's side is what vectorWidthFor allows, as for copies, with
 // its launch checks; the general variant, which vectorises no global access, keeps element stores.
 #include "ops/parallel/Parallel.h"
 
